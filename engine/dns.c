@@ -1,0 +1,521 @@
+/* dns.c: a c-ares channel driven by the loop, and the answer cache in front of it.
+ *
+ * Each name has one cache entry. An entry is PENDING while its query is in flight,
+ * then RESOLVED (with addresses or a failure) until it expires. Waiters hang on the
+ * entry and are answered from a deferred call, so a caller never sees its callback
+ * run inside dns_resolve (c-ares may answer synchronously from /etc/hosts). */
+#include "dns.h"
+
+#include <ares.h>
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define MAX_ENTRIES 65536
+#define MAX_ADDRS 16
+#define MAX_HOST 255
+
+struct dns_wait {
+    struct dns_wait *prev, *next;
+    struct entry *entry;
+    dns_fn fn;
+    void *arg;
+};
+
+enum entry_state { PENDING, RESOLVED };
+
+struct entry {
+    struct entry *hnext; /* hash chain */
+    char *host;
+    unsigned hash;
+    enum entry_state state;
+    enum dns_status status;
+    char *error;
+    int naddrs;
+    char *addrs[MAX_ADDRS];
+    double expires;
+    struct dns_wait *waiters, *waiters_tail;
+    int deliver_scheduled;
+    dns_t *dns;
+};
+
+struct dns {
+    loop_t *loop;
+    ares_channel channel;
+    loop_timer_t *timer;
+    struct entry **buckets;
+    size_t nbuckets, nentries;
+    int inflight;
+    int destroying;
+    double ttl_min, ttl_max, ttl_negative;
+    dns_stats_t stats;
+};
+
+static void arm_timer(dns_t *dns);
+
+/* ---- the hash table ---- */
+
+static unsigned hash_host(const char *s)
+{
+    unsigned h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static struct entry *find_entry(dns_t *dns, const char *host, unsigned hash)
+{
+    struct entry *e = dns->buckets[hash & (dns->nbuckets - 1)];
+    for (; e; e = e->hnext)
+        if (e->hash == hash && strcmp(e->host, host) == 0) return e;
+    return NULL;
+}
+
+static void grow_buckets(dns_t *dns)
+{
+    size_t n = dns->nbuckets * 2;
+    struct entry **b = calloc(n, sizeof(*b));
+    if (!b) return; /* keep the old table: longer chains, still correct */
+    for (size_t i = 0; i < dns->nbuckets; i++) {
+        struct entry *e = dns->buckets[i], *next;
+        for (; e; e = next) {
+            next = e->hnext;
+            e->hnext = b[e->hash & (n - 1)];
+            b[e->hash & (n - 1)] = e;
+        }
+    }
+    free(dns->buckets);
+    dns->buckets = b;
+    dns->nbuckets = n;
+}
+
+static void clear_result(struct entry *e)
+{
+    for (int i = 0; i < e->naddrs; i++) free(e->addrs[i]);
+    e->naddrs = 0;
+    free(e->error);
+    e->error = NULL;
+}
+
+static void free_entry(struct entry *e)
+{
+    clear_result(e);
+    free(e->host);
+    free(e);
+}
+
+static int entry_idle(const struct entry *e)
+{
+    return e->state == RESOLVED && !e->waiters && !e->deliver_scheduled;
+}
+
+/* Called when the cache is full: drop expired idle entries, and if that frees
+ * less than a quarter of the table, any idle entries. O(entries), but amortised
+ * over the quarter of the table it frees. */
+static void evict(dns_t *dns)
+{
+    double now = loop_now(dns->loop);
+    size_t target = MAX_ENTRIES * 3 / 4;
+    for (int pass = 0; pass < 2 && dns->nentries > target; pass++) {
+        for (size_t i = 0; i < dns->nbuckets && dns->nentries > target; i++) {
+            struct entry **p = &dns->buckets[i];
+            while (*p && dns->nentries > target) {
+                struct entry *e = *p;
+                if (entry_idle(e) && (pass == 1 || e->expires <= now)) {
+                    *p = e->hnext;
+                    dns->nentries--;
+                    free_entry(e);
+                } else {
+                    p = &e->hnext;
+                }
+            }
+        }
+    }
+}
+
+static struct entry *new_entry(dns_t *dns, const char *host, unsigned hash)
+{
+    if (dns->nentries >= MAX_ENTRIES) evict(dns);
+    if (dns->nentries >= dns->nbuckets) grow_buckets(dns);
+    struct entry *e = calloc(1, sizeof(*e));
+    if (!e) return NULL;
+    e->host = strdup(host);
+    if (!e->host) {
+        free(e);
+        return NULL;
+    }
+    e->hash = hash;
+    e->dns = dns;
+    size_t b = hash & (dns->nbuckets - 1);
+    e->hnext = dns->buckets[b];
+    dns->buckets[b] = e;
+    dns->nentries++;
+    return e;
+}
+
+/* ---- answering waiters ---- */
+
+static void deliver(loop_t *loop, void *arg)
+{
+    (void)loop;
+    struct entry *e = arg;
+    e->deliver_scheduled = 0;
+    dns_t *dns = e->dns;
+    double ttl = e->expires - loop_now(dns->loop);
+    dns_answer_t ans = {
+        .status = e->status,
+        .error = e->error,
+        .naddrs = e->naddrs,
+        .addrs = (const char **)e->addrs,
+        .ttl = ttl > 0 ? ttl : 0,
+    };
+    /* A callback may cancel other waiters of this entry or start new lookups of the
+     * same name (answered on a later turn), so take one waiter at a time. */
+    while (e->state == RESOLVED && e->waiters) {
+        struct dns_wait *w = e->waiters;
+        e->waiters = w->next;
+        if (e->waiters)
+            e->waiters->prev = NULL;
+        else
+            e->waiters_tail = NULL;
+        dns_fn fn = w->fn;
+        void *warg = w->arg;
+        free(w);
+        fn(warg, &ans);
+    }
+}
+
+static void schedule_delivery(struct entry *e)
+{
+    if (e->deliver_scheduled || !e->waiters) return;
+    if (loop_defer(e->dns->loop, deliver, e) == 0) e->deliver_scheduled = 1;
+}
+
+static double clamp(double v, double lo, double hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+static void set_failure(struct entry *e, enum dns_status status, const char *fmt, const char *detail)
+{
+    char msg[512];
+    snprintf(msg, sizeof(msg), fmt, e->host, detail);
+    e->status = status;
+    e->error = strdup(msg);
+    double neg = e->dns->ttl_negative;
+    if (status != DNS_NOTFOUND) neg = neg / 6 > 1 ? neg / 6 : 1;
+    e->expires = loop_now(e->dns->loop) + neg;
+}
+
+static void add_address(struct entry *e, const struct sockaddr *sa)
+{
+    char buf[INET6_ADDRSTRLEN];
+    const void *src = sa->sa_family == AF_INET6
+                          ? (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr
+                          : (const void *)&((const struct sockaddr_in *)sa)->sin_addr;
+    if (!inet_ntop(sa->sa_family, src, buf, sizeof(buf))) return;
+    for (int i = 0; i < e->naddrs; i++)
+        if (strcmp(e->addrs[i], buf) == 0) return;
+    if (e->naddrs < MAX_ADDRS && (e->addrs[e->naddrs] = strdup(buf))) e->naddrs++;
+}
+
+/* ares_getaddrinfo callback; may run inside ares_getaddrinfo itself. */
+static void on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinfo *res)
+{
+    (void)timeouts;
+    struct entry *e = arg;
+    dns_t *dns = e->dns;
+    dns->inflight--;
+    loop_unref(dns->loop);
+    if (dns->destroying) {
+        if (res) ares_freeaddrinfo(res);
+        return;
+    }
+    clear_result(e);
+    e->state = RESOLVED;
+    if (status == ARES_SUCCESS && res) {
+        int ttl = -1;
+        for (struct ares_addrinfo_node *n = res->nodes; n; n = n->ai_next) {
+            if (n->ai_family != AF_INET && n->ai_family != AF_INET6) continue;
+            add_address(e, n->ai_addr);
+            if (ttl < 0 || n->ai_ttl < ttl) ttl = n->ai_ttl;
+        }
+        if (e->naddrs > 0) {
+            e->status = DNS_OK;
+            e->expires = loop_now(dns->loop) + clamp(ttl, dns->ttl_min, dns->ttl_max);
+        } else {
+            set_failure(e, DNS_NOTFOUND, "%s: %s", "no address for this name");
+        }
+    } else if (status == ARES_ENOTFOUND || status == ARES_ENODATA) {
+        set_failure(e, DNS_NOTFOUND, "%s: %s", "no such host");
+    } else if (status == ARES_ETIMEOUT) {
+        set_failure(e, DNS_TIMEOUT, "%s: %s", "no DNS server answered in time");
+    } else {
+        set_failure(e, DNS_FAILED, "%s: DNS lookup failed: %s", ares_strerror(status));
+    }
+    if (res) ares_freeaddrinfo(res);
+    schedule_delivery(e);
+}
+
+/* ---- c-ares on the loop ---- */
+
+static void on_io(loop_t *loop, int fd, int events, void *arg)
+{
+    (void)loop;
+    dns_t *dns = arg;
+    ares_socket_t rfd = (events & (LOOP_READ | LOOP_ERROR)) ? fd : ARES_SOCKET_BAD;
+    ares_socket_t wfd = (events & LOOP_WRITE) ? fd : ARES_SOCKET_BAD;
+    ares_process_fd(dns->channel, rfd, wfd);
+    arm_timer(dns);
+}
+
+/* ARES_OPT_SOCK_STATE_CB */
+static void on_sock_state(void *data, ares_socket_t fd, int readable, int writable)
+{
+    dns_t *dns = data;
+    int events = (readable ? LOOP_READ : 0) | (writable ? LOOP_WRITE : 0);
+    loop_watch(dns->loop, fd, events, events ? on_io : NULL, dns);
+}
+
+static void on_timer(loop_t *loop, void *arg)
+{
+    (void)loop;
+    dns_t *dns = arg;
+    dns->timer = NULL;
+    ares_process_fd(dns->channel, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
+    arm_timer(dns);
+}
+
+static void arm_timer(dns_t *dns)
+{
+    if (dns->timer) {
+        loop_timer_cancel(dns->loop, dns->timer);
+        dns->timer = NULL;
+    }
+    if (dns->inflight == 0) return;
+    struct timeval tv, *tvp = ares_timeout(dns->channel, NULL, &tv);
+    double delay = tvp ? (double)tvp->tv_sec + (double)tvp->tv_usec / 1e6 : 1.0;
+    dns->timer = loop_timer_add(dns->loop, delay, on_timer, dns);
+}
+
+/* ---- public API ---- */
+
+dns_t *dns_new(loop_t *loop, const char *servers, char *err, size_t errlen)
+{
+    static int library_ready;
+    if (!library_ready) {
+        int rc = ares_library_init(ARES_LIB_INIT_ALL);
+        if (rc != ARES_SUCCESS) {
+            snprintf(err, errlen, "c-ares: %s", ares_strerror(rc));
+            return NULL;
+        }
+        library_ready = 1;
+    }
+    dns_t *dns = calloc(1, sizeof(*dns));
+    if (!dns) goto oom;
+    dns->loop = loop;
+    dns->nbuckets = 256;
+    dns->buckets = calloc(dns->nbuckets, sizeof(*dns->buckets));
+    if (!dns->buckets) goto oom;
+    dns->ttl_min = 60;
+    dns->ttl_max = 3600;
+    dns->ttl_negative = 60;
+
+    struct ares_options opts = {0};
+    opts.sock_state_cb = on_sock_state;
+    opts.sock_state_cb_data = dns;
+    opts.timeout = 1500;
+    opts.tries = 2;
+    int rc = ares_init_options(&dns->channel, &opts,
+                               ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES);
+    if (rc != ARES_SUCCESS) {
+        snprintf(err, errlen, "c-ares: %s", ares_strerror(rc));
+        free(dns->buckets);
+        free(dns);
+        return NULL;
+    }
+    if (servers && *servers) {
+        rc = ares_set_servers_ports_csv(dns->channel, servers);
+        if (rc != ARES_SUCCESS) {
+            snprintf(err, errlen, "bad DNS server list '%s': %s", servers, ares_strerror(rc));
+            dns_free(dns);
+            return NULL;
+        }
+    }
+    return dns;
+oom:
+    snprintf(err, errlen, "out of memory");
+    if (dns) free(dns->buckets);
+    free(dns);
+    return NULL;
+}
+
+void dns_free(dns_t *dns)
+{
+    if (!dns) return;
+    dns->destroying = 1;
+    if (dns->timer) loop_timer_cancel(dns->loop, dns->timer);
+    ares_destroy(dns->channel);
+    for (size_t i = 0; i < dns->nbuckets; i++) {
+        struct entry *e = dns->buckets[i], *next;
+        for (; e; e = next) {
+            next = e->hnext;
+            while (e->waiters) {
+                struct dns_wait *w = e->waiters;
+                e->waiters = w->next;
+                free(w);
+            }
+            free_entry(e);
+        }
+    }
+    free(dns->buckets);
+    free(dns);
+}
+
+void dns_set_ttl(dns_t *dns, double min, double max, double negative)
+{
+    dns->ttl_min = min;
+    dns->ttl_max = max < min ? min : max;
+    dns->ttl_negative = negative;
+}
+
+void dns_set_timeout(dns_t *dns, int timeout_ms, int tries)
+{
+    /* c-ares 1.18 has no setter for a live channel; re-create it keeping servers. */
+    struct ares_addr_port_node *list = NULL;
+    if (ares_get_servers_ports(dns->channel, &list) == ARES_SUCCESS) {
+        ares_channel fresh;
+        struct ares_options opts = {0};
+        opts.sock_state_cb = on_sock_state;
+        opts.sock_state_cb_data = dns;
+        opts.timeout = timeout_ms;
+        opts.tries = tries;
+        if (dns->inflight == 0 &&
+            ares_init_options(&fresh, &opts,
+                              ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES) ==
+                ARES_SUCCESS) {
+            ares_set_servers_ports(fresh, list);
+            ares_destroy(dns->channel);
+            dns->channel = fresh;
+        }
+        ares_free_data(list);
+    }
+}
+
+static int lower_host(char *dst, const char *src)
+{
+    size_t n = strlen(src);
+    if (n == 0 || n > MAX_HOST) return -1;
+    for (size_t i = 0; i <= n; i++) dst[i] = (char)tolower((unsigned char)src[i]);
+    if (n > 1 && dst[n - 1] == '.') dst[n - 1] = '\0'; /* "example.org." */
+    return 0;
+}
+
+/* Answer IP literals at once: c-ares 1.18 would still send a query for them. */
+static int literal_address(struct entry *e)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+    const char *h = e->host;
+    char tmp[MAX_HOST + 1];
+    size_t n = strlen(h);
+    if (n > 2 && h[0] == '[' && h[n - 1] == ']') {
+        memcpy(tmp, h + 1, n - 2);
+        tmp[n - 2] = '\0';
+        h = tmp;
+    }
+    int family = inet_pton(AF_INET, h, buf) == 1 ? AF_INET
+                 : inet_pton(AF_INET6, h, buf) == 1 ? AF_INET6
+                                                    : 0;
+    if (!family) return 0;
+    e->state = RESOLVED;
+    e->status = DNS_OK;
+    e->addrs[0] = strdup(h);
+    e->naddrs = e->addrs[0] ? 1 : 0;
+    e->expires = INFINITY;
+    return 1;
+}
+
+static void start_query(dns_t *dns, struct entry *e)
+{
+    clear_result(e);
+    e->state = PENDING;
+    dns->stats.queries++;
+    dns->inflight++;
+    loop_ref(dns->loop);
+    struct ares_addrinfo_hints hints = {0};
+    hints.ai_family = AF_INET;
+    hints.ai_flags = ARES_AI_NOSORT;
+    ares_getaddrinfo(dns->channel, e->host, NULL, &hints, on_addrinfo, e);
+    arm_timer(dns);
+}
+
+dns_wait_t *dns_resolve(dns_t *dns, const char *host, dns_fn fn, void *arg)
+{
+    char name[MAX_HOST + 1];
+    dns_wait_t *w = calloc(1, sizeof(*w));
+    if (!w) return NULL;
+    w->fn = fn;
+    w->arg = arg;
+
+    if (lower_host(name, host) < 0) name[0] = '\0';
+    unsigned hash = hash_host(name);
+    struct entry *e = find_entry(dns, name, hash);
+    if (!e) {
+        e = new_entry(dns, name, hash);
+        if (!e) {
+            free(w);
+            return NULL;
+        }
+        if (name[0] == '\0') {
+            e->state = RESOLVED;
+            set_failure(e, DNS_FAILED, "'%s': %s", "not a valid host name");
+            dns->stats.hits++;
+        } else if (literal_address(e)) {
+            dns->stats.hits++;
+        } else {
+            start_query(dns, e);
+        }
+    } else if (e->state == PENDING) {
+        dns->stats.coalesced++;
+    } else if (e->expires <= loop_now(dns->loop) && entry_idle(e)) {
+        start_query(dns, e);
+    } else {
+        dns->stats.hits++;
+    }
+
+    w->entry = e;
+    w->prev = e->waiters_tail;
+    if (e->waiters_tail)
+        e->waiters_tail->next = w;
+    else
+        e->waiters = w;
+    e->waiters_tail = w;
+    if (e->state == RESOLVED) schedule_delivery(e);
+    return w;
+}
+
+void dns_cancel(dns_t *dns, dns_wait_t *w)
+{
+    (void)dns;
+    if (!w) return;
+    struct entry *e = w->entry;
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        e->waiters = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        e->waiters_tail = w->prev;
+    free(w);
+}
+
+void dns_get_stats(const dns_t *dns, dns_stats_t *stats)
+{
+    *stats = dns->stats;
+    stats->entries = dns->nentries;
+}

@@ -1,0 +1,60 @@
+/* dns.h: name resolution with c-ares on the loop, and a cache of answers.
+ *
+ * One query per name however many callers wait on it; answers cached for their
+ * TTL (clamped to [ttl_min, ttl_max]), failures cached as negative entries; IP
+ * literals answered without a query and /etc/hosts consulted by c-ares first.
+ * Results are always delivered from a deferred call, never inside dns_resolve. */
+#ifndef LUACRAWL_DNS_H
+#define LUACRAWL_DNS_H
+
+#include "loop.h"
+
+#include <stddef.h>
+
+typedef struct dns dns_t;
+typedef struct dns_wait dns_wait_t;
+
+enum dns_status {
+    DNS_OK = 0,
+    DNS_NOTFOUND, /* NXDOMAIN, or no address of the family asked for */
+    DNS_TIMEOUT,  /* no server answered */
+    DNS_FAILED,   /* SERVFAIL, REFUSED, a bad name, any other failure */
+};
+
+typedef struct dns_answer {
+    enum dns_status status;
+    const char *error;  /* human message when status != DNS_OK */
+    int naddrs;
+    const char **addrs; /* textual addresses, IPv6 without brackets */
+    double ttl;         /* seconds the answer stays cached from now */
+} dns_answer_t;
+
+typedef void (*dns_fn)(void *arg, const dns_answer_t *answer);
+
+typedef struct dns_stats {
+    unsigned long queries;   /* queries sent to c-ares */
+    unsigned long hits;      /* answered from the cache or a literal */
+    unsigned long coalesced; /* joined a query already in flight */
+    unsigned long entries;   /* names in the cache now */
+} dns_stats_t;
+
+/* servers: NULL for /etc/resolv.conf, or "HOST[:PORT][,...]". On failure returns
+ * NULL and writes a message to err. */
+dns_t *dns_new(loop_t *loop, const char *servers, char *err, size_t errlen);
+void dns_free(dns_t *dns);
+
+/* Clamp positive TTLs to [min, max] seconds; negative answers live `negative`
+ * seconds (timeouts and server failures a sixth of that, at least one second). */
+void dns_set_ttl(dns_t *dns, double min, double max, double negative);
+/* Query timeout per try in milliseconds and number of tries. */
+void dns_set_timeout(dns_t *dns, int timeout_ms, int tries);
+
+/* Look up host; fn(arg, answer) is called once from a deferred call, unless the
+ * wait is cancelled first. The answer is valid only during the call. Returns NULL
+ * when out of memory. */
+dns_wait_t *dns_resolve(dns_t *dns, const char *host, dns_fn fn, void *arg);
+void dns_cancel(dns_t *dns, dns_wait_t *wait);
+
+void dns_get_stats(const dns_t *dns, dns_stats_t *stats);
+
+#endif

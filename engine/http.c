@@ -1,0 +1,924 @@
+/* http.c: transfers on one curl multi handle, driven by curl_multi_socket_action
+ * from loop watchers and one loop timer. A transfer goes DNS -> curl -> (redirect ->
+ * DNS -> curl ...) -> completion. Completions are reported from the loop's own
+ * callbacks after curl has returned, never from inside a curl callback. */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define DEFAULT_TIMEOUT 30.0
+#define DEFAULT_CONNECT_TIMEOUT 10.0
+#define DEFAULT_MAX_BODY (10u << 20)
+#define DEFAULT_MAX_HEADER (256u << 10)
+#define MAX_HEADERS 1000
+#define POOL_MAX 64
+
+enum xfer_state { X_DNS, X_CURL, X_DEFERRED, X_DONE };
+enum abort_reason { ABORT_NONE, ABORT_BODY, ABORT_HEADER };
+
+struct http_req {
+    char *url;
+    char *method;
+    struct curl_slist *headers;
+    char *body;
+    size_t body_len;
+    int has_body;
+    char *user_agent;
+    char *proxy;
+    double timeout, connect_timeout;
+    size_t max_body, max_header;
+    int follow;
+    int insecure;
+};
+
+struct buf {
+    char *data;
+    size_t len, cap;
+};
+
+struct http_xfer {
+    http_t *http;
+    http_req_t *req;
+    http_fn fn;
+    void *arg;
+    enum xfer_state state;
+    CURL *easy;
+    dns_wait_t *dns_wait;
+    char *url;  /* this hop's URL */
+    char *host; /* this hop's host, and the port curl will connect to */
+    int port;
+    int literal;
+    char *proxy_host;
+    int proxy_port;
+    struct curl_slist *resolve;
+    int redirects;
+    double started, hop_started, dns_time;
+    /* the response being assembled */
+    struct buf body;
+    struct buf hdrbuf; /* "name\0value\0" pairs */
+    size_t header_bytes;
+    int nheaders;
+    enum abort_reason aborted;
+    enum http_error error;
+    char message[CURL_ERROR_SIZE + 256];
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+struct http {
+    loop_t *loop;
+    dns_t *dns;
+    CURLM *multi;
+    CURLSH *share;
+    loop_timer_t *timer;
+    int timeout_deferred;
+    CURL *pool[POOL_MAX];
+    int npool;
+    http_stats_t stats;
+};
+
+static void start_hop(http_xfer_t *x);
+static void check_done(http_t *http);
+
+const char *http_error_name(enum http_error e)
+{
+    static const char *const names[] = {
+        "ok",      "invalid_url", "dns",      "connect",   "tls",
+        "timeout", "too_large",   "protocol", "cancelled",
+    };
+    return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "protocol";
+}
+
+/* ---- requests ---- */
+
+static int has_crlf(const char *s)
+{
+    return strpbrk(s, "\r\n") != NULL;
+}
+
+static int set_str(char **dst, const char *src)
+{
+    char *copy = src ? strdup(src) : NULL;
+    if (src && !copy) return -1;
+    free(*dst);
+    *dst = copy;
+    return 0;
+}
+
+http_req_t *http_req_new(const char *url)
+{
+    http_req_t *req = calloc(1, sizeof(*req));
+    if (!req) return NULL;
+    if (!(req->url = strdup(url))) {
+        free(req);
+        return NULL;
+    }
+    req->timeout = DEFAULT_TIMEOUT;
+    req->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
+    req->max_body = DEFAULT_MAX_BODY;
+    req->max_header = DEFAULT_MAX_HEADER;
+    return req;
+}
+
+void http_req_free(http_req_t *req)
+{
+    if (!req) return;
+    free(req->url);
+    free(req->method);
+    curl_slist_free_all(req->headers);
+    free(req->body);
+    free(req->user_agent);
+    free(req->proxy);
+    free(req);
+}
+
+int http_req_method(http_req_t *req, const char *method)
+{
+    if (!*method || strlen(method) > 32) return -1;
+    for (const char *p = method; *p; p++)
+        if (*p < 'A' || *p > 'Z') return -1;
+    return set_str(&req->method, method);
+}
+
+int http_req_header(http_req_t *req, const char *name, const char *value)
+{
+    if (!*name || has_crlf(name) || has_crlf(value) || strchr(name, ':')) return -1;
+    size_t n = strlen(name) + strlen(value) + 3;
+    char *line = malloc(n);
+    if (!line) return -1;
+    /* "Name;" is curl's way to send a header with an empty value. */
+    if (*value)
+        snprintf(line, n, "%s: %s", name, value);
+    else
+        snprintf(line, n, "%s;", name);
+    struct curl_slist *l = curl_slist_append(req->headers, line);
+    free(line);
+    if (!l) return -1;
+    req->headers = l;
+    return 0;
+}
+
+int http_req_body(http_req_t *req, const char *data, size_t len)
+{
+    char *copy = malloc(len ? len : 1);
+    if (!copy) return -1;
+    memcpy(copy, data, len);
+    free(req->body);
+    req->body = copy;
+    req->body_len = len;
+    req->has_body = 1;
+    return 0;
+}
+
+int http_req_user_agent(http_req_t *req, const char *ua)
+{
+    if (has_crlf(ua)) return -1;
+    return set_str(&req->user_agent, ua);
+}
+
+int http_req_proxy(http_req_t *req, const char *proxy)
+{
+    return set_str(&req->proxy, proxy);
+}
+
+void http_req_timeout(http_req_t *req, double total, double connect)
+{
+    if (total > 0) req->timeout = total;
+    if (connect > 0) req->connect_timeout = connect;
+}
+
+void http_req_max_size(http_req_t *req, size_t max_body, size_t max_header)
+{
+    if (max_body > 0) req->max_body = max_body;
+    if (max_header > 0) req->max_header = max_header;
+}
+
+void http_req_follow(http_req_t *req, int max_redirects)
+{
+    req->follow = max_redirects > 0 ? max_redirects : 0;
+}
+
+void http_req_insecure(http_req_t *req, int insecure)
+{
+    req->insecure = insecure;
+}
+
+/* ---- buffers ---- */
+
+static int buf_reserve(struct buf *b, size_t extra)
+{
+    if (b->len + extra <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + extra) cap *= 2;
+    char *d = realloc(b->data, cap);
+    if (!d) return -1;
+    b->data = d;
+    b->cap = cap;
+    return 0;
+}
+
+static int buf_append(struct buf *b, const char *data, size_t len)
+{
+    if (buf_reserve(b, len) < 0) return -1;
+    memcpy(b->data + b->len, data, len);
+    b->len += len;
+    return 0;
+}
+
+static void buf_free(struct buf *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof(*b));
+}
+
+/* ---- completion ---- */
+
+static void fail(http_xfer_t *x, enum http_error e, const char *fmt, const char *detail)
+{
+    x->error = e;
+    snprintf(x->message, sizeof(x->message), fmt, detail ? detail : "");
+}
+
+static const char *version_name(long v)
+{
+    switch (v) {
+    case CURL_HTTP_VERSION_1_0: return "1.0";
+    case CURL_HTTP_VERSION_2_0: return "2";
+    case CURL_HTTP_VERSION_3: return "3";
+    default: return "1.1";
+    }
+}
+
+static double info_time(CURL *easy, CURLINFO what)
+{
+    curl_off_t us = 0;
+    curl_easy_getinfo(easy, what, &us);
+    return (double)us / 1e6;
+}
+
+static void release_easy(http_t *http, CURL *easy)
+{
+    if (!easy) return;
+    if (http->npool < POOL_MAX) {
+        curl_easy_reset(easy);
+        http->pool[http->npool++] = easy;
+    } else {
+        curl_easy_cleanup(easy);
+    }
+}
+
+static void free_xfer(http_xfer_t *x)
+{
+    release_easy(x->http, x->easy);
+    curl_slist_free_all(x->resolve);
+    http_req_free(x->req);
+    free(x->url);
+    free(x->host);
+    free(x->proxy_host);
+    buf_free(&x->body);
+    buf_free(&x->hdrbuf);
+    free(x);
+}
+
+/* Report the result to the caller and free the transfer. */
+static void finish(http_xfer_t *x)
+{
+    http_t *http = x->http;
+    http_res_t res = {0};
+    http_header_t *headers = NULL;
+    res.error = x->error;
+    res.message = x->message;
+    res.url = x->url;
+    res.redirects = x->redirects;
+    res.t_dns = x->dns_time;
+    res.t_total = loop_time() - x->started;
+    res.http_version = "1.1";
+    res.ip = "";
+    if (x->easy && x->error == HTTP_OK) {
+        long version = 0;
+        char *ip = NULL;
+        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &res.status);
+        curl_easy_getinfo(x->easy, CURLINFO_HTTP_VERSION, &version);
+        curl_easy_getinfo(x->easy, CURLINFO_PRIMARY_IP, &ip);
+        res.http_version = version_name(version);
+        if (ip) res.ip = ip;
+        double dns = x->dns_time;
+        double connect = info_time(x->easy, CURLINFO_CONNECT_TIME_T);
+        double tls = info_time(x->easy, CURLINFO_APPCONNECT_TIME_T);
+        res.t_connect = connect > 0 ? dns + connect : 0;
+        res.t_tls = tls > 0 ? dns + tls : 0;
+        res.t_ttfb = dns + info_time(x->easy, CURLINFO_STARTTRANSFER_TIME_T);
+        res.t_total = dns + info_time(x->easy, CURLINFO_TOTAL_TIME_T);
+        res.body = x->body.data ? x->body.data : "";
+        res.body_len = x->body.len;
+        headers = x->nheaders ? calloc((size_t)x->nheaders, sizeof(*headers)) : NULL;
+        if (headers) {
+            const char *p = x->hdrbuf.data;
+            for (int i = 0; i < x->nheaders; i++) {
+                headers[i].name = p;
+                p += strlen(p) + 1;
+                headers[i].value = p;
+                p += strlen(p) + 1;
+            }
+            res.nheaders = x->nheaders;
+            res.headers = headers;
+        }
+        http->stats.bytes += x->body.len;
+    }
+    if (x->error == HTTP_OK)
+        http->stats.completed++;
+    else
+        http->stats.failed++;
+    http->stats.active--;
+    x->state = X_DONE;
+    loop_unref(http->loop);
+    x->fn(x->arg, &res);
+    free(headers);
+    free_xfer(x);
+}
+
+static void finish_deferred(loop_t *loop, void *arg)
+{
+    (void)loop;
+    http_xfer_t *x = arg;
+    if (x->state == X_DONE) { /* cancelled while waiting to be reported */
+        free_xfer(x);
+        return;
+    }
+    finish(x);
+}
+
+static void finish_later(http_xfer_t *x)
+{
+    x->state = X_DEFERRED;
+    if (loop_defer(x->http->loop, finish_deferred, x) < 0) finish(x);
+}
+
+/* ---- curl callbacks ---- */
+
+/* CURLOPT_WRITEFUNCTION: decoded body bytes. */
+static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+    http_xfer_t *x = arg;
+    size_t n = size * nmemb;
+    if (x->body.len + n > x->req->max_body) {
+        x->aborted = ABORT_BODY;
+        return 0;
+    }
+    if (buf_append(&x->body, data, n) < 0) return 0;
+    return n;
+}
+
+static void trim(const char **s, size_t *n)
+{
+    while (*n && (**s == ' ' || **s == '\t')) (*s)++, (*n)--;
+    while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t' || (*s)[*n - 1] == '\r' ||
+                  (*s)[*n - 1] == '\n'))
+        (*n)--;
+}
+
+/* Append "name\0value\0"; a folded continuation line extends the last value. */
+static int store_header(http_xfer_t *x, const char *line, size_t n)
+{
+    if (n && (line[0] == ' ' || line[0] == '\t') && x->nheaders) {
+        trim(&line, &n);
+        x->hdrbuf.len--; /* reopen the last value */
+        if (buf_append(&x->hdrbuf, " ", 1) < 0 || buf_append(&x->hdrbuf, line, n) < 0)
+            return -1;
+        return buf_append(&x->hdrbuf, "", 1);
+    }
+    const char *colon = memchr(line, ':', n);
+    if (!colon) return 0; /* not a header line: ignore it, as browsers do */
+    const char *name = line, *value = colon + 1;
+    size_t nlen = (size_t)(colon - line), vlen = n - nlen - 1;
+    trim(&name, &nlen);
+    trim(&value, &vlen);
+    if (nlen == 0 || memchr(name, '\0', nlen) || memchr(value, '\0', vlen)) return 0;
+    if (x->nheaders >= MAX_HEADERS) return -1;
+    if (buf_append(&x->hdrbuf, name, nlen) < 0 || buf_append(&x->hdrbuf, "", 1) < 0 ||
+        buf_append(&x->hdrbuf, value, vlen) < 0 || buf_append(&x->hdrbuf, "", 1) < 0)
+        return -1;
+    x->nheaders++;
+    return 0;
+}
+
+/* CURLOPT_HEADERFUNCTION: one header line at a time, status lines included. */
+static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
+{
+    http_xfer_t *x = arg;
+    size_t n = size * nmemb;
+    x->header_bytes += n;
+    if (x->header_bytes > x->req->max_header) {
+        x->aborted = ABORT_HEADER;
+        return 0;
+    }
+    if (n >= 5 && memcmp(data, "HTTP/", 5) == 0) {
+        /* A new response (after 100 Continue, say): forget the earlier headers. */
+        x->hdrbuf.len = 0;
+        x->nheaders = 0;
+        return n;
+    }
+    if (store_header(x, data, n) < 0) {
+        x->aborted = ABORT_HEADER;
+        return 0;
+    }
+    return n;
+}
+
+/* CURLOPT_RESOLVER_START_FUNCTION: curl must never resolve a name by itself; every
+ * name it connects to is in CURLOPT_RESOLVE. IP literals need no resolving. */
+static int on_resolver_start(void *resolver_state, void *reserved, void *arg)
+{
+    (void)resolver_state;
+    (void)reserved;
+    http_xfer_t *x = arg;
+    return x->literal ? 0 : 1;
+}
+
+/* ---- the multi handle on the loop ---- */
+
+static void on_sock_io(loop_t *loop, int fd, int events, void *arg)
+{
+    (void)loop;
+    http_t *http = arg;
+    int flags = 0, running = 0;
+    if (events & LOOP_READ) flags |= CURL_CSELECT_IN;
+    if (events & LOOP_WRITE) flags |= CURL_CSELECT_OUT;
+    if (events & LOOP_ERROR) flags |= CURL_CSELECT_ERR;
+    curl_multi_socket_action(http->multi, fd, flags, &running);
+    check_done(http);
+}
+
+/* CURLMOPT_SOCKETFUNCTION */
+static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+    (void)easy;
+    (void)socketp;
+    http_t *http = userp;
+    int events = 0;
+    if (what == CURL_POLL_IN || what == CURL_POLL_INOUT) events |= LOOP_READ;
+    if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT) events |= LOOP_WRITE;
+    loop_watch(http->loop, fd, events, events ? on_sock_io : NULL, http);
+    return 0;
+}
+
+static void on_timeout(loop_t *loop, void *arg)
+{
+    (void)loop;
+    http_t *http = arg;
+    int running = 0;
+    http->timer = NULL;
+    curl_multi_socket_action(http->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    check_done(http);
+}
+
+static void on_timeout_deferred(loop_t *loop, void *arg)
+{
+    http_t *http = arg;
+    http->timeout_deferred = 0;
+    on_timeout(loop, arg);
+}
+
+/* CURLMOPT_TIMERFUNCTION: -1 deletes the timer; 0 means act now, which we do on the
+ * next turn of the loop rather than with a 1 ms timer. */
+static int on_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+    (void)multi;
+    http_t *http = userp;
+    if (http->timer) {
+        loop_timer_cancel(http->loop, http->timer);
+        http->timer = NULL;
+    }
+    if (timeout_ms == 0) {
+        if (!http->timeout_deferred && loop_defer(http->loop, on_timeout_deferred, http) == 0)
+            http->timeout_deferred = 1;
+    } else if (timeout_ms > 0) {
+        http->timer = loop_timer_add(http->loop, (double)timeout_ms / 1000.0, on_timeout, http);
+    }
+    return 0;
+}
+
+/* ---- per-hop setup ---- */
+
+static int parse_url(http_xfer_t *x, const char *url, char **host, int *port, int proxy)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL, *h = NULL, *p = NULL;
+    int rc = -1;
+    if (!u) return -1;
+    unsigned flags = proxy ? CURLU_GUESS_SCHEME : 0;
+    CURLUcode uc = curl_url_set(u, CURLUPART_URL, url, flags);
+    if (uc) {
+        fail(x, HTTP_E_INVALID_URL, "invalid URL: %s", curl_url_strerror(uc));
+        goto out;
+    }
+    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+    if (!proxy && (!scheme || (strcmp(scheme, "http") && strcmp(scheme, "https")))) {
+        fail(x, HTTP_E_INVALID_URL, "refused scheme '%s': only http and https are fetched",
+             scheme ? scheme : "");
+        goto out;
+    }
+    if (curl_url_get(u, CURLUPART_HOST, &h, 0) || !h || !*h) {
+        fail(x, HTTP_E_INVALID_URL, "invalid URL: %s", "no host");
+        goto out;
+    }
+    curl_url_get(u, CURLUPART_PORT, &p, CURLU_DEFAULT_PORT);
+    *port = p ? atoi(p) : 80;
+    if (proxy && !p) *port = 1080;
+    *host = h;
+    h = NULL;
+    rc = 0;
+out:
+    curl_free(scheme);
+    curl_free(h);
+    curl_free(p);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+static int is_literal(const char *host)
+{
+    unsigned char buf[16];
+    char tmp[64];
+    size_t n = strlen(host);
+    if (n > 2 && n < sizeof(tmp) && host[0] == '[') {
+        memcpy(tmp, host + 1, n - 2);
+        tmp[n - 2] = '\0';
+        return inet_pton(AF_INET6, tmp, buf) == 1;
+    }
+    return inet_pton(AF_INET, host, buf) == 1;
+}
+
+static int add_resolve(http_xfer_t *x, const char *host, int port, const dns_answer_t *ans)
+{
+    size_t n = strlen(host) + 16;
+    for (int i = 0; i < ans->naddrs; i++) n += strlen(ans->addrs[i]) + 3;
+    char *entry = malloc(n);
+    if (!entry) return -1;
+    size_t off = (size_t)snprintf(entry, n, "+%s:%d:", host, port);
+    for (int i = 0; i < ans->naddrs; i++) {
+        int v6 = strchr(ans->addrs[i], ':') != NULL;
+        off += (size_t)snprintf(entry + off, n - off, "%s%s%s%s", i ? "," : "", v6 ? "[" : "",
+                                ans->addrs[i], v6 ? "]" : "");
+    }
+    struct curl_slist *l = curl_slist_append(x->resolve, entry);
+    free(entry);
+    if (!l) return -1;
+    x->resolve = l;
+    return 0;
+}
+
+static CURL *get_easy(http_t *http)
+{
+    if (http->npool > 0) return http->pool[--http->npool];
+    return curl_easy_init();
+}
+
+static void setup_easy(http_xfer_t *x)
+{
+    http_req_t *r = x->req;
+    CURL *e = x->easy;
+    curl_easy_setopt(e, CURLOPT_URL, x->url);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_SHARE, x->http->share);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, ""); /* every encoding curl decodes */
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(e, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
+    curl_easy_setopt(e, CURLOPT_RESOLVER_START_DATA, x);
+    curl_easy_setopt(e, CURLOPT_RESOLVE, x->resolve);
+    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->max_body);
+    double remaining = r->timeout - (loop_time() - x->started);
+    long timeout_ms = remaining > 0.001 ? (long)(remaining * 1000) : 1;
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->connect_timeout * 1000));
+    curl_easy_setopt(e, CURLOPT_USERAGENT, r->user_agent ? r->user_agent : "luacrawl/" LUACRAWL_VERSION);
+    if (r->headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+    if (r->proxy) curl_easy_setopt(e, CURLOPT_PROXY, r->proxy);
+    if (r->insecure) {
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    const char *m = r->method ? r->method : (r->has_body ? "POST" : "GET");
+    if (strcmp(m, "HEAD") == 0) {
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+    } else if (r->has_body) {
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+        if (strcmp(m, "POST") != 0) curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m);
+    } else if (strcmp(m, "GET") != 0) {
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m);
+    }
+}
+
+static void launch(http_xfer_t *x)
+{
+    http_t *http = x->http;
+    x->state = X_CURL;
+    if (!x->easy && !(x->easy = get_easy(http))) {
+        fail(x, HTTP_E_PROTOCOL, "%s", "out of memory");
+        finish(x);
+        return;
+    }
+    setup_easy(x);
+    CURLMcode mc = curl_multi_add_handle(http->multi, x->easy);
+    if (mc != CURLM_OK) {
+        fail(x, HTTP_E_PROTOCOL, "curl: %s", curl_multi_strerror(mc));
+        finish(x);
+    }
+}
+
+static void on_dns(void *arg, const dns_answer_t *ans);
+
+/* A proxy that resolves names itself (http, https, socks4a, socks5h) needs only its
+ * own name resolved; socks4 and socks5 need the target's too. */
+static int proxy_needs_target(const char *proxy)
+{
+    return strncmp(proxy, "socks4://", 9) == 0 || strncmp(proxy, "socks5://", 9) == 0;
+}
+
+static int resolve_next(http_xfer_t *x, const char *host, dns_fn fn)
+{
+    x->state = X_DNS;
+    x->dns_wait = dns_resolve(x->http->dns, host, fn, x);
+    if (x->dns_wait) return 0;
+    fail(x, HTTP_E_PROTOCOL, "%s", "out of memory");
+    return -1;
+}
+
+/* Record an answer as a CURLOPT_RESOLVE entry; 0 to go on, -1 when x was finished. */
+static int take_answer(http_xfer_t *x, const char *host, int port, const dns_answer_t *ans)
+{
+    x->dns_wait = NULL;
+    x->dns_time = loop_time() - x->hop_started;
+    if (ans->status != DNS_OK)
+        fail(x, HTTP_E_DNS, "%s", ans->error ? ans->error : "DNS lookup failed");
+    else if (add_resolve(x, host, port, ans) < 0)
+        fail(x, HTTP_E_PROTOCOL, "%s", "out of memory");
+    else
+        return 0;
+    finish(x);
+    return -1;
+}
+
+static void on_proxy_dns(void *arg, const dns_answer_t *ans)
+{
+    http_xfer_t *x = arg;
+    if (take_answer(x, x->proxy_host, x->proxy_port, ans) < 0) return;
+    if (proxy_needs_target(x->req->proxy)) {
+        if (resolve_next(x, x->host, on_dns) < 0) finish(x);
+        return;
+    }
+    launch(x);
+}
+
+static void on_dns(void *arg, const dns_answer_t *ans)
+{
+    http_xfer_t *x = arg;
+    if (take_answer(x, x->host, x->port, ans) == 0) launch(x);
+}
+
+/* Begin one hop at x->url: check it, resolve its host (and the proxy's), launch.
+ * Even an IP literal goes through dns_resolve, which answers it on the next turn,
+ * so the completion never runs inside http_start. */
+static void start_hop(http_xfer_t *x)
+{
+    curl_slist_free_all(x->resolve);
+    x->resolve = NULL;
+    free(x->host);
+    x->host = NULL;
+    x->hop_started = loop_time();
+    x->dns_time = 0;
+    if (parse_url(x, x->url, &x->host, &x->port, 0) < 0) {
+        finish_later(x);
+        return;
+    }
+    x->literal = is_literal(x->host);
+    const char *proxy = x->req->proxy;
+    int rc;
+    if (proxy && *proxy) {
+        free(x->proxy_host);
+        x->proxy_host = NULL;
+        if (parse_url(x, proxy, &x->proxy_host, &x->proxy_port, 1) < 0) {
+            finish_later(x);
+            return;
+        }
+        rc = resolve_next(x, x->proxy_host, on_proxy_dns);
+    } else {
+        rc = resolve_next(x, x->host, on_dns);
+    }
+    if (rc < 0) finish_later(x);
+}
+
+/* After a 3xx with Location, when the request asked to follow: next hop, or 0. */
+static int follow_redirect(http_xfer_t *x)
+{
+    long status = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    if (status < 300 || status > 399 || status == 304 || x->redirects >= x->req->follow) return 0;
+    char *location = NULL;
+    curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &location);
+    if (!location) return 0;
+    char *next = strdup(location);
+    if (!next) return 0;
+    /* 303, and 301/302 after a POST, turn into GET as browsers do. */
+    const char *m = x->req->method ? x->req->method : (x->req->has_body ? "POST" : "GET");
+    if (status == 303 || ((status == 301 || status == 302) && strcmp(m, "POST") == 0)) {
+        if (strcmp(m, "HEAD") != 0) set_str(&x->req->method, "GET");
+        free(x->req->body);
+        x->req->body = NULL;
+        x->req->has_body = 0;
+        x->req->body_len = 0;
+    }
+    free(x->url);
+    x->url = next;
+    x->redirects++;
+    x->body.len = 0;
+    x->hdrbuf.len = 0;
+    x->nheaders = 0;
+    x->header_bytes = 0;
+    curl_easy_reset(x->easy);
+    return 1;
+}
+
+static void map_curl_error(http_xfer_t *x, CURLcode rc)
+{
+    const char *detail = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
+    if (x->aborted == ABORT_BODY || rc == CURLE_FILESIZE_EXCEEDED) {
+        char limit[32];
+        snprintf(limit, sizeof(limit), "%zu", x->req->max_body);
+        fail(x, HTTP_E_TOO_LARGE, "body larger than max_size (%s bytes)", limit);
+        return;
+    }
+    if (x->aborted == ABORT_HEADER) {
+        fail(x, HTTP_E_TOO_LARGE, "%s", "response headers too large");
+        return;
+    }
+    switch (rc) {
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT: fail(x, HTTP_E_INVALID_URL, "invalid URL: %s", detail); break;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY: fail(x, HTTP_E_DNS, "%s", detail); break;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING: fail(x, HTTP_E_CONNECT, "%s", detail); break;
+    case CURLE_OPERATION_TIMEDOUT: fail(x, HTTP_E_TIMEOUT, "%s", detail); break;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+    case CURLE_USE_SSL_FAILED: fail(x, HTTP_E_TLS, "%s", detail); break;
+    case CURLE_OUT_OF_MEMORY:
+        /* curl 7.88 reports an over-long header line this way. */
+        if (strstr(detail, "header"))
+            fail(x, HTTP_E_TOO_LARGE, "%s", detail);
+        else
+            fail(x, HTTP_E_PROTOCOL, "%s", detail);
+        break;
+    default: fail(x, HTTP_E_PROTOCOL, "%s", detail); break;
+    }
+}
+
+static void transfer_done(http_t *http, CURL *easy, CURLcode rc)
+{
+    http_xfer_t *x = NULL;
+    curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+    curl_multi_remove_handle(http->multi, easy);
+    if (!x) return;
+    if (rc != CURLE_OK) {
+        map_curl_error(x, rc);
+        finish(x);
+        return;
+    }
+    if (x->req->follow && follow_redirect(x)) {
+        start_hop(x);
+        return;
+    }
+    finish(x);
+}
+
+static void check_done(http_t *http)
+{
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(http->multi, &left))) {
+        if (msg->msg == CURLMSG_DONE) transfer_done(http, msg->easy_handle, msg->data.result);
+    }
+}
+
+/* ---- public API ---- */
+
+http_t *http_new(loop_t *loop, dns_t *dns, char *err, size_t errlen)
+{
+    static int global_ready;
+    if (!global_ready) {
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+            snprintf(err, errlen, "curl_global_init failed");
+            return NULL;
+        }
+        global_ready = 1;
+    }
+    http_t *http = calloc(1, sizeof(*http));
+    if (!http) goto oom;
+    http->loop = loop;
+    http->dns = dns;
+    http->multi = curl_multi_init();
+    http->share = curl_share_init();
+    if (!http->multi || !http->share) goto oom;
+    /* TLS sessions are kept per easy handle in curl 7.88: share them across all. */
+    curl_share_setopt(http->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    curl_multi_setopt(http->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(http->multi, CURLMOPT_SOCKETDATA, http);
+    curl_multi_setopt(http->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(http->multi, CURLMOPT_TIMERDATA, http);
+    curl_multi_setopt(http->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    return http;
+oom:
+    snprintf(err, errlen, "out of memory");
+    if (http) {
+        if (http->multi) curl_multi_cleanup(http->multi);
+        if (http->share) curl_share_cleanup(http->share);
+        free(http);
+    }
+    return NULL;
+}
+
+void http_free(http_t *http)
+{
+    if (!http) return;
+    if (http->timer) loop_timer_cancel(http->loop, http->timer);
+    for (int i = 0; i < http->npool; i++) curl_easy_cleanup(http->pool[i]);
+    curl_multi_cleanup(http->multi);
+    curl_share_cleanup(http->share);
+    free(http);
+}
+
+void http_get_stats(const http_t *http, http_stats_t *stats)
+{
+    *stats = http->stats;
+}
+
+http_xfer_t *http_start(http_t *http, http_req_t *req, http_fn fn, void *arg)
+{
+    http_xfer_t *x = calloc(1, sizeof(*x));
+    if (!x || !(x->url = strdup(req->url))) {
+        free(x);
+        http_req_free(req);
+        return NULL;
+    }
+    x->http = http;
+    x->req = req;
+    x->fn = fn;
+    x->arg = arg;
+    x->started = loop_time();
+    http->stats.started++;
+    http->stats.active++;
+    loop_ref(http->loop);
+    start_hop(x);
+    return x;
+}
+
+void http_cancel(http_t *http, http_xfer_t *x)
+{
+    if (!x) return;
+    switch (x->state) {
+    case X_DNS:
+        dns_cancel(http->dns, x->dns_wait);
+        break;
+    case X_CURL:
+        curl_multi_remove_handle(http->multi, x->easy);
+        break;
+    case X_DEFERRED:
+        /* finish_deferred frees it when its turn comes. */
+        x->state = X_DONE;
+        http->stats.active--;
+        loop_unref(http->loop);
+        return;
+    case X_DONE:
+        return;
+    }
+    http->stats.active--;
+    loop_unref(http->loop);
+    free_xfer(x);
+}

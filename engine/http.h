@@ -1,0 +1,88 @@
+/* http.h: HTTP(S) transfers on a curl multi handle driven by the loop.
+ *
+ * Only http and https are fetched, at every hop. Names are resolved by dns.c and
+ * handed to curl with CURLOPT_RESOLVE: curl never resolves by itself. Redirects are
+ * followed here (never by curl) when a request asks for it, so each hop goes back
+ * through our DNS and scheme checks. A completion callback never runs inside
+ * http_start or inside a curl callback. */
+#ifndef LUACRAWL_HTTP_H
+#define LUACRAWL_HTTP_H
+
+#include "dns.h"
+#include "loop.h"
+
+#include <stddef.h>
+
+typedef struct http http_t;
+typedef struct http_req http_req_t;
+typedef struct http_xfer http_xfer_t;
+
+enum http_error {
+    HTTP_OK = 0,
+    HTTP_E_INVALID_URL,
+    HTTP_E_DNS,
+    HTTP_E_CONNECT,
+    HTTP_E_TLS,
+    HTTP_E_TIMEOUT,
+    HTTP_E_TOO_LARGE,
+    HTTP_E_PROTOCOL,
+    HTTP_E_CANCELLED,
+};
+
+/* "invalid_url", "dns", ... as the Lua API names them. */
+const char *http_error_name(enum http_error e);
+
+typedef struct http_header {
+    const char *name; /* as the server sent it */
+    const char *value;
+} http_header_t;
+
+typedef struct http_res {
+    enum http_error error; /* HTTP_OK, or what went wrong (message says more) */
+    const char *message;
+    long status;
+    const char *url; /* the URL answered, after any redirects followed */
+    int nheaders;
+    const http_header_t *headers;
+    const char *body;
+    size_t body_len;
+    const char *ip;
+    const char *http_version; /* "1.0", "1.1", "2", "3" */
+    int redirects;            /* redirects followed */
+    /* Seconds from the start of the request (the last hop's, after a redirect) to
+     * the end of each phase; 0 where a phase did not happen (a reused connection). */
+    double t_dns, t_connect, t_tls, t_ttfb, t_total;
+} http_res_t;
+
+typedef void (*http_fn)(void *arg, const http_res_t *res);
+
+typedef struct http_stats {
+    unsigned long started, completed, failed;
+    unsigned long active;
+    unsigned long long bytes; /* body bytes received (decoded) */
+} http_stats_t;
+
+http_t *http_new(loop_t *loop, dns_t *dns, char *err, size_t errlen);
+void http_free(http_t *http);
+void http_get_stats(const http_t *http, http_stats_t *stats);
+
+/* A request. Setters return 0, or -1 when the value is refused (a header with CR or
+ * LF, an unknown method) or memory runs out. */
+http_req_t *http_req_new(const char *url);
+void http_req_free(http_req_t *req);
+int http_req_method(http_req_t *req, const char *method);
+int http_req_header(http_req_t *req, const char *name, const char *value);
+int http_req_body(http_req_t *req, const char *data, size_t len);
+int http_req_user_agent(http_req_t *req, const char *ua);
+int http_req_proxy(http_req_t *req, const char *proxy);
+void http_req_timeout(http_req_t *req, double total, double connect);
+void http_req_max_size(http_req_t *req, size_t max_body, size_t max_header);
+void http_req_follow(http_req_t *req, int max_redirects);
+void http_req_insecure(http_req_t *req, int insecure);
+
+/* Start a transfer; takes ownership of req. fn(arg, res) is called exactly once,
+ * later, unless http_cancel is called first. NULL when out of memory (req freed). */
+http_xfer_t *http_start(http_t *http, http_req_t *req, http_fn fn, void *arg);
+void http_cancel(http_t *http, http_xfer_t *xfer);
+
+#endif

@@ -1,0 +1,56 @@
+/* loop.h: the event loop. epoll fd watchers, a timer heap and a queue of deferred
+ * calls, all on one thread. It knows nothing of curl, c-ares or Lua.
+ *
+ * The loop runs while something holds a reference (loop_ref): an fd watcher or a
+ * timer alone does not keep it alive, so idle keep-alive sockets and housekeeping
+ * timers never stop a run from ending. Work that a caller waits for (a transfer, a
+ * DNS query, a sleeping task) takes a reference until it completes. */
+#ifndef LUACRAWL_LOOP_H
+#define LUACRAWL_LOOP_H
+
+#include <stdint.h>
+
+typedef struct loop loop_t;
+typedef struct loop_timer loop_timer_t;
+
+enum { LOOP_READ = 1, LOOP_WRITE = 2, LOOP_ERROR = 4 };
+
+/* events: LOOP_READ/LOOP_WRITE that are ready, LOOP_ERROR on EPOLLERR/EPOLLHUP. */
+typedef void (*loop_io_fn)(loop_t *loop, int fd, int events, void *arg);
+typedef void (*loop_fn)(loop_t *loop, void *arg);
+
+loop_t *loop_new(void);
+void loop_free(loop_t *loop);
+
+/* Watch fd for events (LOOP_READ|LOOP_WRITE); events 0 stops watching. Replaces any
+ * earlier watcher of the same fd. Returns 0, or -1 with errno set. */
+int loop_watch(loop_t *loop, int fd, int events, loop_io_fn fn, void *arg);
+
+/* A one-shot timer firing after delay seconds. The handle is valid until the timer
+ * fires (then it is freed, before fn runs) or is cancelled. */
+loop_timer_t *loop_timer_add(loop_t *loop, double delay, loop_fn fn, void *arg);
+void loop_timer_cancel(loop_t *loop, loop_timer_t *timer);
+
+/* Run fn(arg) on the next turn of the loop, outside any callback now on the stack.
+ * Calls run in the order they were deferred. Returns 0, or -1 when out of memory. */
+int loop_defer(loop_t *loop, loop_fn fn, void *arg);
+
+/* Keep the loop running while references are held. */
+void loop_ref(loop_t *loop);
+void loop_unref(loop_t *loop);
+int loop_refs(const loop_t *loop);
+
+/* Monotonic seconds, updated once per turn (loop_now) or read now (loop_time). */
+double loop_now(const loop_t *loop);
+double loop_time(void);
+
+/* One turn: run deferred calls, poll (blocking at most until the next timer when
+ * block is set), dispatch fd events, fire due timers. Returns 1 while the loop is
+ * alive (references held or calls deferred), 0 when it has nothing left to do. */
+int loop_run_once(loop_t *loop, int block);
+
+/* Turn until loop_run_once returns 0 or loop_stop is called. */
+void loop_run(loop_t *loop);
+void loop_stop(loop_t *loop);
+
+#endif

@@ -1,0 +1,217 @@
+/* lua_core.c: luaopen_luacrawl. Creates the engine state (loop, scheduler, and on
+ * first use the resolver and HTTP client), registers the C functions of every
+ * binding file into a `core` table, and runs the embedded lua/luacrawl/init.lua
+ * with it, which builds the public module. */
+#include "lua_embed.h"
+#include "lua_state.h"
+
+#include <ares.h>
+#include <curl/curl.h>
+#include <luajit.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STATE_METATABLE "luacrawl.state"
+
+void lc_setfuncs(lua_State *L, const luaL_Reg *reg)
+{
+    for (; reg->name; reg++) {
+        lua_pushvalue(L, -1);
+        lua_pushcclosure(L, reg->func, 1);
+        lua_setfield(L, -3, reg->name);
+    }
+}
+
+dns_t *lc_dns(lua_State *L, lc_state_t *st)
+{
+    if (!st->dns) {
+        char err[256];
+        const char *servers = st->dns_servers;
+        if (!servers || !*servers) servers = getenv("LUACRAWL_DNS_SERVERS");
+        st->dns = dns_new(st->loop, servers, err, sizeof(err));
+        if (!st->dns) luaL_error(L, "DNS: %s", err);
+    }
+    return st->dns;
+}
+
+http_t *lc_http(lua_State *L, lc_state_t *st)
+{
+    if (!st->http) {
+        char err[256];
+        dns_t *dns = lc_dns(L, st);
+        st->http = http_new(st->loop, dns, err, sizeof(err));
+        if (!st->http) luaL_error(L, "HTTP: %s", err);
+    }
+    return st->http;
+}
+
+void lc_push_error(lua_State *L, lc_state_t *st, const char *kind, const char *message)
+{
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, kind);
+    lua_setfield(L, -2, "kind");
+    lua_pushstring(L, message);
+    lua_setfield(L, -2, "message");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, st->error_mt_ref);
+    lua_setmetatable(L, -2);
+}
+
+static int state_gc(lua_State *L)
+{
+    lc_state_t *st = luaL_checkudata(L, 1, STATE_METATABLE);
+    http_free(st->http);
+    dns_free(st->dns);
+    sched_free(st->sched);
+    loop_free(st->loop);
+    free(st->dns_servers);
+    memset(st, 0, sizeof(*st));
+    return 0;
+}
+
+/* core.init(error_mt, cancel_error, response_mt, headers_mt): values the C side
+ * hands out, defined in init.lua. */
+static int core_init(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    luaL_checktype(L, 4, LUA_TTABLE);
+    lua_pushvalue(L, 1);
+    st->error_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    sched_set_cancel_error(st->sched, L, 2);
+    lua_pushvalue(L, 3);
+    st->response_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushvalue(L, 4);
+    st->headers_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
+}
+
+/* core.configure{dns_servers=, dns_timeout=, dns_tries=, dns_ttl_min=, dns_ttl_max=,
+ * dns_negative_ttl=}: before the first lookup for servers; the rest at any time. */
+static int core_configure(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_getfield(L, 1, "dns_servers");
+    if (!lua_isnil(L, -1)) {
+        const char *servers = luaL_checkstring(L, -1);
+        if (st->dns) {
+            if (!st->dns_servers || strcmp(st->dns_servers, servers) != 0)
+                return luaL_error(L, "configure: dns_servers must be set before the first lookup");
+        } else {
+            free(st->dns_servers);
+            st->dns_servers = strdup(servers);
+            lc_dns(L, st); /* report a bad server list now */
+        }
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "dns_timeout");
+    lua_getfield(L, 1, "dns_tries");
+    if (!lua_isnil(L, -1) || !lua_isnil(L, -2)) {
+        double timeout = luaL_optnumber(L, -2, 1.5);
+        int tries = (int)luaL_optinteger(L, -1, 2);
+        dns_set_timeout(lc_dns(L, st), (int)(timeout * 1000), tries < 1 ? 1 : tries);
+    }
+    lua_pop(L, 2);
+    lua_getfield(L, 1, "dns_ttl_min");
+    lua_getfield(L, 1, "dns_ttl_max");
+    lua_getfield(L, 1, "dns_negative_ttl");
+    if (!lua_isnil(L, -1) || !lua_isnil(L, -2) || !lua_isnil(L, -3))
+        dns_set_ttl(lc_dns(L, st), luaL_optnumber(L, -3, 60), luaL_optnumber(L, -2, 3600),
+                    luaL_optnumber(L, -1, 60));
+    lua_pop(L, 3);
+    return 0;
+}
+
+static void set_number(lua_State *L, const char *k, double v)
+{
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+}
+
+/* core.stats(): counters of the scheduler, resolver and HTTP client. */
+static int core_stats(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    sched_stats_t ts;
+    sched_get_stats(st->sched, &ts);
+    lua_createtable(L, 0, 16);
+    set_number(L, "tasks_spawned", (double)ts.spawned);
+    set_number(L, "tasks_finished", (double)ts.finished);
+    set_number(L, "tasks_failed", (double)ts.failed);
+    set_number(L, "tasks_cancelled", (double)ts.cancelled);
+    set_number(L, "tasks_live", (double)ts.live);
+    if (st->dns) {
+        dns_stats_t ds;
+        dns_get_stats(st->dns, &ds);
+        set_number(L, "dns_queries", (double)ds.queries);
+        set_number(L, "dns_hits", (double)ds.hits);
+        set_number(L, "dns_coalesced", (double)ds.coalesced);
+        set_number(L, "dns_entries", (double)ds.entries);
+    }
+    if (st->http) {
+        http_stats_t hs;
+        http_get_stats(st->http, &hs);
+        set_number(L, "http_started", (double)hs.started);
+        set_number(L, "http_completed", (double)hs.completed);
+        set_number(L, "http_failed", (double)hs.failed);
+        set_number(L, "http_active", (double)hs.active);
+        set_number(L, "http_bytes", (double)hs.bytes);
+    }
+    return 1;
+}
+
+static int core_versions(lua_State *L)
+{
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, LUACRAWL_VERSION);
+    lua_setfield(L, -2, "luacrawl");
+    lua_pushstring(L, LUAJIT_VERSION);
+    lua_setfield(L, -2, "luajit");
+    lua_pushstring(L, curl_version_info(CURLVERSION_NOW)->version);
+    lua_setfield(L, -2, "libcurl");
+    lua_pushstring(L, ares_version(NULL));
+    lua_setfield(L, -2, "c-ares");
+    return 1;
+}
+
+static const luaL_Reg core_funcs[] = {
+    {"init", core_init},   {"configure", core_configure}, {"stats", core_stats},
+    {"versions", core_versions}, {NULL, NULL},
+};
+
+int luaopen_luacrawl(lua_State *L)
+{
+    lua_createtable(L, 0, 32); /* core */
+    lc_state_t *st = lua_newuserdata(L, sizeof(*st));
+    memset(st, 0, sizeof(*st));
+    luaL_newmetatable(L, STATE_METATABLE);
+    lua_pushcfunction(L, state_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    st->L = L;
+    st->error_mt_ref = st->response_mt_ref = st->headers_mt_ref = LUA_NOREF;
+    st->loop = loop_new();
+    if (!st->loop) return luaL_error(L, "luacrawl: cannot create the event loop");
+    st->sched = sched_new(L, st->loop);
+    if (!st->sched) return luaL_error(L, "luacrawl: out of memory");
+
+    /* The state lives as long as the core table, and the registry holds both. */
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "_state");
+    lc_setfuncs(L, core_funcs);
+    lua_pushlightuserdata(L, task_cancelled_marker());
+    lua_setfield(L, -3, "CANCELLED");
+    lc_register_task(L);
+    lc_register_http(L);
+    lua_pop(L, 1); /* state */
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "luacrawl.core");
+
+    lua_embed_preload(L);
+    if (lua_embed_load(L, "luacrawl") != 0) return lua_error(L);
+    lua_insert(L, -2);
+    lua_call(L, 1, 1); /* init.lua(core) -> module */
+    return 1;
+}

@@ -1,0 +1,316 @@
+/* lua_http.c: core.fetch and core.resolve. A fetch builds an http request from the
+ * options table, starts it and yields; the completion builds the response table
+ * (in protected mode, on the scheduler's state) and wakes the task with it. */
+#include "lua_state.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct op {
+    lc_state_t *st;
+    task_t *task;
+    void *pending; /* http_xfer_t or dns_wait_t while in flight */
+    const void *result;
+    int ref; /* the built results: a table {n=, ...} */
+};
+
+/* Move the results built by a protected builder onto the task and wake it. */
+static void deliver(struct op *op, lua_CFunction builder)
+{
+    lua_State *L = op->st->L;
+    lua_State *co = task_thread(op->task);
+    op->ref = LUA_NOREF;
+    int n;
+    if (lua_cpcall(L, builder, op) != 0) {
+        /* Out of memory, most likely: report it to the task as a failed fetch. */
+        lua_pop(L, 1);
+        lua_pushnil(co);
+        lua_pushliteral(co, "out of memory building the response");
+        n = 2;
+    } else {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, op->ref);
+        luaL_unref(L, LUA_REGISTRYINDEX, op->ref);
+        n = (int)lua_objlen(L, -1);
+        for (int i = 1; i <= n; i++) lua_rawgeti(L, -i, i);
+        lua_xmove(L, co, n);
+        lua_pop(L, 1);
+    }
+    task_wake(op->task, n);
+    free(op);
+}
+
+static void set_num(lua_State *L, const char *k, double v)
+{
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void set_str(lua_State *L, const char *k, const char *v)
+{
+    lua_pushstring(L, v);
+    lua_setfield(L, -2, k);
+}
+
+/* Headers keyed by lower-case name; repeated names joined with ", ". */
+static void push_headers(lua_State *L, lc_state_t *st, const http_res_t *res)
+{
+    lua_createtable(L, 0, res->nheaders);
+    char name[256];
+    for (int i = 0; i < res->nheaders; i++) {
+        size_t n = strlen(res->headers[i].name);
+        if (n >= sizeof(name)) continue;
+        for (size_t j = 0; j <= n; j++) name[j] = (char)tolower((unsigned char)res->headers[i].name[j]);
+        lua_getfield(L, -1, name);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            lua_pushstring(L, res->headers[i].value);
+        } else {
+            lua_pushliteral(L, ", ");
+            lua_pushstring(L, res->headers[i].value);
+            lua_concat(L, 3);
+        }
+        lua_setfield(L, -2, name);
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, st->headers_mt_ref);
+    lua_setmetatable(L, -2);
+}
+
+static int build_response(lua_State *L)
+{
+    struct op *op = lua_touserdata(L, 1);
+    lc_state_t *st = op->st;
+    const http_res_t *res = op->result;
+    lua_createtable(L, 2, 0);
+    if (res->error != HTTP_OK) {
+        lua_pushnil(L);
+        lua_rawseti(L, -2, 1);
+        lc_push_error(L, st, http_error_name(res->error), res->message);
+        set_str(L, "url", res->url);
+        lua_rawseti(L, -2, 2);
+    } else {
+        lua_createtable(L, 0, 12);
+        set_num(L, "status", (double)res->status);
+        set_str(L, "url", res->url);
+        push_headers(L, st, res);
+        lua_setfield(L, -2, "headers");
+        lua_pushlstring(L, res->body, res->body_len);
+        lua_setfield(L, -2, "body");
+        set_str(L, "ip", res->ip);
+        set_str(L, "http_version", res->http_version);
+        set_num(L, "redirects", res->redirects);
+        lua_createtable(L, 0, 5);
+        set_num(L, "dns", res->t_dns);
+        set_num(L, "connect", res->t_connect);
+        set_num(L, "tls", res->t_tls);
+        set_num(L, "ttfb", res->t_ttfb);
+        set_num(L, "total", res->t_total);
+        lua_setfield(L, -2, "time");
+        lua_rawgeti(L, LUA_REGISTRYINDEX, st->response_mt_ref);
+        lua_setmetatable(L, -2);
+        lua_rawseti(L, -2, 1);
+    }
+    op->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
+}
+
+static void fetch_done(void *arg, const http_res_t *res)
+{
+    struct op *op = arg;
+    op->result = res;
+    deliver(op, build_response);
+}
+
+static void fetch_abort(void *arg)
+{
+    struct op *op = arg;
+    http_cancel(op->st->http, op->pending);
+    free(op);
+}
+
+static const char *opt_string(lua_State *L, int idx, const char *key)
+{
+    lua_getfield(L, idx, key);
+    const char *s = lua_isnil(L, -1) ? NULL : lua_tostring(L, -1);
+    if (!lua_isnil(L, -1) && !s) luaL_error(L, "fetch: option '%s' must be a string", key);
+    lua_pop(L, 1); /* the string stays alive in the options table */
+    return s;
+}
+
+static double opt_number(lua_State *L, int idx, const char *key, double def)
+{
+    lua_getfield(L, idx, key);
+    double v = def;
+    if (!lua_isnil(L, -1)) {
+        if (!lua_isnumber(L, -1)) luaL_error(L, "fetch: option '%s' must be a number", key);
+        v = lua_tonumber(L, -1);
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+static void bad_header(lua_State *L, http_req_t *req, const char *name)
+{
+    http_req_free(req);
+    luaL_error(L, "fetch: header '%s' refused: names and values must not contain CR or LF "
+                  "(and names no colon)", name);
+}
+
+static void apply_headers(lua_State *L, int idx, http_req_t *req)
+{
+    lua_getfield(L, idx, "headers");
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        return;
+    }
+    if (!lua_istable(L, -1)) {
+        http_req_free(req);
+        luaL_error(L, "fetch: option 'headers' must be a table");
+    }
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        if (lua_type(L, -2) != LUA_TSTRING || !lua_isstring(L, -1)) {
+            http_req_free(req);
+            luaL_error(L, "fetch: headers must map names to strings");
+        }
+        const char *name = lua_tostring(L, -2);
+        if (http_req_header(req, name, lua_tostring(L, -1)) < 0) bad_header(L, req, name);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}
+
+/* Build a request from fetch's arguments; raises on a programming error. */
+static http_req_t *make_request(lua_State *L, const char *url)
+{
+    http_req_t *req = http_req_new(url);
+    if (!req) luaL_error(L, "fetch: out of memory");
+    if (lua_isnoneornil(L, 2)) return req;
+    if (!lua_istable(L, 2)) {
+        http_req_free(req);
+        luaL_error(L, "fetch: options must be a table");
+    }
+    const char *s;
+    if ((s = opt_string(L, 2, "method")) && http_req_method(req, s) < 0) {
+        http_req_free(req);
+        luaL_error(L, "fetch: bad method '%s' (use upper-case letters, e.g. \"POST\")", s);
+    }
+    if ((s = opt_string(L, 2, "user_agent")) && http_req_user_agent(req, s) < 0)
+        bad_header(L, req, "User-Agent");
+    if ((s = opt_string(L, 2, "proxy"))) http_req_proxy(req, s);
+    lua_getfield(L, 2, "body");
+    if (!lua_isnil(L, -1)) {
+        size_t len;
+        const char *body = lua_tolstring(L, -1, &len);
+        if (!body) {
+            http_req_free(req);
+            luaL_error(L, "fetch: option 'body' must be a string");
+        }
+        http_req_body(req, body, len);
+    }
+    lua_pop(L, 1);
+    apply_headers(L, 2, req);
+    http_req_timeout(req, opt_number(L, 2, "timeout", 0), opt_number(L, 2, "connect_timeout", 0));
+    http_req_max_size(req, (size_t)opt_number(L, 2, "max_size", 0),
+                      (size_t)opt_number(L, 2, "max_header_size", 0));
+    http_req_follow(req, (int)opt_number(L, 2, "follow", 0));
+    lua_getfield(L, 2, "insecure");
+    http_req_insecure(req, lua_toboolean(L, -1));
+    lua_pop(L, 1);
+    return req;
+}
+
+/* core.fetch(url [, opts]) -> res | nil, err */
+static int l_fetch(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    const char *url = luaL_checkstring(L, 1);
+    task_t *t = task_waitable(st->sched, L, "fetch");
+    http_t *http = lc_http(L, st);
+    http_req_t *req = make_request(L, url);
+    struct op *op = calloc(1, sizeof(*op));
+    if (!op) {
+        http_req_free(req);
+        return luaL_error(L, "fetch: out of memory");
+    }
+    op->st = st;
+    op->task = t;
+    op->pending = http_start(http, req, fetch_done, op);
+    if (!op->pending) {
+        free(op);
+        return luaL_error(L, "fetch: out of memory");
+    }
+    task_wait(t, fetch_abort, op);
+    return lua_yield(L, 0);
+}
+
+/* ---- resolve ---- */
+
+static int build_answer(lua_State *L)
+{
+    struct op *op = lua_touserdata(L, 1);
+    const dns_answer_t *ans = op->result;
+    lua_createtable(L, 2, 0);
+    if (ans->status != DNS_OK) {
+        lua_pushnil(L);
+        lua_rawseti(L, -2, 1);
+        lc_push_error(L, op->st, "dns", ans->error);
+        lua_rawseti(L, -2, 2);
+    } else {
+        lua_createtable(L, ans->naddrs, 0);
+        for (int i = 0; i < ans->naddrs; i++) {
+            lua_pushstring(L, ans->addrs[i]);
+            lua_rawseti(L, -2, i + 1);
+        }
+        lua_rawseti(L, -2, 1);
+        lua_pushnumber(L, ans->ttl);
+        lua_rawseti(L, -2, 2);
+    }
+    op->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
+}
+
+static void resolve_done(void *arg, const dns_answer_t *ans)
+{
+    struct op *op = arg;
+    op->result = ans;
+    deliver(op, build_answer);
+}
+
+static void resolve_abort(void *arg)
+{
+    struct op *op = arg;
+    dns_cancel(op->st->dns, op->pending);
+    free(op);
+}
+
+/* core.resolve(host) -> {addrs}, ttl | nil, err */
+static int l_resolve(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    const char *host = luaL_checkstring(L, 1);
+    task_t *t = task_waitable(st->sched, L, "resolve");
+    dns_t *dns = lc_dns(L, st);
+    struct op *op = calloc(1, sizeof(*op));
+    if (!op) return luaL_error(L, "resolve: out of memory");
+    op->st = st;
+    op->task = t;
+    op->pending = dns_resolve(dns, host, resolve_done, op);
+    if (!op->pending) {
+        free(op);
+        return luaL_error(L, "resolve: out of memory");
+    }
+    task_wait(t, resolve_abort, op);
+    return lua_yield(L, 0);
+}
+
+static const luaL_Reg funcs[] = {
+    {"fetch", l_fetch},
+    {"resolve", l_resolve},
+    {NULL, NULL},
+};
+
+void lc_register_http(lua_State *L)
+{
+    lc_setfuncs(L, funcs);
+}

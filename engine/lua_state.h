@@ -1,0 +1,42 @@
+/* lua_state.h: the engine state shared by the Lua bindings (lua_*.c only). One per
+ * lua_State that opened the module; every core function gets it as upvalue 1. */
+#ifndef LUACRAWL_LUA_STATE_H
+#define LUACRAWL_LUA_STATE_H
+
+#include "dns.h"
+#include "http.h"
+#include "loop.h"
+#include "task.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+
+typedef struct lc_state {
+    lua_State *L; /* the state that runs the scheduler now */
+    loop_t *loop;
+    sched_t *sched;
+    dns_t *dns;   /* created on first use, so configure() can set servers first */
+    http_t *http; /* likewise */
+    char *dns_servers;
+    int running;
+    int error_mt_ref, response_mt_ref, headers_mt_ref;
+} lc_state_t;
+
+#define lc_state(L) ((lc_state_t *)lua_touserdata((L), lua_upvalueindex(1)))
+
+/* The DNS resolver and HTTP client, created on first use; raise on failure. */
+dns_t *lc_dns(lua_State *L, lc_state_t *st);
+http_t *lc_http(lua_State *L, lc_state_t *st);
+
+/* Push an error object {kind=, message=} with the module's error metatable. */
+void lc_push_error(lua_State *L, lc_state_t *st, const char *kind, const char *message);
+
+/* With [core table, state userdata] on top of L, set each function of reg as
+ * core[name], a closure over the state. Leaves the stack as it was. */
+void lc_setfuncs(lua_State *L, const luaL_Reg *reg);
+
+/* Each binding file's registration, called the same way. */
+void lc_register_task(lua_State *L);
+void lc_register_http(lua_State *L);
+
+#endif

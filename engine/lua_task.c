@@ -1,0 +1,200 @@
+/* lua_task.c: the task functions of the core table (spawn, current, suspend, wake,
+ * sleep, now, run) and the methods of task objects. The Lua layer (init.lua) wraps
+ * the waiting ones to turn the cancelled marker into a raised error. */
+#include "lua_state.h"
+
+#include <stdlib.h>
+
+/* core.spawn(fn, ...) -> task */
+static int l_spawn(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    task_spawn(st->sched, L, lua_gettop(L) - 1);
+    return 1;
+}
+
+/* core.current() -> task | nil */
+static int l_current(lua_State *L)
+{
+    task_t *t = task_current(lc_state(L)->sched);
+    if (t && task_thread(t) == L)
+        task_push(L, t);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+/* core.suspend() -> values given to core.wake, or the cancelled marker. */
+static int l_suspend(lua_State *L)
+{
+    task_t *t = task_waitable(lc_state(L)->sched, L, "suspend");
+    task_wait(t, NULL, NULL);
+    return lua_yield(L, 0);
+}
+
+/* core.wake(task, ...) -> true if the task was suspended and is now woken. */
+static int l_wake(lua_State *L)
+{
+    task_t *t = task_check(L, 1);
+    int n = lua_gettop(L) - 1;
+    if (!task_waiting(t) || task_thread(t) == L) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    lua_xmove(L, task_thread(t), n);
+    task_wake(t, n);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+struct sleeper {
+    loop_t *loop;
+    loop_timer_t *timer;
+    task_t *task;
+};
+
+static void sleep_done(loop_t *loop, void *arg)
+{
+    struct sleeper *sl = arg;
+    loop_unref(loop);
+    task_wake(sl->task, 0);
+    free(sl);
+}
+
+static void sleep_abort(void *arg)
+{
+    struct sleeper *sl = arg;
+    loop_timer_cancel(sl->loop, sl->timer);
+    loop_unref(sl->loop);
+    free(sl);
+}
+
+/* core.sleep(seconds) */
+static int l_sleep(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    double secs = luaL_checknumber(L, 1);
+    task_t *t = task_waitable(st->sched, L, "sleep");
+    struct sleeper *sl = malloc(sizeof(*sl));
+    if (!sl) return luaL_error(L, "sleep: out of memory");
+    sl->loop = st->loop;
+    sl->task = t;
+    sl->timer = loop_timer_add(st->loop, secs, sleep_done, sl);
+    if (!sl->timer) {
+        free(sl);
+        return luaL_error(L, "sleep: out of memory");
+    }
+    loop_ref(st->loop);
+    task_wait(t, sleep_abort, sl);
+    return lua_yield(L, 0);
+}
+
+/* core.now() -> monotonic seconds */
+static int l_now(lua_State *L)
+{
+    lua_pushnumber(L, loop_time());
+    return 1;
+}
+
+/* core.run(fn, ...) -> true, results... | false, err, traceback
+ * Runs fn as the main task and drives the loop until no task can make progress. */
+static int l_run(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    if (st->running) return luaL_error(L, "run: already running (call lc.spawn inside a run)");
+    st->running = 1;
+    st->L = L;
+    sched_set_lua(st->sched, L);
+    int nargs = lua_gettop(L) - 1;
+    task_t *main = task_spawn(st->sched, L, nargs);
+    task_set_quiet(main); /* its error goes to the caller, not to stderr */
+    sched_run(st->sched);
+    st->running = 0;
+    int state = task_state(main);
+    if (state == 0) {
+        lua_pushboolean(L, 0);
+        lua_pushliteral(L, "run ended while the main task was still blocked");
+        return 2;
+    }
+    int n = task_join(st->sched, L, main); /* ended: pushes true, ... | false, err */
+    if (state == 1) return n;
+    task_push_traceback(L, main);
+    return n + 1;
+}
+
+/* ---- task methods ---- */
+
+/* task:_join() -> true, results... | false, err (waits until the task ends) */
+static int t_join(lua_State *L)
+{
+    return task_join(lc_state(L)->sched, L, task_check(L, 1));
+}
+
+static int t_cancel(lua_State *L)
+{
+    task_cancel(task_check(L, 1));
+    return 0;
+}
+
+static int t_done(lua_State *L)
+{
+    lua_pushboolean(L, task_state(task_check(L, 1)) != 0);
+    return 1;
+}
+
+static int t_state(lua_State *L)
+{
+    static const char *const names[] = {"running", "finished", "failed", "cancelled"};
+    lua_pushstring(L, names[task_state(task_check(L, 1))]);
+    return 1;
+}
+
+static int t_id(lua_State *L)
+{
+    lua_pushnumber(L, (double)task_id(task_check(L, 1)));
+    return 1;
+}
+
+static int t_tostring(lua_State *L)
+{
+    task_t *t = task_check(L, 1);
+    lua_pushfstring(L, "task %d", (int)task_id(t));
+    return 1;
+}
+
+static int t_gc(lua_State *L)
+{
+    task_release(L, task_check(L, 1));
+    return 0;
+}
+
+static const luaL_Reg task_methods[] = {
+    {"_join", t_join}, {"cancel", t_cancel}, {"done", t_done},
+    {"state", t_state}, {"id", t_id},        {NULL, NULL},
+};
+
+static const luaL_Reg core_funcs[] = {
+    {"spawn", l_spawn}, {"current", l_current}, {"suspend", l_suspend}, {"wake", l_wake},
+    {"sleep", l_sleep}, {"now", l_now},         {"run", l_run},         {NULL, NULL},
+};
+
+void lc_register_task(lua_State *L)
+{
+    lc_setfuncs(L, core_funcs);
+    /* The task metatable; init.lua adds the Lua-level methods to core.Task. */
+    luaL_newmetatable(L, TASK_METATABLE);
+    lua_createtable(L, 0, 8);
+    lua_pushvalue(L, -3); /* state */
+    lc_setfuncs(L, task_methods);
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "__index");
+    lua_setfield(L, -4, "Task"); /* core.Task = methods */
+    lua_pushcfunction(L, t_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, t_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+}

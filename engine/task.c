@@ -1,0 +1,498 @@
+/* task.c: tasks are LuaJIT coroutines; the scheduler resumes them from the loop.
+ *
+ * Life of a task: NEW (spawned, queued) -> RUNNING -> WAITING (yielded inside a C
+ * wait) -> READY (woken, queued) -> RUNNING ... -> DONE (finished, failed or
+ * cancelled). Only the scheduler calls lua_resume, from a deferred loop call, so
+ * no resume ever nests inside a curl, c-ares or timer callback. */
+#include "task.h"
+
+#include <lauxlib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum state { T_NEW, T_READY, T_RUNNING, T_WAITING, T_DONE };
+enum outcome { R_NONE, R_OK, R_FAILED, R_CANCELLED };
+
+struct joiner {
+    struct joiner *prev, *next;
+    task_t *waiter, *target;
+};
+
+struct task {
+    sched_t *s;
+    lua_State *co;
+    int co_ref, self_ref, result_ref;
+    enum state state;
+    enum outcome outcome;
+    int nwake;          /* values on co's stack to resume with */
+    int cancel_pending; /* cancel asked while running or queued */
+    int resume_marker;  /* resume with the cancelled marker */
+    int error_delivered;
+    task_abort_fn abort;
+    void *abort_arg;
+    task_t *ready_next;
+    task_t *live_prev, *live_next;
+    struct joiner *joiners;
+    unsigned long id;
+};
+
+struct sched {
+    lua_State *L;
+    loop_t *loop;
+    task_t *ready_head, *ready_tail;
+    int drain_scheduled;
+    task_t *current;
+    task_t *live;
+    int cancel_err_ref;
+    unsigned long next_id;
+    sched_stats_t stats;
+};
+
+static char cancelled_marker;
+
+void *task_cancelled_marker(void)
+{
+    return &cancelled_marker;
+}
+
+/* ---- the ready queue ---- */
+
+static void drain(loop_t *loop, void *arg);
+
+static void make_ready(task_t *t, int nwake)
+{
+    sched_t *s = t->s;
+    t->state = t->state == T_NEW ? T_NEW : T_READY;
+    t->nwake = nwake;
+    t->ready_next = NULL;
+    if (s->ready_tail)
+        s->ready_tail->ready_next = t;
+    else
+        s->ready_head = t;
+    s->ready_tail = t;
+    if (!s->drain_scheduled && loop_defer(s->loop, drain, s) == 0) s->drain_scheduled = 1;
+}
+
+/* ---- ending a task ---- */
+
+static void push_outcome(lua_State *L, task_t *t)
+{
+    lua_rawgeti(L, LUA_REGISTRYINDEX, t->result_ref);
+    if (t->outcome == R_OK) {
+        int n = (lua_getfield(L, -1, "n"), (int)lua_tointeger(L, -1));
+        lua_pop(L, 1);
+        luaL_checkstack(L, n + 2, "too many results to join");
+        lua_pushboolean(L, 1);
+        for (int i = 1; i <= n; i++) lua_rawgeti(L, -1 - i, i);
+        lua_remove(L, -2 - n); /* the table */
+    } else {
+        lua_getfield(L, -1, "err");
+        lua_remove(L, -2);
+        lua_pushboolean(L, 0);
+        lua_insert(L, -2);
+    }
+}
+
+static int outcome_count(lua_State *L, task_t *t)
+{
+    if (t->outcome != R_OK) return 2;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, t->result_ref);
+    lua_getfield(L, -1, "n");
+    int n = (int)lua_tointeger(L, -1);
+    lua_pop(L, 2);
+    return n + 1;
+}
+
+static void wake_joiners(task_t *t)
+{
+    sched_t *s = t->s;
+    while (t->joiners) {
+        struct joiner *j = t->joiners;
+        t->joiners = j->next;
+        task_t *w = j->waiter;
+        free(j);
+        w->abort = NULL;
+        int n = outcome_count(s->L, t);
+        push_outcome(s->L, t);
+        lua_xmove(s->L, w->co, n);
+        task_wake(w, n);
+        t->error_delivered = 1;
+    }
+}
+
+/* Push a readable message for the error value at idx. */
+static void push_error_text(lua_State *L, int idx)
+{
+    if (lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER)
+        lua_pushstring(L, lua_tostring(L, idx));
+    else if (!luaL_callmeta(L, idx, "__tostring") || !lua_isstring(L, -1))
+        lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, idx));
+}
+
+static void finish(task_t *t, enum outcome outcome)
+{
+    sched_t *s = t->s;
+    lua_State *L = s->L;
+    t->state = T_DONE;
+    t->outcome = outcome;
+    if (t->live_prev)
+        t->live_prev->live_next = t->live_next;
+    else
+        s->live = t->live_next;
+    if (t->live_next) t->live_next->live_prev = t->live_prev;
+    s->stats.live--;
+    if (outcome == R_OK)
+        s->stats.finished++;
+    else if (outcome == R_FAILED)
+        s->stats.failed++;
+    else
+        s->stats.cancelled++;
+
+    int had_joiners = t->joiners != NULL;
+    wake_joiners(t);
+    if (outcome == R_FAILED && !had_joiners && !t->error_delivered) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, t->result_ref);
+        lua_getfield(L, -1, "traceback");
+        fprintf(stderr, "luacrawl: task %lu failed: %s\n", t->id, lua_tostring(L, -1));
+        fflush(stderr);
+        lua_pop(L, 2);
+    }
+    luaL_unref(L, LUA_REGISTRYINDEX, t->co_ref);
+    t->co_ref = LUA_NOREF;
+    t->co = NULL;
+    /* Last: after this the task object may be collected once nothing else holds it. */
+    luaL_unref(L, LUA_REGISTRYINDEX, t->self_ref);
+    t->self_ref = LUA_NOREF;
+}
+
+/* Results (or the error) of a coroutine that has returned, stored as a table:
+ * {n = count, ...} on success, {err = value, traceback = text} on failure. */
+static void store_results(task_t *t, int status)
+{
+    lua_State *L = t->s->L;
+    lua_State *co = t->co;
+    if (status == 0) {
+        int n = lua_gettop(co);
+        lua_createtable(L, n, 1);
+        int tidx = lua_gettop(L);
+        lua_xmove(co, L, n);
+        for (int i = n; i >= 1; i--) lua_rawseti(L, tidx, i);
+        lua_pushinteger(L, n);
+        lua_setfield(L, tidx, "n");
+    } else {
+        lua_createtable(L, 0, 2);
+        lua_xmove(co, L, 1);
+        int eidx = lua_gettop(L);
+        push_error_text(L, eidx);
+        luaL_traceback(L, co, lua_tostring(L, -1), 0);
+        lua_setfield(L, eidx - 1, "traceback");
+        lua_pop(L, 1);
+        lua_setfield(L, -2, "err");
+    }
+    t->result_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+static int is_cancel_error(sched_t *s, lua_State *co)
+{
+    lua_rawgeti(co, LUA_REGISTRYINDEX, s->cancel_err_ref);
+    int same = lua_rawequal(co, -1, -2);
+    lua_pop(co, 1);
+    return same;
+}
+
+/* ---- resuming ---- */
+
+static void resume(task_t *t)
+{
+    sched_t *s = t->s;
+    lua_State *co = t->co;
+    int n = t->nwake;
+    if (t->state == T_NEW && t->cancel_pending) {
+        lua_settop(co, 0);
+        lua_rawgeti(s->L, LUA_REGISTRYINDEX, s->cancel_err_ref);
+        lua_createtable(s->L, 0, 1);
+        lua_insert(s->L, -2);
+        lua_setfield(s->L, -2, "err");
+        t->result_ref = luaL_ref(s->L, LUA_REGISTRYINDEX);
+        finish(t, R_CANCELLED);
+        return;
+    }
+    if (t->cancel_pending || t->resume_marker) {
+        lua_pop(co, n);
+        lua_pushlightuserdata(co, &cancelled_marker);
+        n = 1;
+        t->cancel_pending = 0;
+        t->resume_marker = 0;
+    }
+    t->state = T_RUNNING;
+    s->current = t;
+    int status = lua_resume(co, n);
+    s->current = NULL;
+    if (status == LUA_YIELD) {
+        if (t->state == T_RUNNING) {
+            /* A plain coroutine.yield() in the task body: give way to others. */
+            lua_settop(co, 0);
+            t->state = T_READY;
+            make_ready(t, 0);
+        }
+        return;
+    }
+    if (status == 0) {
+        store_results(t, 0);
+        finish(t, R_OK);
+        return;
+    }
+    int cancelled = is_cancel_error(s, co);
+    store_results(t, status);
+    finish(t, cancelled ? R_CANCELLED : R_FAILED);
+}
+
+static void drain(loop_t *loop, void *arg)
+{
+    (void)loop;
+    sched_t *s = arg;
+    s->drain_scheduled = 0;
+    /* Resume only the tasks ready now; those woken meanwhile wait for the next
+     * turn, after the loop has polled for I/O. */
+    task_t *t = s->ready_head, *last = s->ready_tail;
+    s->ready_head = s->ready_tail = NULL;
+    while (t) {
+        task_t *next = t == last ? NULL : t->ready_next;
+        t->ready_next = NULL;
+        resume(t);
+        t = next;
+    }
+}
+
+/* ---- public API ---- */
+
+sched_t *sched_new(lua_State *L, loop_t *loop)
+{
+    sched_t *s = calloc(1, sizeof(*s));
+    if (!s) return NULL;
+    s->L = L;
+    s->loop = loop;
+    s->cancel_err_ref = LUA_NOREF;
+    return s;
+}
+
+void sched_free(sched_t *s)
+{
+    free(s);
+}
+
+loop_t *sched_loop(sched_t *s)
+{
+    return s->loop;
+}
+
+void sched_set_lua(sched_t *s, lua_State *L)
+{
+    s->L = L;
+}
+
+void sched_get_stats(const sched_t *s, sched_stats_t *stats)
+{
+    *stats = s->stats;
+}
+
+void sched_set_cancel_error(sched_t *s, lua_State *L, int idx)
+{
+    lua_pushvalue(L, idx);
+    luaL_unref(L, LUA_REGISTRYINDEX, s->cancel_err_ref);
+    s->cancel_err_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+task_t *task_spawn(sched_t *s, lua_State *L, int nargs)
+{
+    luaL_checktype(L, -nargs - 1, LUA_TFUNCTION);
+    lua_State *co = lua_newthread(L);
+    int co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_xmove(L, co, nargs + 1);
+    task_t *t = lua_newuserdata(L, sizeof(*t));
+    memset(t, 0, sizeof(*t));
+    luaL_getmetatable(L, TASK_METATABLE);
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    t->self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    t->co_ref = co_ref;
+    t->result_ref = LUA_NOREF;
+    t->s = s;
+    t->co = co;
+    t->id = ++s->next_id;
+    t->state = T_NEW;
+    t->live_next = s->live;
+    if (s->live) s->live->live_prev = t;
+    s->live = t;
+    s->stats.spawned++;
+    s->stats.live++;
+    make_ready(t, nargs);
+    return t;
+}
+
+void task_release(lua_State *L, task_t *t)
+{
+    if (t->state != T_DONE) return; /* never: a live task is anchored */
+    luaL_unref(L, LUA_REGISTRYINDEX, t->result_ref);
+    t->result_ref = LUA_NOREF;
+}
+
+task_t *task_check(lua_State *L, int idx)
+{
+    return luaL_checkudata(L, idx, TASK_METATABLE);
+}
+
+task_t *task_current(sched_t *s)
+{
+    return s->current;
+}
+
+lua_State *task_thread(task_t *t)
+{
+    return t->co;
+}
+
+unsigned long task_id(task_t *t)
+{
+    return t->id;
+}
+
+void task_push(lua_State *L, task_t *t)
+{
+    if (t->self_ref != LUA_NOREF)
+        lua_rawgeti(L, LUA_REGISTRYINDEX, t->self_ref);
+    else
+        lua_pushnil(L);
+}
+
+/* Raise msg located at the caller of the public Lua wrapper (level 2), which is
+ * where the script made the call. */
+static int raise_at_caller(lua_State *L, const char *what, const char *msg)
+{
+    luaL_where(L, 2);
+    lua_pushfstring(L, "%s: %s", what, msg);
+    lua_concat(L, 2);
+    return lua_error(L);
+}
+
+task_t *task_waitable(sched_t *s, lua_State *L, const char *what)
+{
+    task_t *t = s->current;
+    if (!t)
+        raise_at_caller(L, what, "must be called from a luacrawl task (inside lc.run or a task "
+                                 "it spawned)");
+    else if (t->co != L)
+        raise_at_caller(L, what, "called from a coroutine the task created itself; luacrawl "
+                                 "can only wait in the task's own coroutine");
+    else if (!lua_isyieldable(L))
+        raise_at_caller(L, what, "cannot wait here: the call is inside a function called from C "
+                                 "(a table.sort comparator, a string.gsub callback, a "
+                                 "metamethod called by C)");
+    return t;
+}
+
+void task_wait(task_t *t, task_abort_fn abort, void *arg)
+{
+    t->state = T_WAITING;
+    t->abort = abort;
+    t->abort_arg = arg;
+    if (t->cancel_pending) task_cancel(t);
+}
+
+void task_wake(task_t *t, int nresults)
+{
+    if (t->state != T_WAITING) return;
+    t->abort = NULL;
+    make_ready(t, nresults);
+}
+
+int task_waiting(task_t *t)
+{
+    return t->state == T_WAITING;
+}
+
+void task_cancel(task_t *t)
+{
+    switch (t->state) {
+    case T_DONE: return;
+    case T_NEW:
+    case T_READY:
+    case T_RUNNING: t->cancel_pending = 1; return;
+    case T_WAITING: break;
+    }
+    task_abort_fn abort = t->abort;
+    t->abort = NULL;
+    t->cancel_pending = 0;
+    if (abort) abort(t->abort_arg);
+    t->resume_marker = 1;
+    t->state = T_WAITING; /* the abort function must not have woken it */
+    make_ready(t, 0);
+}
+
+void task_set_quiet(task_t *t)
+{
+    t->error_delivered = 1;
+}
+
+void task_push_traceback(lua_State *L, task_t *t)
+{
+    if (t->state != T_DONE || t->outcome != R_FAILED) {
+        lua_pushnil(L);
+        return;
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, t->result_ref);
+    lua_getfield(L, -1, "traceback");
+    lua_remove(L, -2);
+}
+
+int task_state(task_t *t)
+{
+    if (t->state != T_DONE) return 0;
+    return t->outcome == R_OK ? 1 : t->outcome == R_FAILED ? 2 : 3;
+}
+
+static void abort_join(void *arg)
+{
+    struct joiner *j = arg;
+    if (j->prev)
+        j->prev->next = j->next;
+    else
+        j->target->joiners = j->next;
+    if (j->next) j->next->prev = j->prev;
+    free(j);
+}
+
+int task_join(sched_t *s, lua_State *L, task_t *target)
+{
+    if (target->state == T_DONE) {
+        target->error_delivered = 1;
+        int n = outcome_count(L, target);
+        push_outcome(L, target);
+        return n;
+    }
+    task_t *me = task_waitable(s, L, "join");
+    if (me == target) luaL_error(L, "join: a task cannot join itself");
+    struct joiner *j = calloc(1, sizeof(*j));
+    if (!j) luaL_error(L, "join: out of memory");
+    j->waiter = me;
+    j->target = target;
+    j->next = target->joiners;
+    if (target->joiners) target->joiners->prev = j;
+    target->joiners = j;
+    task_wait(me, abort_join, j);
+    return lua_yield(L, 0);
+}
+
+void sched_run(sched_t *s)
+{
+    /* When nothing is left to wait for, tasks still blocked (on a queue nobody will
+     * fill, say) can never go on: cancel them so their cleanup runs, and run again.
+     * A task that swallows the cancellation and blocks again is cancelled again, a
+     * bounded number of times. */
+    for (int round = 0; round < 16; round++) {
+        loop_run(s->loop);
+        if (!s->live) return;
+        for (task_t *t = s->live; t; t = t->live_next) task_cancel(t);
+    }
+}

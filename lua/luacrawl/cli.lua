@@ -1,0 +1,189 @@
+-- luacrawl.cli: the command line. engine/main.c hands argv here.
+--   luacrawl run SCRIPT [ARGS...]
+--   luacrawl fetch [-I] [-L] [-H 'Name: value'] [-A UA] [--dns-server S] [--timeout S] URL
+--   luacrawl --version | --help
+-- Exit status: 0 ok, 1 script error, 2 usage, 3 the fetch failed.
+local lc = require "luacrawl"
+
+local M = {}
+
+local EXIT_OK, EXIT_SCRIPT, EXIT_USAGE, EXIT_FETCH = 0, 1, 2, 3
+
+local USAGE = [==[
+usage: luacrawl [--dns-server HOST[:PORT][,...]] COMMAND [ARGS]
+
+commands:
+  run SCRIPT [ARGS...]   run a Lua script as the main task; it sees ARGS in `arg`
+  fetch [options] URL    fetch one URL: status and headers to stderr, body to stdout
+      -I, --head             send HEAD and print only the status and headers
+      -L, --location [N]     follow up to N redirects (default 10)
+      -H, --header 'N: V'    add a request header (repeatable)
+      -A, --user-agent UA    set the User-Agent
+      --timeout SECONDS      total time limit (default 30)
+      --max-size BYTES       largest body accepted (default 10 MiB)
+      --dns-server S         DNS servers, HOST[:PORT][,...]
+      --insecure             do not verify TLS certificates
+  --version              print the versions of luacrawl and its libraries
+  --help                 this text
+
+Exit status: 0 success, 1 script error, 2 usage error, 3 the fetch failed.
+DNS servers come from --dns-server, LUACRAWL_DNS_SERVERS, or /etc/resolv.conf.
+]==]
+
+local function usage_error(msg)
+  io.stderr:write("luacrawl: ", msg, "\n", "Try 'luacrawl --help'.\n")
+  return EXIT_USAGE
+end
+
+local function configure_dns(servers)
+  if not servers then return true end
+  local ok, err = pcall(lc.configure, { dns_servers = servers })
+  if not ok then
+    io.stderr:write("luacrawl: ", tostring(err), "\n")
+    return false
+  end
+  return true
+end
+
+-- Run fn as the main task; print its error with a traceback. -> ok, results...
+local function run_main(fn, ...)
+  local r = { lc._run(fn, ...) }
+  if not r[1] then
+    local err, tb = r[2], r[3]
+    io.stderr:write("luacrawl: ", tb or tostring(err), "\n")
+  end
+  return unpack(r)
+end
+
+function M.run_file(args)
+  local script = args[1]
+  if not script then return usage_error("run: missing SCRIPT") end
+  local chunk, err = loadfile(script)
+  if not chunk then
+    io.stderr:write("luacrawl: ", err, "\n")
+    return EXIT_SCRIPT
+  end
+  local script_args = { [0] = script }
+  for i = 2, #args do script_args[i - 1] = args[i] end
+  _G.arg = script_args
+  local ok = run_main(chunk, unpack(script_args))
+  return ok and EXIT_OK or EXIT_SCRIPT
+end
+
+local function print_headers(res)
+  local names = {}
+  for k in pairs(res.headers) do names[#names + 1] = k end
+  table.sort(names)
+  io.stderr:write(("HTTP/%s %d\n"):format(res.http_version, res.status))
+  for _, k in ipairs(names) do io.stderr:write(k, ": ", res.headers[k], "\n") end
+  io.stderr:write("\n")
+end
+
+local function parse_fetch(args)
+  local o = { headers = {} }
+  local i = 1
+  local function value(flag)
+    i = i + 1
+    if args[i] == nil then error(("%s needs a value"):format(flag), 0) end
+    return args[i]
+  end
+  while i <= #args do
+    local a = args[i]
+    if a == "-I" or a == "--head" then
+      o.head = true
+    elseif a == "-L" or a == "--location" then
+      o.follow = 10
+      if args[i + 1] and args[i + 1]:match("^%d+$") then
+        i = i + 1
+        o.follow = tonumber(args[i])
+      end
+    elseif a == "-H" or a == "--header" then
+      local h = value(a)
+      local name, v = h:match("^%s*([^:]+):%s*(.-)%s*$")
+      if not name then error(("bad header '%s' (use 'Name: value')"):format(h), 0) end
+      o.headers[name] = v
+    elseif a == "-A" or a == "--user-agent" then
+      o.user_agent = value(a)
+    elseif a == "--timeout" then
+      o.timeout = tonumber(value(a)) or error("--timeout needs a number of seconds", 0)
+    elseif a == "--max-size" then
+      o.max_size = tonumber(value(a)) or error("--max-size needs a number of bytes", 0)
+    elseif a == "--dns-server" then
+      o.dns_server = value(a)
+    elseif a == "--insecure" or a == "-k" then
+      o.insecure = true
+    elseif a:sub(1, 1) == "-" and a ~= "-" then
+      error(("unknown option '%s'"):format(a), 0)
+    elseif o.url then
+      error("fetch takes one URL", 0)
+    else
+      o.url = a
+    end
+    i = i + 1
+  end
+  if not o.url then error("fetch: missing URL", 0) end
+  return o
+end
+
+function M.fetch(args)
+  local ok, o = pcall(parse_fetch, args)
+  if not ok then return usage_error(o) end
+  if not configure_dns(o.dns_server) then return EXIT_USAGE end
+  local status = EXIT_OK
+  local ran = run_main(function()
+    local res, err = lc.fetch(o.url, {
+      method = o.head and "HEAD" or nil, headers = o.headers, user_agent = o.user_agent,
+      timeout = o.timeout, max_size = o.max_size, follow = o.follow, insecure = o.insecure,
+    })
+    if not res then
+      io.stderr:write("luacrawl: fetch failed: ", tostring(err), "\n")
+      status = EXIT_FETCH
+      return
+    end
+    print_headers(res)
+    if not o.head then io.stdout:write(res.body) end
+    io.stdout:flush()
+  end)
+  if not ran then return EXIT_SCRIPT end
+  return status
+end
+
+local function version()
+  local v = lc.versions()
+  print(("luacrawl %s\n%s\nlibcurl %s\nc-ares %s"):format(v.luacrawl, v.luajit, v.libcurl, v["c-ares"]))
+  return EXIT_OK
+end
+
+local commands = { run = M.run_file, fetch = M.fetch }
+M.commands = commands
+
+function M.main(args)
+  local i = 1
+  while args[i] and args[i]:sub(1, 1) == "-" do
+    local a = args[i]
+    if a == "--help" or a == "-h" then
+      io.stdout:write(USAGE)
+      return EXIT_OK
+    elseif a == "--version" or a == "-V" then
+      return version()
+    elseif a == "--dns-server" then
+      if not args[i + 1] then return usage_error("--dns-server needs a value") end
+      if not configure_dns(args[i + 1]) then return EXIT_USAGE end
+      i = i + 2
+    else
+      return usage_error(("unknown option '%s'"):format(a))
+    end
+  end
+  local name = args[i]
+  if not name then
+    io.stderr:write(USAGE)
+    return EXIT_USAGE
+  end
+  local cmd = commands[name]
+  if not cmd then return usage_error(("unknown command '%s'"):format(name)) end
+  local rest = {}
+  for j = i + 1, #args do rest[#rest + 1] = args[j] end
+  return cmd(rest)
+end
+
+return M

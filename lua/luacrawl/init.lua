@@ -1,0 +1,313 @@
+-- luacrawl: the public module. The C core (engine/lua_*.c) passes its functions
+-- in `core`; this file wraps the waiting ones, and adds what is simpler in Lua:
+-- errors, queues, semaphores, gather and timeout.
+local core = ...
+
+local select, setmetatable, error, type, tostring = select, setmetatable, error, type, tostring
+local unpack = unpack or table.unpack
+local CANCELLED = core.CANCELLED
+
+local function pack(...)
+  return { n = select("#", ...), ... }
+end
+
+local M = {}
+
+-- Errors that are part of crawling come back as `nil, err`: err.kind names what
+-- went wrong (invalid_url, dns, connect, tls, timeout, too_large, protocol,
+-- cancelled), err.message says it for people.
+local Error = {}
+Error.__index = Error
+Error.__tostring = function(e)
+  if e.url then return e.kind .. ": " .. e.message .. " (" .. e.url .. ")" end
+  return e.kind .. ": " .. e.message
+end
+
+function M.error(kind, message, fields)
+  local e = fields or {}
+  e.kind, e.message = kind, message or kind
+  return setmetatable(e, Error)
+end
+
+function M.is_error(v)
+  return getmetatable(v) == Error
+end
+
+-- Raised inside a task at the call that was waiting when the task is cancelled.
+local cancel_error = M.error("cancelled", "task cancelled")
+M.cancelled = cancel_error
+
+-- Response headers: stored under lower-case names, looked up in any case.
+local Headers = {
+  __index = function(t, k)
+    if type(k) == "string" then return rawget(t, k:lower()) end
+  end,
+}
+
+-- Responses: more methods (html, ...) are added by the toolkit modules.
+local Response = {}
+Response.__index = Response
+M.Response = Response
+
+core.init(Error, cancel_error, Response, Headers)
+
+local function check(first, ...)
+  if first == CANCELLED then error(cancel_error, 0) end
+  return first, ...
+end
+
+-- Tasks ---------------------------------------------------------------------
+
+local Task = core.Task
+
+local function join_result(ok, ...)
+  if ok == CANCELLED then error(cancel_error, 0) end
+  if ok then return ... end
+  error((...), 0)
+end
+
+function Task:join()
+  return join_result(self:_join())
+end
+
+M.spawn = core.spawn
+M.current = core.current
+M.now = core.now
+
+function M.sleep(seconds)
+  check(core.sleep(seconds))
+end
+
+function M.fetch(url, opts)
+  return check(core.fetch(url, opts))
+end
+
+function M.resolve(host)
+  return check(core.resolve(host))
+end
+
+-- Suspend the running task until core.wake; raise if cancelled meanwhile.
+local function suspend()
+  return check(core.suspend())
+end
+
+function M.run(fn, ...)
+  local r = pack(core.run(fn, ...))
+  if r[1] then return unpack(r, 2, r.n) end
+  error(r[2], 0)
+end
+
+-- core.run for callers that want the traceback: true, ... | false, err, traceback
+M._run = core.run
+
+function M.configure(opts)
+  core.configure(opts)
+end
+
+M.stats = core.stats
+M.versions = core.versions
+M.version = core.versions().luacrawl
+
+-- Waiter lists shared by queues and semaphores ------------------------------
+
+-- A FIFO of waiting tasks. wake_one wakes the first still waiting; a task that
+-- was cancelled while waiting is skipped.
+local function waiters()
+  return { first = 1, last = 0 }
+end
+
+local function wait_in(list)
+  local me = core.current()
+  if not me then error("must be called from a luacrawl task", 3) end
+  list.last = list.last + 1
+  list[list.last] = me
+  local first = core.suspend()
+  if first == CANCELLED then
+    for i = list.first, list.last do
+      if list[i] == me then list[i] = false end
+    end
+    return false
+  end
+  return true
+end
+
+local function wake_one(list)
+  while list.first <= list.last do
+    local t = list[list.first]
+    list[list.first] = nil
+    list.first = list.first + 1
+    if t and core.wake(t) then return true end
+  end
+  return false
+end
+
+local function wake_all(list)
+  while wake_one(list) do end
+end
+
+-- Queue -----------------------------------------------------------------------
+
+local Queue = {}
+Queue.__index = Queue
+
+-- A FIFO queue for tasks: get waits while empty, put waits while full (maxsize
+-- > 0), join waits until every item put has been marked task_done.
+function M.queue(maxsize)
+  return setmetatable({
+    maxsize = maxsize or 0, head = 1, tail = 0, unfinished = 0,
+    getters = waiters(), putters = waiters(), joiners = waiters(),
+  }, Queue)
+end
+
+function Queue:size()
+  return self.tail - self.head + 1
+end
+
+function Queue:empty()
+  return self.tail < self.head
+end
+
+function Queue:full()
+  return self.maxsize > 0 and self:size() >= self.maxsize
+end
+
+function Queue:put_nowait(item)
+  if item == nil then error("queue: cannot put nil", 2) end
+  if self:full() then return false end
+  self.tail = self.tail + 1
+  self[self.tail] = item
+  self.unfinished = self.unfinished + 1
+  wake_one(self.getters)
+  return true
+end
+
+function Queue:get_nowait()
+  if self.tail < self.head then return nil end
+  local item = self[self.head]
+  self[self.head] = nil
+  self.head = self.head + 1
+  if self.head > self.tail then self.head, self.tail = 1, 0 end
+  wake_one(self.putters)
+  return item
+end
+
+function Queue:put(item)
+  while self:full() do
+    if not wait_in(self.putters) then
+      -- Cancelled: pass on a wake-up this task may have taken.
+      if not self:full() then wake_one(self.putters) end
+      error(cancel_error, 0)
+    end
+  end
+  return self:put_nowait(item)
+end
+
+function Queue:get()
+  while self:empty() do
+    if not wait_in(self.getters) then
+      if not self:empty() then wake_one(self.getters) end
+      error(cancel_error, 0)
+    end
+  end
+  return self:get_nowait()
+end
+
+function Queue:task_done()
+  if self.unfinished <= 0 then error("queue: task_done called more times than put", 2) end
+  self.unfinished = self.unfinished - 1
+  if self.unfinished == 0 then wake_all(self.joiners) end
+end
+
+function Queue:join()
+  while self.unfinished > 0 do
+    if not wait_in(self.joiners) then error(cancel_error, 0) end
+  end
+end
+
+-- Semaphore ---------------------------------------------------------------------
+
+local Semaphore = {}
+Semaphore.__index = Semaphore
+
+function M.semaphore(n)
+  return setmetatable({ value = n or 1, waiting = waiters() }, Semaphore)
+end
+
+function Semaphore:acquire()
+  while self.value <= 0 do
+    if not wait_in(self.waiting) then
+      if self.value > 0 then wake_one(self.waiting) end
+      error(cancel_error, 0)
+    end
+  end
+  self.value = self.value - 1
+end
+
+function Semaphore:release()
+  self.value = self.value + 1
+  wake_one(self.waiting)
+end
+
+-- Run fn holding the semaphore; released however fn ends.
+function Semaphore:with(fn, ...)
+  self:acquire()
+  local r = pack(pcall(fn, ...))
+  self:release()
+  if not r[1] then error(r[2], 0) end
+  return unpack(r, 2, r.n)
+end
+
+-- gather and timeout --------------------------------------------------------------
+
+-- Wait for every argument (a task, or a function to spawn) and return the first
+-- result of each, in order. If one fails, the others are cancelled and its error
+-- is raised.
+function M.gather(...)
+  local n = select("#", ...)
+  local tasks = {}
+  for i = 1, n do
+    local v = select(i, ...)
+    if type(v) == "function" then v = core.spawn(v) end
+    tasks[i] = v
+  end
+  local results = {}
+  for i = 1, n do
+    local ok, r = pcall(tasks[i].join, tasks[i])
+    if not ok then
+      for j = i + 1, n do tasks[j]:cancel() end
+      if r == cancel_error then
+        for j = 1, i do tasks[j]:cancel() end
+      end
+      error(r, 0)
+    end
+    results[i] = r
+  end
+  return unpack(results, 1, n)
+end
+
+-- Run fn(...) in a task of its own; its results, or nil and a timeout error when
+-- it has not ended after `seconds` (it is then cancelled).
+function M.timeout(seconds, fn, ...)
+  local child = core.spawn(fn, ...)
+  local expired = false
+  local timer = core.spawn(function()
+    M.sleep(seconds)
+    expired = true
+    child:cancel()
+  end)
+  local r = pack(pcall(child.join, child))
+  timer:cancel()
+  if expired then
+    return nil, M.error("timeout", ("no result within %g seconds"):format(seconds))
+  end
+  if not r[1] then
+    if r[2] == cancel_error then child:cancel() end
+    error(r[2], 0)
+  end
+  return unpack(r, 2, r.n)
+end
+
+M._suspend = suspend
+M._wake = core.wake
+
+return M

@@ -1,0 +1,151 @@
+/* Unit tests of engine/loop.c: timer order, cancellation, deferred calls, fds. */
+#include "loop.h"
+#include "test.h"
+
+#include <string.h>
+#include <unistd.h>
+
+static char order[64];
+static int norder;
+
+static void record(loop_t *loop, void *arg)
+{
+    (void)loop;
+    order[norder++] = *(const char *)arg;
+    order[norder] = '\0';
+}
+
+static void timers_fire_in_deadline_order(void)
+{
+    loop_t *loop = loop_new();
+    norder = 0;
+    loop_timer_add(loop, 0.030, record, "c");
+    loop_timer_add(loop, 0.010, record, "a");
+    loop_timer_add(loop, 0.020, record, "b");
+    loop_ref(loop);
+    while (norder < 3) loop_run_once(loop, 1);
+    CHECK(strcmp(order, "abc") == 0);
+    loop_free(loop);
+}
+
+static void equal_deadlines_fire_in_insertion_order(void)
+{
+    loop_t *loop = loop_new();
+    norder = 0;
+    static const char *letters = "abcdefgh";
+    for (int i = 0; i < 8; i++) loop_timer_add(loop, 0, record, (void *)(letters + i));
+    loop_ref(loop);
+    while (norder < 8) loop_run_once(loop, 1);
+    CHECK(strcmp(order, "abcdefgh") == 0);
+    loop_free(loop);
+}
+
+static void cancelled_timers_never_fire(void)
+{
+    loop_t *loop = loop_new();
+    norder = 0;
+    loop_timer_t *t1 = loop_timer_add(loop, 0.005, record, "x");
+    loop_timer_add(loop, 0.010, record, "a");
+    loop_timer_t *t3 = loop_timer_add(loop, 0.015, record, "y");
+    loop_timer_add(loop, 0.020, record, "b");
+    loop_timer_cancel(loop, t1);
+    loop_timer_cancel(loop, t3);
+    loop_ref(loop);
+    while (norder < 2) loop_run_once(loop, 1);
+    double until = loop_time() + 0.03;
+    while (loop_time() < until) loop_run_once(loop, 0);
+    CHECK(strcmp(order, "ab") == 0);
+    loop_free(loop);
+}
+
+static int fire_count, fire_out_of_order;
+static double fire_last;
+
+static void fire_in_order(loop_t *loop, void *arg)
+{
+    (void)loop;
+    double when = *(const double *)arg;
+    if (when < fire_last) fire_out_of_order++;
+    fire_last = when;
+    fire_count++;
+}
+
+static void many_timers_stay_ordered(void)
+{
+    loop_t *loop = loop_new();
+    static double when[500];
+    fire_count = fire_out_of_order = 0;
+    fire_last = -1;
+    loop_timer_t *cancel[100];
+    for (int i = 0; i < 500; i++) {
+        when[i] = ((i * 7919) % 500) / 10000.0;
+        loop_timer_t *t = loop_timer_add(loop, when[i], fire_in_order, &when[i]);
+        if (i % 5 == 0) cancel[i / 5] = t;
+    }
+    for (int i = 0; i < 100; i++) loop_timer_cancel(loop, cancel[i]);
+    loop_ref(loop);
+    while (fire_count < 400) loop_run_once(loop, 1);
+    CHECK(fire_out_of_order == 0);
+    loop_free(loop);
+}
+
+static void deferred_calls_run_in_order_on_the_next_turn(void)
+{
+    loop_t *loop = loop_new();
+    norder = 0;
+    loop_defer(loop, record, "1");
+    loop_defer(loop, record, "2");
+    CHECK(norder == 0);
+    CHECK(loop_run_once(loop, 1) == 0); /* nothing left after they ran */
+    CHECK(strcmp(order, "12") == 0);
+    loop_free(loop);
+}
+
+static void unreferenced_loop_ends(void)
+{
+    loop_t *loop = loop_new();
+    norder = 0;
+    loop_timer_add(loop, 10, record, "z"); /* a timer alone keeps nothing alive */
+    double start = loop_time();
+    loop_run(loop);
+    CHECK(loop_time() - start < 1);
+    CHECK(norder == 0);
+    loop_free(loop);
+}
+
+static void on_readable(loop_t *loop, int fd, int events, void *arg)
+{
+    (void)loop;
+    char buf[8];
+    if (events & LOOP_READ) *(ssize_t *)arg = read(fd, buf, sizeof(buf));
+}
+
+static void fd_watchers_report_readable(void)
+{
+    loop_t *loop = loop_new();
+    int p[2];
+    CHECK(pipe(p) == 0);
+    ssize_t got = 0;
+    CHECK(loop_watch(loop, p[0], LOOP_READ, on_readable, &got) == 0);
+    CHECK(write(p[1], "hi", 2) == 2);
+    loop_ref(loop);
+    for (int i = 0; i < 10 && got == 0; i++) loop_run_once(loop, 1);
+    CHECK(got == 2);
+    CHECK(loop_watch(loop, p[0], 0, NULL, NULL) == 0);
+    close(p[0]);
+    close(p[1]);
+    loop_free(loop);
+}
+
+int main(void)
+{
+    RUN(timers_fire_in_deadline_order);
+    RUN(equal_deadlines_fire_in_insertion_order);
+    RUN(cancelled_timers_never_fire);
+    RUN(many_timers_stay_ordered);
+    RUN(deferred_calls_run_in_order_on_the_next_turn);
+    RUN(unreferenced_loop_ends);
+    RUN(fd_watchers_report_readable);
+    printf("%s\n", test_failures ? "FAILED" : "all passed");
+    return test_failures ? 1 : 0;
+}
