@@ -208,6 +208,12 @@ int luaopen_luacrawl(lua_State *L)
     lua_pop(L, 1); /* state */
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, "luacrawl.core");
+    /* Lua modules of the library reach the core with require "luacrawl.core". */
+    lua_getglobal(L, "package");
+    lua_getfield(L, -1, "loaded");
+    lua_pushvalue(L, -3);
+    lua_setfield(L, -2, "luacrawl.core");
+    lua_pop(L, 2);
 
     lua_embed_preload(L);
     if (lua_embed_load(L, "luacrawl") != 0) return lua_error(L);
