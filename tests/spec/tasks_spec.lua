@@ -1,0 +1,359 @@
+-- Tasks, sleeping, queues, semaphores, gather and timeout.
+local lc = require "luacrawl"
+
+describe("lc.run", function()
+  it("returns the main function's results", function()
+    assert.same({ 1, "two" }, { lc.run(function() return 1, "two" end) })
+  end)
+
+  it("passes its arguments to the main function", function()
+    assert.equal(5, lc.run(function(a, b) return a + b end, 2, 3))
+  end)
+
+  it("raises the main task's error", function()
+    assert.has_error(function() lc.run(function() error("boom", 0) end) end, "boom")
+  end)
+
+  it("refuses to nest", function()
+    local ok, err = pcall(lc.run, function() return lc.run(function() end) end)
+    assert.is_false(ok)
+    assert.matches("already running", err)
+  end)
+
+  it("ends when no task can make progress, cancelling blocked tasks", function()
+    local cleaned = false
+    lc.run(function()
+      lc.spawn(function()
+        local ok, err = pcall(function() lc.queue():get() end)
+        cleaned = not ok and err.kind == "cancelled"
+      end)
+    end)
+    assert.is_true(cleaned)
+  end)
+end)
+
+describe("lc.spawn and task objects", function()
+  it("runs the function later, not inside spawn", function()
+    local log = {}
+    lc.run(function()
+      local t = lc.spawn(function() log[#log + 1] = "child" end)
+      log[#log + 1] = "parent"
+      t:join()
+    end)
+    assert.same({ "parent", "child" }, log)
+  end)
+
+  it("join returns every result", function()
+    local a, b, c = lc.run(function()
+      return lc.spawn(function(x) lc.sleep(0.01) return x, nil, "z" end, "x"):join()
+    end)
+    assert.equal("x", a)
+    assert.is_nil(b)
+    assert.equal("z", c)
+  end)
+
+  it("join of an ended task returns at once", function()
+    assert.equal(7, lc.run(function()
+      local t = lc.spawn(function() return 7 end)
+      lc.sleep(0.01)
+      assert.is_true(t:done())
+      return t:join()
+    end))
+  end)
+
+  it("join re-raises the task's error", function()
+    local err = lc.run(function()
+      local t = lc.spawn(function() error({ code = 42 }) end)
+      local ok, e = pcall(t.join, t)
+      assert.is_false(ok)
+      return e
+    end)
+    assert.equal(42, err.code)
+  end)
+
+  it("an error in a task does not stop the others", function()
+    local finished = false
+    lc.run(function()
+      lc.spawn(function() error("task failure expected by the test") end)
+      lc.spawn(function() lc.sleep(0.02) finished = true end)
+    end)
+    assert.is_true(finished)
+    assert.is_true(lc.stats().tasks_failed >= 1)
+  end)
+
+  it("cancel raises a cancelled error at the waiting call", function()
+    local kind, state = lc.run(function()
+      local seen
+      local t = lc.spawn(function()
+        local ok, err = pcall(lc.sleep, 10)
+        seen = err.kind
+        error(err, 0)
+      end)
+      lc.sleep(0.01)
+      t:cancel()
+      pcall(t.join, t)
+      return seen, t:state()
+    end)
+    assert.equal("cancelled", kind)
+    assert.equal("cancelled", state)
+  end)
+
+  it("cancel before the task starts means it never runs", function()
+    local ran = false
+    lc.run(function()
+      local t = lc.spawn(function() ran = true end)
+      t:cancel()
+      assert.has_error(function() t:join() end)
+    end)
+    assert.is_false(ran)
+  end)
+
+  it("done reports whether the task has ended", function()
+    lc.run(function()
+      local t = lc.spawn(function() lc.sleep(0.01) end)
+      assert.is_false(t:done())
+      t:join()
+      assert.is_true(t:done())
+    end)
+  end)
+
+  it("a plain coroutine.yield in a task gives way to other tasks", function()
+    local log = {}
+    lc.run(function()
+      local a = lc.spawn(function() log[#log + 1] = "a1"; coroutine.yield(); log[#log + 1] = "a2" end)
+      local b = lc.spawn(function() log[#log + 1] = "b1" end)
+      a:join()
+      b:join()
+    end)
+    assert.same({ "a1", "b1", "a2" }, log)
+  end)
+
+  it("ten thousand tasks sleep at once", function()
+    local n = lc.run(function()
+      local count = 0
+      local tasks = {}
+      for i = 1, 10000 do tasks[i] = lc.spawn(function() lc.sleep(0.05) count = count + 1 end) end
+      for i = 1, 10000 do tasks[i]:join() end
+      return count
+    end)
+    assert.equal(10000, n)
+  end)
+end)
+
+describe("waiting where LuaJIT cannot yield", function()
+  it("raises a clear error inside a table.sort comparator", function()
+    local ok, err = lc.run(function()
+      return pcall(table.sort, { 3, 1, 2 }, function(a, b) lc.sleep(0) return a < b end)
+    end)
+    assert.is_false(ok)
+    assert.matches("cannot wait here", err)
+    assert.matches("tasks_spec.lua", err) -- located at the script's call
+  end)
+
+  it("raises a clear error outside any task", function()
+    local ok, err = pcall(lc.sleep, 0)
+    assert.is_false(ok)
+    assert.matches("must be called from a luacrawl task", err)
+  end)
+
+  it("raises a clear error in a coroutine the task created", function()
+    local ok, err = lc.run(function()
+      local co = coroutine.create(function() lc.sleep(0) end)
+      return coroutine.resume(co)
+    end)
+    assert.is_false(ok)
+    assert.matches("coroutine the task created", err)
+  end)
+end)
+
+describe("lc.sleep and lc.now", function()
+  it("sleeps at least the time asked", function()
+    local elapsed = lc.run(function()
+      local t0 = lc.now()
+      lc.sleep(0.05)
+      return lc.now() - t0
+    end)
+    assert.is_true(elapsed >= 0.05)
+    assert.is_true(elapsed < 1)
+  end)
+
+  it("wakes sleepers in deadline order", function()
+    local log = {}
+    lc.run(function()
+      for _, d in ipairs({ 0.03, 0.01, 0.02 }) do
+        lc.spawn(function() lc.sleep(d) log[#log + 1] = d end)
+      end
+    end)
+    assert.same({ 0.01, 0.02, 0.03 }, log)
+  end)
+end)
+
+describe("lc.queue", function()
+  it("hands items out in FIFO order", function()
+    local got = lc.run(function()
+      local q = lc.queue()
+      for i = 1, 5 do q:put(i) end
+      local out = {}
+      for _ = 1, 5 do out[#out + 1] = q:get() end
+      return out
+    end)
+    assert.same({ 1, 2, 3, 4, 5 }, got)
+  end)
+
+  it("get waits until an item is put", function()
+    local got = lc.run(function()
+      local q = lc.queue()
+      lc.spawn(function() lc.sleep(0.01) q:put("late") end)
+      return q:get()
+    end)
+    assert.equal("late", got)
+  end)
+
+  it("put waits while the queue is full", function()
+    local log = {}
+    lc.run(function()
+      local q = lc.queue(1)
+      lc.spawn(function()
+        q:put(1)
+        log[#log + 1] = "put1"
+        q:put(2)
+        log[#log + 1] = "put2"
+      end)
+      lc.sleep(0.01)
+      log[#log + 1] = "get" .. q:get()
+      lc.sleep(0.01)
+    end)
+    assert.same({ "put1", "get1", "put2" }, log)
+  end)
+
+  it("put_nowait and get_nowait do not wait", function()
+    lc.run(function()
+      local q = lc.queue(1)
+      assert.is_true(q:put_nowait("a"))
+      assert.is_false(q:put_nowait("b"))
+      assert.equal(1, q:size())
+      assert.equal("a", q:get_nowait())
+      assert.is_nil(q:get_nowait())
+    end)
+  end)
+
+  it("join waits until every item is marked done", function()
+    local processed = lc.run(function()
+      local q, done = lc.queue(), 0
+      for _ = 1, 3 do
+        lc.spawn(function()
+          while true do
+            local item = q:get()
+            lc.sleep(0.005)
+            done = done + item
+            q:task_done()
+          end
+        end)
+      end
+      for i = 1, 10 do q:put(i) end
+      q:join()
+      return done
+    end)
+    assert.equal(55, processed)
+  end)
+
+  it("a getter cancelled after being woken passes the item on", function()
+    local got = lc.run(function()
+      local q = lc.queue()
+      local a = lc.spawn(function() return q:get() end)
+      local b = lc.spawn(function() return q:get() end)
+      lc.sleep(0.01)
+      q:put("x") -- wakes a
+      a:cancel() -- before a runs
+      return b:join()
+    end)
+    assert.equal("x", got)
+  end)
+
+  it("task_done more often than put raises", function()
+    lc.run(function()
+      assert.has_error(function() lc.queue():task_done() end)
+    end)
+  end)
+end)
+
+describe("lc.semaphore", function()
+  it("limits how many tasks hold it at once", function()
+    local peak = lc.run(function()
+      local sem, inside, peak = lc.semaphore(3), 0, 0
+      local tasks = {}
+      for i = 1, 20 do
+        tasks[i] = lc.spawn(function()
+          sem:acquire()
+          inside = inside + 1
+          if inside > peak then peak = inside end
+          lc.sleep(0.002)
+          inside = inside - 1
+          sem:release()
+        end)
+      end
+      for i = 1, 20 do tasks[i]:join() end
+      return peak
+    end)
+    assert.equal(3, peak)
+  end)
+
+  it("with releases even when the function fails", function()
+    lc.run(function()
+      local sem = lc.semaphore(1)
+      assert.has_error(function() sem:with(error, "inside") end)
+      assert.equal(1, sem.value)
+    end)
+  end)
+end)
+
+describe("lc.gather", function()
+  it("returns the first result of each, in order", function()
+    local a, b, c = lc.run(function()
+      return lc.gather(
+        function() lc.sleep(0.02) return "a" end,
+        lc.spawn(function() return "b" end),
+        function() lc.sleep(0.01) return "c" end)
+    end)
+    assert.same({ "a", "b", "c" }, { a, b, c })
+  end)
+
+  it("raises the first error and cancels the rest", function()
+    local other
+    local ok, err = lc.run(function()
+      other = lc.spawn(function() lc.sleep(5) end)
+      return pcall(lc.gather, function() error("gather failure", 0) end, other)
+    end)
+    assert.is_false(ok)
+    assert.equal("gather failure", err)
+    assert.equal("cancelled", other:state())
+  end)
+end)
+
+describe("lc.timeout", function()
+  it("returns the function's results when it is in time", function()
+    assert.same({ 1, 2 }, { lc.run(function() return lc.timeout(1, function() return 1, 2 end) end) })
+  end)
+
+  it("returns nil and a timeout error, and cancels the function, when it is late", function()
+    local res, err, cancelled = lc.run(function()
+      local was_cancelled = false
+      local r, e = lc.timeout(0.02, function()
+        local ok, x = pcall(lc.sleep, 5)
+        was_cancelled = not ok and x.kind == "cancelled"
+        error(x, 0)
+      end)
+      lc.sleep(0)
+      return r, e, was_cancelled
+    end)
+    assert.is_nil(res)
+    assert.equal("timeout", err.kind)
+    assert.is_true(cancelled)
+  end)
+
+  it("re-raises the function's error", function()
+    assert.has_error(function()
+      lc.run(function() return lc.timeout(1, function() error("inner", 0) end) end)
+    end, "inner")
+  end)
+end)
