@@ -790,9 +790,9 @@ static void map_curl_error(http_xfer_t *x, CURLcode rc)
     case CURLE_SSL_SHUTDOWN_FAILED:
     case CURLE_USE_SSL_FAILED: fail(x, HTTP_E_TLS, "%s", detail); break;
     case CURLE_OUT_OF_MEMORY:
-        /* curl 7.88 reports an over-long header line this way. */
-        if (strstr(detail, "header"))
-            fail(x, HTTP_E_TOO_LARGE, "%s", detail);
+        /* curl 7.88 reports a header line over its 100 KiB limit this way. */
+        if (x->body.len == 0)
+            fail(x, HTTP_E_TOO_LARGE, "%s", "a response header is over curl's 100 KiB limit");
         else
             fail(x, HTTP_E_PROTOCOL, "%s", detail);
         break;

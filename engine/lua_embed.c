@@ -41,3 +41,14 @@ void lua_embed_preload(lua_State *L)
     }
     lua_pop(L, 2);
 }
+
+int lua_embed_open(lua_State *L, const char *name)
+{
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "luacrawl");
+    lua_call(L, 1, 0);
+    if (lua_embed_load(L, name) != 0) return lua_error(L);
+    lua_pushstring(L, name);
+    lua_call(L, 1, 1);
+    return 1;
+}

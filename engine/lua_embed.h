@@ -18,6 +18,9 @@ extern const struct lua_embedded lua_embedded_modules[];
 /* Load module name as a chunk (pushes the function), or push an error message and
  * return non-zero. */
 int lua_embed_load(lua_State *L, const char *name);
+/* Open embedded module name as require would (loading "luacrawl" first); for the
+ * luaopen_luacrawl_* functions generated for each module. */
+int lua_embed_open(lua_State *L, const char *name);
 /* package.preload[name] for every embedded module but "luacrawl" itself. */
 void lua_embed_preload(lua_State *L);
 

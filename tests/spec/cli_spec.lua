@@ -1,0 +1,142 @@
+-- The luacrawl command: run, fetch, --version, --help and exit statuses.
+local h = require "spec_helper"
+
+local bin = h.luacrawl_bin
+
+local function write_script(text)
+  local path = os.tmpname() .. ".lua"
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+  return path
+end
+
+local function luacrawl(args)
+  return h.sh(bin .. " " .. args)
+end
+
+describe("luacrawl run", function()
+  it("runs the script as the main task and passes its arguments in arg", function()
+    local script = write_script([[
+      local lc = require "luacrawl"
+      lc.sleep(0.01)
+      print(arg[0] ~= nil, arg[1], arg[2], select("#", ...))
+    ]])
+    local code, out = luacrawl("run " .. script .. " one two")
+    assert.equal(0, code)
+    assert.equal("true\tone\ttwo\t2\n", out)
+    os.remove(script)
+  end)
+
+  it("exits 1 and prints the error with its traceback when the script fails", function()
+    local script = write_script("local function f() error('script failure') end\nf()\n")
+    local code, _, err = luacrawl("run " .. script)
+    assert.equal(1, code)
+    assert.matches("script failure", err)
+    assert.matches("stack traceback", err)
+    assert.matches(":1:", err)
+    os.remove(script)
+  end)
+
+  it("exits 1 on a syntax error", function()
+    local script = write_script("this is not lua")
+    local code, _, err = luacrawl("run " .. script)
+    assert.equal(1, code)
+    assert.matches("expected", err)
+    os.remove(script)
+  end)
+
+  it("prints errors of spawned tasks and goes on", function()
+    local script = write_script([[
+      local lc = require "luacrawl"
+      lc.spawn(function() error("worker broke") end)
+      lc.sleep(0.02)
+      print("main went on")
+    ]])
+    local code, out, err = luacrawl("run " .. script)
+    assert.equal(0, code)
+    assert.equal("main went on\n", out)
+    assert.matches("worker broke", err)
+    assert.matches("stack traceback", err)
+    os.remove(script)
+  end)
+
+  it("exits 2 without a script", function()
+    assert.equal(2, (luacrawl("run")))
+  end)
+end)
+
+describe("luacrawl fetch", function()
+  it("writes the body to stdout and status and headers to stderr", function()
+    local code, out, err = luacrawl("fetch " .. h.url("/site/p/2.html"))
+    assert.equal(0, code)
+    assert.matches("<title>Page 2</title>", out)
+    assert.matches("^HTTP/1.1 200", err)
+    assert.matches("content%-type: text/html", err)
+  end)
+
+  it("-I prints only status and headers", function()
+    local code, out, err = luacrawl("fetch -I " .. h.url("/site/p/2.html"))
+    assert.equal(0, code)
+    assert.equal("", out)
+    assert.matches("HTTP/1.1 200", err)
+  end)
+
+  it("-H and -A set request headers", function()
+    local code, out = luacrawl("fetch -H 'X-Test: yes' -A 'cli-agent/2' " .. h.url("/echo"))
+    assert.equal(0, code)
+    assert.matches('"x%-test": "yes"', out)
+    assert.matches('"user%-agent": "cli%-agent/2"', out)
+  end)
+
+  it("--dns-server resolves names only the test server knows", function()
+    local code, _, err = luacrawl("fetch -I --dns-server " .. h.dns_server .. " " .. h.url("/status/200", "a.crawl.test"))
+    assert.equal(0, code)
+    assert.matches("HTTP/1.1 200", err)
+  end)
+
+  it("LUACRAWL_DNS_SERVERS works as well", function()
+    local code = h.sh("LUACRAWL_DNS_SERVERS=" .. h.dns_server .. " " .. bin .. " fetch -I " .. h.url("/status/200", "b.crawl.test"))
+    assert.equal(0, code)
+  end)
+
+  it("--timeout limits the fetch and exits 3", function()
+    local code, _, err = luacrawl("fetch --timeout 0.3 " .. h.url("/slow?delay=3"))
+    assert.equal(3, code)
+    assert.matches("timeout", err)
+  end)
+
+  it("exits 3 when the fetch fails", function()
+    local code, _, err = luacrawl("fetch --dns-server " .. h.dns_server .. " http://nope.crawl.test/")
+    assert.equal(3, code)
+    assert.matches("dns", err)
+    code, _, err = luacrawl("fetch ftp://127.0.0.1/")
+    assert.equal(3, code)
+    assert.matches("invalid_url", err)
+  end)
+
+  it("exits 2 on usage errors", function()
+    assert.equal(2, (luacrawl("fetch")))
+    assert.equal(2, (luacrawl("fetch --bogus http://x/")))
+    assert.equal(2, (luacrawl("nosuchcommand")))
+    assert.equal(2, (luacrawl("--dns-server")))
+  end)
+end)
+
+describe("luacrawl --version and --help", function()
+  it("--version names luacrawl, LuaJIT, libcurl and c-ares", function()
+    local code, out = luacrawl("--version")
+    assert.equal(0, code)
+    assert.matches("luacrawl %d+%.%d+", out)
+    assert.matches("LuaJIT 2%.1", out)
+    assert.matches("libcurl %d", out)
+    assert.matches("c%-ares %d", out)
+  end)
+
+  it("--help lists the commands", function()
+    local code, out = luacrawl("--help")
+    assert.equal(0, code)
+    assert.matches("run SCRIPT", out)
+    assert.matches("fetch", out)
+  end)
+end)

@@ -1,0 +1,285 @@
+-- lc.fetch and lc.resolve against the fixture server and dnsmasq (tests/fixtures).
+local lc = require "luacrawl"
+local h = require "spec_helper"
+local cjson = require "cjson"
+
+lc.configure({ dns_servers = h.dns_server })
+
+local function fetch(url, opts)
+  return lc.run(function() return lc.fetch(url, opts) end)
+end
+
+describe("lc.fetch", function()
+  it("fetches a page with status, url, headers, body, ip and timings", function()
+    local res = assert(fetch(h.url("/site/p/3.html")))
+    assert.equal(200, res.status)
+    assert.equal(h.url("/site/p/3.html"), res.url)
+    assert.matches("<title>Page 3</title>", res.body)
+    assert.equal("127.0.0.1", res.ip)
+    assert.equal("1.1", res.http_version)
+    for _, k in ipairs({ "dns", "connect", "tls", "ttfb", "total" }) do
+      assert.is_number(res.time[k])
+    end
+    assert.is_true(res.time.total >= res.time.ttfb)
+  end)
+
+  it("looks headers up in any case", function()
+    local res = assert(fetch(h.url("/headers?X-Thing=1")))
+    assert.equal("1", res.headers["x-thing"])
+    assert.equal("1", res.headers["X-Thing"])
+    assert.equal("1", res.headers["X-THING"])
+  end)
+
+  it("joins repeated headers", function()
+    local res = assert(fetch(h.url("/headers?X-Rep=a&X-Rep=b")))
+    assert.equal("a, b", res.headers["x-rep"])
+  end)
+
+  it("returns 404 and 500 as responses, not errors", function()
+    assert.equal(404, fetch(h.url("/status/404")).status)
+    assert.equal(500, fetch(h.url("/status/500")).status)
+  end)
+
+  it("does not follow redirects unless asked", function()
+    local res = assert(fetch(h.url("/redirect/3")))
+    assert.equal(302, res.status)
+    assert.equal("/redirect/2", res.headers.location)
+  end)
+
+  it("follows a redirect chain when asked", function()
+    local res = assert(fetch(h.url("/redirect/3"), { follow = 5 }))
+    assert.equal(200, res.status)
+    assert.equal("done", res.body)
+    assert.equal(3, res.redirects)
+    assert.equal(h.url("/redirect/0"), res.url)
+  end)
+
+  it("stops at the redirect budget and returns the last redirect", function()
+    local res = assert(fetch(h.url("/loop/a"), { follow = 4 }))
+    assert.equal(302, res.status)
+    assert.equal(4, res.redirects)
+  end)
+
+  it("refuses redirects to schemes other than http and https", function()
+    for _, target in ipairs({ "file:///etc/passwd", "ftp://127.0.0.1/x", "gopher://127.0.0.1/" }) do
+      local res, err = fetch(h.url("/redirect-to?url=" .. target), { follow = 3 })
+      assert.is_nil(res)
+      assert.equal("invalid_url", err.kind)
+      assert.matches("only http and https", err.message)
+    end
+  end)
+
+  it("follows a redirect to another address through our own resolver", function()
+    local res = assert(fetch(h.url("/redirect-to?url=" .. h.url("/status/200", "127.0.0.3")), { follow = 1 }))
+    assert.equal(200, res.status)
+    assert.equal("127.0.0.3", res.ip)
+  end)
+
+  it("decodes gzip and deflate bodies", function()
+    assert.equal(("hello gzip "):rep(1000), fetch(h.url("/gzip")).body)
+    assert.equal(("hello deflate "):rep(1000), fetch(h.url("/deflate")).body)
+  end)
+
+  it("decodes chunked bodies", function()
+    assert.equal("chunk0chunk1chunk2chunk3chunk4chunk5chunk6chunk7chunk8chunk9", fetch(h.url("/chunked")).body)
+  end)
+
+  it("accepts a large body within max_size", function()
+    local res = assert(fetch(h.url("/large?bytes=3000000")))
+    assert.equal(3000000, #res.body)
+  end)
+
+  it("aborts a body over max_size with too_large", function()
+    local res, err = fetch(h.url("/large?bytes=200000"), { max_size = 100000 })
+    assert.is_nil(res)
+    assert.equal("too_large", err.kind)
+  end)
+
+  it("aborts a body over the default 10 MiB", function()
+    local res, err = fetch(h.url("/large?bytes=" .. (11 * 1024 * 1024)))
+    assert.is_nil(res)
+    assert.equal("too_large", err.kind)
+  end)
+
+  it("reports a header over curl's limit as too_large", function()
+    local res, err = fetch(h.url("/bigheader?bytes=200000"))
+    assert.is_nil(res)
+    assert.equal("too_large", err.kind)
+  end)
+
+  it("reports headers over max_header_size as too_large", function()
+    local res, err = fetch(h.url("/manyheaders?count=100"), { max_header_size = 1000 })
+    assert.is_nil(res)
+    assert.equal("too_large", err.kind)
+  end)
+
+  it("reports a connection reset mid-body as connect", function()
+    local res, err = fetch(h.url("/reset"))
+    assert.is_nil(res)
+    assert.equal("connect", err.kind)
+  end)
+
+  it("reports a body shorter than Content-Length as protocol", function()
+    local res, err = fetch(h.url("/short"))
+    assert.is_nil(res)
+    assert.equal("protocol", err.kind)
+  end)
+
+  it("times out a slow endpoint without holding up other fetches", function()
+    local slow_err, fast_status, fast_elapsed = lc.run(function()
+      local slow = lc.spawn(function() return select(2, lc.fetch(h.url("/slow?delay=3"), { timeout = 0.5 })) end)
+      local t0 = lc.now()
+      local fast = lc.fetch(h.url("/status/200"))
+      local elapsed = lc.now() - t0
+      return slow:join(), fast.status, elapsed
+    end)
+    assert.equal("timeout", slow_err.kind)
+    assert.equal(200, fast_status)
+    assert.is_true(fast_elapsed < 0.5)
+  end)
+
+  it("reports a refused connection as connect", function()
+    local res, err = fetch("http://127.0.0.1:1/")
+    assert.is_nil(res)
+    assert.equal("connect", err.kind)
+    assert.matches("127.0.0.1", tostring(err))
+  end)
+
+  it("sends method, headers, body and user agent", function()
+    local res = assert(fetch(h.url("/echo"), {
+      method = "PUT", headers = { ["X-One"] = "1", Accept = "text/plain" }, body = "payload",
+      user_agent = "spec-agent/1.0",
+    }))
+    local echo = cjson.decode(res.body)
+    assert.equal("PUT", echo.method)
+    assert.equal("1", echo.headers["x-one"])
+    assert.equal("text/plain", echo.headers.accept)
+    assert.equal("payload", echo.body)
+    assert.equal("spec-agent/1.0", echo.headers["user-agent"])
+  end)
+
+  it("sends a default user agent naming luacrawl", function()
+    local echo = cjson.decode(fetch(h.url("/echo")).body)
+    assert.matches("^luacrawl/", echo.headers["user-agent"])
+  end)
+
+  it("sends POST when a body is given without a method", function()
+    local echo = cjson.decode(fetch(h.url("/echo"), { body = "a=1" }).body)
+    assert.equal("POST", echo.method)
+  end)
+
+  it("HEAD returns headers and no body", function()
+    local res = assert(fetch(h.url("/site/p/1.html"), { method = "HEAD" }))
+    assert.equal(200, res.status)
+    assert.equal("", res.body)
+  end)
+
+  it("refuses header values with CR or LF", function()
+    assert.has_error(function()
+      fetch(h.url("/echo"), { headers = { ["X-Bad"] = "a\r\nInjected: 1" } })
+    end)
+    assert.has_error(function() fetch(h.url("/echo"), { user_agent = "a\nb" }) end)
+  end)
+
+  it("raises on options of the wrong type", function()
+    assert.has_error(function() fetch(h.url("/"), { timeout = "soon" }) end)
+    assert.has_error(function() fetch(h.url("/"), 5) end)
+    assert.has_error(function() fetch(nil) end)
+  end)
+
+  it("reports malformed URLs as invalid_url", function()
+    for _, u in ipairs({ "", "not a url", "http://", "http://exa mple.org/", "http://[::1/" }) do
+      local res, err = fetch(u)
+      assert.is_nil(res, u)
+      assert.equal("invalid_url", err.kind, u)
+    end
+  end)
+
+  it("refuses file:// and ftp:// URLs", function()
+    for _, u in ipairs({ "file:///etc/passwd", "ftp://127.0.0.1/" }) do
+      local res, err = fetch(u)
+      assert.is_nil(res)
+      assert.equal("invalid_url", err.kind)
+    end
+  end)
+
+  it("reuses connections", function()
+    local stats_before = lc.stats()
+    lc.run(function()
+      for _ = 1, 20 do assert(lc.fetch(h.url("/status/200"))) end
+    end)
+    -- 20 sequential fetches on a keep-alive connection: only the first connects.
+    local res = fetch(h.url("/status/200"))
+    assert.equal(0, res.time.connect)
+    assert.is_true(lc.stats().http_completed >= stats_before.http_completed + 21)
+  end)
+
+  it("fetches many URLs concurrently", function()
+    local ok = lc.run(function()
+      local tasks = {}
+      for i = 1, 300 do
+        tasks[i] = lc.spawn(function() return lc.fetch(h.url("/site/p/" .. i .. ".html")).status end)
+      end
+      local n = 0
+      for i = 1, 300 do if tasks[i]:join() == 200 then n = n + 1 end end
+      return n
+    end)
+    assert.equal(300, ok)
+  end)
+
+  it("cancelling a task aborts its fetch", function()
+    local elapsed = lc.run(function()
+      local t0 = lc.now()
+      local t = lc.spawn(function() return lc.fetch(h.url("/slow?delay=5")) end)
+      lc.sleep(0.05)
+      t:cancel()
+      pcall(t.join, t)
+      return lc.now() - t0
+    end)
+    assert.is_true(elapsed < 1)
+    assert.equal(0, lc.stats().http_active)
+  end)
+end)
+
+describe("DNS through lc.configure{dns_servers=}", function()
+  it("resolves names only the test server knows", function()
+    local res = assert(fetch(h.url("/status/200", "a.crawl.test")))
+    assert.equal(200, res.status)
+    assert.equal("127.0.0.2", res.ip)
+  end)
+
+  it("fails fast with kind dns for an unknown name", function()
+    local t0 = os.time()
+    local res, err = fetch(h.url("/", "nope.crawl.test"))
+    assert.is_nil(res)
+    assert.equal("dns", err.kind)
+    assert.matches("nope.crawl.test", err.message)
+    assert.is_true(os.time() - t0 <= 1)
+  end)
+
+  it("lc.resolve returns addresses and a TTL", function()
+    local addrs, ttl = lc.run(function() return lc.resolve("b.crawl.test") end)
+    assert.same({ "127.0.0.3" }, addrs)
+    assert.is_true(ttl > 0)
+  end)
+
+  it("lc.resolve of an unknown name returns nil and a dns error", function()
+    local addrs, err = lc.run(function() return lc.resolve("missing.crawl.test") end)
+    assert.is_nil(addrs)
+    assert.equal("dns", err.kind)
+  end)
+
+  it("one query serves every task waiting on a name", function()
+    local before = lc.stats().dns_queries
+    lc.run(function()
+      local tasks = {}
+      for i = 1, 50 do tasks[i] = lc.spawn(lc.resolve, "c.crawl.test") end
+      for i = 1, 50 do tasks[i]:join() end
+    end)
+    assert.equal(before + 1, lc.stats().dns_queries)
+  end)
+
+  it("refuses dns_servers once lookups have begun", function()
+    assert.has_error(function() lc.configure({ dns_servers = "127.0.0.1:1" }) end)
+  end)
+end)
