@@ -30,6 +30,7 @@ struct http_req {
     int has_body;
     char *user_agent;
     char *proxy;
+    char *ca_file;
     double timeout, connect_timeout;
     size_t max_body, max_header;
     int follow;
@@ -133,6 +134,7 @@ void http_req_free(http_req_t *req)
     free(req->body);
     free(req->user_agent);
     free(req->proxy);
+    free(req->ca_file);
     free(req);
 }
 
@@ -205,6 +207,11 @@ void http_req_follow(http_req_t *req, int max_redirects)
 void http_req_insecure(http_req_t *req, int insecure)
 {
     req->insecure = insecure;
+}
+
+int http_req_ca_file(http_req_t *req, const char *path)
+{
+    return set_str(&req->ca_file, path);
 }
 
 /* ---- buffers ---- */
@@ -608,6 +615,7 @@ static void setup_easy(http_xfer_t *x)
     curl_easy_setopt(e, CURLOPT_USERAGENT, r->user_agent ? r->user_agent : "luacrawl/" LUACRAWL_VERSION);
     if (r->headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
     if (r->proxy) curl_easy_setopt(e, CURLOPT_PROXY, r->proxy);
+    if (r->ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
     if (r->insecure) {
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);

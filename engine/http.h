@@ -79,6 +79,9 @@ void http_req_timeout(http_req_t *req, double total, double connect);
 void http_req_max_size(http_req_t *req, size_t max_body, size_t max_header);
 void http_req_follow(http_req_t *req, int max_redirects);
 void http_req_insecure(http_req_t *req, int insecure);
+/* Verify TLS peers against the CA certificates in this PEM file instead of the
+ * system's. */
+int http_req_ca_file(http_req_t *req, const char *path);
 
 /* Start a transfer; takes ownership of req. fn(arg, res) is called exactly once,
  * later, unless http_cancel is called first. NULL when out of memory (req freed). */

@@ -198,6 +198,7 @@ static http_req_t *make_request(lua_State *L, const char *url)
     if ((s = opt_string(L, 2, "user_agent")) && http_req_user_agent(req, s) < 0)
         bad_header(L, req, "User-Agent");
     if ((s = opt_string(L, 2, "proxy"))) http_req_proxy(req, s);
+    if ((s = opt_string(L, 2, "ca_file"))) http_req_ca_file(req, s);
     lua_getfield(L, 2, "body");
     if (!lua_isnil(L, -1)) {
         size_t len;
