@@ -205,6 +205,7 @@ int luaopen_luacrawl(lua_State *L)
     lua_setfield(L, -3, "CANCELLED");
     lc_register_task(L);
     lc_register_http(L);
+    lc_register_sitemap(L);
     lua_pop(L, 1); /* state */
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, "luacrawl.core");

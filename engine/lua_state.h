@@ -38,5 +38,6 @@ void lc_setfuncs(lua_State *L, const luaL_Reg *reg);
 /* Each binding file's registration, called the same way. */
 void lc_register_task(lua_State *L);
 void lc_register_http(lua_State *L);
+void lc_register_sitemap(lua_State *L);
 
 #endif
