@@ -59,6 +59,7 @@ void lc_push_error(lua_State *L, lc_state_t *st, const char *kind, const char *m
 static int state_gc(lua_State *L)
 {
     lc_state_t *st = luaL_checkudata(L, 1, STATE_METATABLE);
+    lc_signals_free(st);
     http_free(st->http);
     dns_free(st->dns);
     sched_free(st->sched);
@@ -206,6 +207,7 @@ int luaopen_luacrawl(lua_State *L)
     lc_register_task(L);
     lc_register_http(L);
     lc_register_sitemap(L);
+    lc_register_signal(L);
     lua_pop(L, 1); /* state */
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, "luacrawl.core");

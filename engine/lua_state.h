@@ -18,6 +18,7 @@ typedef struct lc_state {
     dns_t *dns;   /* created on first use, so configure() can set servers first */
     http_t *http; /* likewise */
     char *dns_servers;
+    struct lc_signals *signals; /* lua_signal.c, created on first use */
     int running;
     int error_mt_ref, response_mt_ref, headers_mt_ref;
 } lc_state_t;
@@ -39,5 +40,7 @@ void lc_setfuncs(lua_State *L, const luaL_Reg *reg);
 void lc_register_task(lua_State *L);
 void lc_register_http(lua_State *L);
 void lc_register_sitemap(lua_State *L);
+void lc_register_signal(lua_State *L);
+void lc_signals_free(lc_state_t *st);
 
 #endif

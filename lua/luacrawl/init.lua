@@ -307,6 +307,17 @@ function M.timeout(seconds, fn, ...)
   return unpack(r, 2, r.n)
 end
 
+-- Signals -----------------------------------------------------------------------
+
+-- lc.signals.watch("INT") catches SIGINT from now on (instead of dying of it);
+-- lc.signals.wait() waits for the next caught signal and returns its name ("INT",
+-- "TERM", ...); lc.signals.unwatch("INT") restores the default.
+M.signals = {
+  watch = core.signal_watch,
+  unwatch = core.signal_unwatch,
+  wait = function() return check(core.signal_wait()) end,
+}
+
 M._suspend = suspend
 M._wake = core.wake
 

@@ -1,0 +1,246 @@
+-- luacrawl.frontier: the crawl scheduler. One queue of requests per host key, and
+-- a heap of the hosts that have requests and a free slot, ordered by the time they
+-- may next be asked. The next request therefore always comes from a host that may
+-- be asked now; a host in backoff or with a long delay sits further down the heap
+-- and never holds up the others. push, pop and done are O(log n) in the requests
+-- of one host plus O(log hosts).
+--
+--   local f = frontier.new{ per_host = 2, delay = 0.5, depth_first = false }
+--   f:push(req)            req.key (host key), req.priority (higher first, default 0),
+--                          req.depth (breadth-first by default)
+--   local req, wait = f:pop(now)   a request, or nil and the seconds until one may
+--                          be ready (nil, nil when nothing is queued or every host
+--                          with requests has all its slots busy)
+--   f:done(req, now)       the request finished: its host's slot is free again
+--   f:backoff(key, until)  ask nothing of this host before `until`
+--   f:set_delay(key, s)    the minimum interval between requests to this host: from
+--                          one start to the next, and from an end to the next start
+local M = {}
+
+-- A binary min-heap of tables that keep their position in `field`.
+local Heap = {}
+Heap.__index = Heap
+
+local function new_heap(less, field)
+  return setmetatable({ n = 0, less = less, field = field }, Heap)
+end
+
+function Heap:swap(i, j)
+  local a, b = self[i], self[j]
+  self[i], self[j] = b, a
+  b[self.field], a[self.field] = i, j
+end
+
+function Heap:up(i)
+  local less = self.less
+  while i > 1 do
+    local p = math.floor(i / 2)
+    if not less(self[i], self[p]) then break end
+    self:swap(i, p)
+    i = p
+  end
+end
+
+function Heap:down(i)
+  local less, n = self.less, self.n
+  while true do
+    local l = 2 * i
+    if l > n then break end
+    local c = l
+    if l + 1 <= n and less(self[l + 1], self[l]) then c = l + 1 end
+    if not less(self[c], self[i]) then break end
+    self:swap(i, c)
+    i = c
+  end
+end
+
+function Heap:push(x)
+  local n = self.n + 1
+  self.n = n
+  self[n] = x
+  x[self.field] = n
+  self:up(n)
+end
+
+function Heap:remove(i)
+  local n = self.n
+  local x = self[i]
+  if i ~= n then
+    self:swap(i, n)
+  end
+  self[n] = nil
+  self.n = n - 1
+  x[self.field] = nil
+  if i < n then
+    self:down(i)
+    self:up(i)
+  end
+  return x
+end
+
+function Heap:pop()
+  if self.n == 0 then return nil end
+  return self:remove(1)
+end
+
+function Heap:update(x)
+  local i = x[self.field]
+  if i then
+    self:down(i)
+    self:up(i)
+  end
+end
+
+M.heap = new_heap
+
+-- Requests of one host: priority (higher first), then depth (lower first, or
+-- higher first depth-first), then the order they were pushed.
+local function bfs_less(a, b)
+  local pa, pb = a.priority or 0, b.priority or 0
+  if pa ~= pb then return pa > pb end
+  local da, db = a.depth or 0, b.depth or 0
+  if da ~= db then return da < db end
+  return a._seq < b._seq
+end
+
+local function dfs_less(a, b)
+  local pa, pb = a.priority or 0, b.priority or 0
+  if pa ~= pb then return pa > pb end
+  local da, db = a.depth or 0, b.depth or 0
+  if da ~= db then return da > db end
+  return a._seq > b._seq
+end
+
+-- Hosts: the earliest ready first, then the one that has waited longest.
+local function host_less(a, b)
+  if a.ready_at ~= b.ready_at then return a.ready_at < b.ready_at end
+  return a.seq < b.seq
+end
+
+local Frontier = {}
+Frontier.__index = Frontier
+
+function M.new(opts)
+  opts = opts or {}
+  return setmetatable({
+    per_host = opts.per_host or 1,
+    delay = opts.delay or 0,
+    req_less = opts.depth_first and dfs_less or bfs_less,
+    hosts = {},
+    nhosts = 0,
+    ready = new_heap(host_less, "_hi"),
+    queued = 0,
+    inflight = 0,
+    seq = 0,
+  }, Frontier)
+end
+
+function Frontier:host(key)
+  local h = self.hosts[key]
+  if not h then
+    h = {
+      key = key, queue = new_heap(self.req_less, "_qi"), inflight = 0,
+      last_start = -math.huge, last_end = -math.huge, backoff_until = 0,
+      delay = self.delay, ready_at = 0, seq = 0,
+    }
+    self.hosts[key] = h
+    self.nhosts = self.nhosts + 1
+  end
+  return h
+end
+
+-- Put h in the ready heap when it has requests and a free slot; keep its place
+-- current otherwise.
+function Frontier:rearm(h)
+  local eligible = h.queue.n > 0 and h.inflight < self.per_host
+  -- The delay separates one start from the next, and also an end from the next
+  -- start, so the server sees gaps of at least `delay` even when a connection was
+  -- slow to open.
+  local ready_at = math.max(h.last_start + h.delay, h.last_end + h.delay, h.backoff_until, 0)
+  if eligible then
+    local changed = h.ready_at ~= ready_at
+    h.ready_at = ready_at
+    if not h._hi then
+      self.seq = self.seq + 1
+      h.seq = self.seq
+      self.ready:push(h)
+    elseif changed then
+      self.ready:update(h)
+    end
+  elseif h._hi then
+    self.ready:remove(h._hi)
+  end
+end
+
+function Frontier:push(req)
+  local key = req.key
+  if key == nil then error("frontier: request without a host key", 2) end
+  local h = self:host(key)
+  self.seq = self.seq + 1
+  req._seq = self.seq
+  h.queue:push(req)
+  self.queued = self.queued + 1
+  self:rearm(h)
+end
+
+function Frontier:pop(now)
+  local h = self.ready[1]
+  if not h then return nil, nil end
+  if h.ready_at > now then return nil, h.ready_at - now end
+  local req = h.queue:pop()
+  self.queued = self.queued - 1
+  h.inflight = h.inflight + 1
+  self.inflight = self.inflight + 1
+  h.last_start = now
+  self:rearm(h)
+  return req
+end
+
+function Frontier:done(req, now)
+  local h = self.hosts[req.key]
+  if not h or h.inflight <= 0 then return end
+  h.inflight = h.inflight - 1
+  self.inflight = self.inflight - 1
+  h.last_end = now
+  self:rearm(h)
+end
+
+function Frontier:backoff(key, untill)
+  local h = self:host(key)
+  if untill > h.backoff_until then
+    h.backoff_until = untill
+    self:rearm(h)
+  end
+end
+
+function Frontier:set_delay(key, delay)
+  local h = self:host(key)
+  h.delay = delay
+  self:rearm(h)
+end
+
+function Frontier:delay_of(key)
+  local h = self.hosts[key]
+  return h and h.delay or self.delay
+end
+
+function Frontier:size()
+  return self.queued
+end
+
+function Frontier:empty()
+  return self.queued == 0
+end
+
+-- Drop every queued request of a host (robots.txt says no, say); returns them.
+function Frontier:drop_host(key)
+  local h = self.hosts[key]
+  local dropped = {}
+  if not h then return dropped end
+  while h.queue.n > 0 do dropped[#dropped + 1] = h.queue:pop() end
+  self.queued = self.queued - #dropped
+  self:rearm(h)
+  return dropped
+end
+
+return M

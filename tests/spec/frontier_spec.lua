@@ -1,0 +1,129 @@
+-- luacrawl.frontier: the per-host scheduler of the crawl framework.
+require "luacrawl"
+local frontier = require "luacrawl.frontier"
+
+local function req(key, url, extra)
+  local r = extra or {}
+  r.key, r.url = key, url
+  return r
+end
+
+describe("frontier", function()
+  it("hands out requests breadth-first within a host", function()
+    local f = frontier.new()
+    f:push(req("a", "deep", { depth = 2 }))
+    f:push(req("a", "root", { depth = 0 }))
+    f:push(req("a", "mid", { depth = 1 }))
+    local out = {}
+    for _ = 1, 3 do
+      local r = f:pop(0)
+      out[#out + 1] = r.url
+      f:done(r, 0)
+    end
+    assert.same({ "root", "mid", "deep" }, out)
+  end)
+
+  it("can go depth-first", function()
+    local f = frontier.new({ depth_first = true })
+    f:push(req("a", "root", { depth = 0 }))
+    f:push(req("a", "deep", { depth = 2 }))
+    local r = f:pop(0)
+    assert.equal("deep", r.url)
+  end)
+
+  it("puts higher priority first", function()
+    local f = frontier.new()
+    f:push(req("a", "low", { priority = -1 }))
+    f:push(req("a", "high", { priority = 5 }))
+    f:push(req("a", "normal"))
+    local out = {}
+    for _ = 1, 3 do
+      local r = f:pop(0)
+      out[#out + 1] = r.url
+      f:done(r, 0)
+    end
+    assert.same({ "high", "normal", "low" }, out)
+  end)
+
+  it("keeps at most per_host requests of one host in flight", function()
+    local f = frontier.new({ per_host = 2 })
+    for i = 1, 5 do f:push(req("a", "a" .. i)) end
+    assert.is_table(f:pop(0))
+    local second = f:pop(0)
+    assert.is_table(second)
+    assert.is_nil(f:pop(0))
+    f:done(second, 0)
+    assert.is_table(f:pop(0))
+  end)
+
+  it("spaces requests to a host by its delay and says how long to wait", function()
+    local f = frontier.new({ delay = 2 })
+    f:push(req("a", "1"))
+    f:push(req("a", "2"))
+    local r = f:pop(10)
+    f:done(r, 10.5)
+    local none, wait = f:pop(11)
+    assert.is_nil(none)
+    assert.near(1.5, wait, 1e-9) -- 2 s after the end at 10.5
+    assert.equal("2", f:pop(12.5).url)
+  end)
+
+  it("serves other hosts while one waits for its delay", function()
+    local f = frontier.new()
+    f:set_delay("slow", 100)
+    f:push(req("slow", "s1"))
+    f:push(req("slow", "s2"))
+    f:push(req("fast", "f1"))
+    f:push(req("fast", "f2"))
+    local out = {}
+    for _ = 1, 4 do
+      local r = f:pop(0)
+      if not r then break end
+      out[#out + 1] = r.url
+      f:done(r, 0)
+    end
+    assert.same({ "s1", "f1", "f2" }, out)
+  end)
+
+  it("a host in backoff never holds up the others", function()
+    local f = frontier.new()
+    f:push(req("sick", "x"))
+    f:push(req("well", "y"))
+    f:backoff("sick", 60)
+    assert.equal("y", f:pop(0).url)
+    local none, wait = f:pop(0)
+    assert.is_nil(none)
+    assert.equal(60, wait)
+    assert.equal("x", f:pop(60).url)
+  end)
+
+  it("reports nothing to wait for when empty", function()
+    local f = frontier.new()
+    local r, wait = f:pop(0)
+    assert.is_nil(r)
+    assert.is_nil(wait)
+  end)
+
+  it("drops a host's queue", function()
+    local f = frontier.new()
+    f:push(req("a", "1"))
+    f:push(req("a", "2"))
+    f:push(req("b", "3"))
+    assert.equal(2, #f:drop_host("a"))
+    assert.equal(1, f:size())
+    assert.equal("3", f:pop(0).url)
+  end)
+
+  it("takes turns between hosts with many requests queued", function()
+    local f = frontier.new({ per_host = 1 })
+    for i = 0, 199999 do f:push({ key = i % 10000, url = i }) end
+    assert.equal(200000, f:size())
+    -- One slot per host: the first 10,000 pops are one request of each host.
+    local keys = {}
+    for _ = 1, 10000 do keys[f:pop(0).key] = true end
+    local n = 0
+    for _ in pairs(keys) do n = n + 1 end
+    assert.equal(10000, n)
+    assert.is_nil(f:pop(0))
+  end)
+end)
