@@ -25,29 +25,6 @@ static int l_current(lua_State *L)
     return 1;
 }
 
-/* core.suspend() -> values given to core.wake, or the cancelled marker. */
-static int l_suspend(lua_State *L)
-{
-    task_t *t = task_waitable(lc_state(L)->sched, L, "suspend");
-    task_wait(t, NULL, NULL);
-    return lua_yield(L, 0);
-}
-
-/* core.wake(task, ...) -> true if the task was suspended and is now woken. */
-static int l_wake(lua_State *L)
-{
-    task_t *t = task_check(L, 1);
-    int n = lua_gettop(L) - 1;
-    if (!task_waiting(t) || task_thread(t) == L) {
-        lua_pushboolean(L, 0);
-        return 1;
-    }
-    lua_xmove(L, task_thread(t), n);
-    task_wake(t, n);
-    lua_pushboolean(L, 1);
-    return 1;
-}
-
 struct sleeper {
     loop_t *loop;
     loop_timer_t *timer;
@@ -70,24 +47,65 @@ static void sleep_abort(void *arg)
     free(sl);
 }
 
-/* core.sleep(seconds) */
-static int l_sleep(lua_State *L)
+/* Wait in task t for secs seconds (or until woken or cancelled), keeping the run
+ * alive meanwhile. */
+static int timed_wait(lua_State *L, lc_state_t *st, task_t *t, double secs, const char *what,
+                      int suspend)
 {
-    lc_state_t *st = lc_state(L);
-    double secs = luaL_checknumber(L, 1);
-    task_t *t = task_waitable(st->sched, L, "sleep");
     struct sleeper *sl = malloc(sizeof(*sl));
-    if (!sl) return luaL_error(L, "sleep: out of memory");
+    if (!sl) return luaL_error(L, "%s: out of memory", what);
     sl->loop = st->loop;
     sl->task = t;
     sl->timer = loop_timer_add(st->loop, secs, sleep_done, sl);
     if (!sl->timer) {
         free(sl);
-        return luaL_error(L, "sleep: out of memory");
+        return luaL_error(L, "%s: out of memory", what);
     }
     loop_ref(st->loop);
-    task_wait(t, sleep_abort, sl);
+    if (suspend)
+        task_wait_suspended(t, sleep_abort, sl);
+    else
+        task_wait(t, sleep_abort, sl);
     return lua_yield(L, 0);
+}
+
+/* core.suspend([timeout]) -> the values given to core.wake; nothing when the
+ * timeout passed first; or the cancelled marker. A timed suspend keeps the run
+ * alive like a sleep; an untimed one does not. */
+static int l_suspend(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    task_t *t = task_waitable(st->sched, L, "suspend");
+    if (lua_isnoneornil(L, 1)) {
+        task_wait_suspended(t, NULL, NULL);
+        return lua_yield(L, 0);
+    }
+    return timed_wait(L, st, t, luaL_checknumber(L, 1), "suspend", 1);
+}
+
+/* core.wake(task, ...) -> true if the task was waiting in core.suspend and is now
+ * woken (any other wait, a fetch say, is left alone). */
+static int l_wake(lua_State *L)
+{
+    task_t *t = task_check(L, 1);
+    int n = lua_gettop(L) - 1;
+    if (!task_suspended(t)) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    task_abort_wait(t); /* a timed suspend's timer */
+    lua_xmove(L, task_thread(t), n);
+    task_wake(t, n);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* core.sleep(seconds) */
+static int l_sleep(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    double secs = luaL_checknumber(L, 1);
+    return timed_wait(L, st, task_waitable(st->sched, L, "sleep"), secs, "sleep", 0);
 }
 
 /* core.now() -> monotonic seconds */

@@ -29,6 +29,7 @@ struct task {
     int cancel_pending; /* cancel asked while running or queued */
     int resume_marker;  /* resume with the cancelled marker */
     int error_delivered;
+    int suspended; /* waiting in a generic suspend */
     task_abort_fn abort;
     void *abort_arg;
     task_t *ready_next;
@@ -392,8 +393,15 @@ task_t *task_waitable(sched_t *s, lua_State *L, const char *what)
     return t;
 }
 
+void task_wait_suspended(task_t *t, task_abort_fn abort, void *arg)
+{
+    task_wait(t, abort, arg);
+    if (t->state == T_WAITING) t->suspended = 1;
+}
+
 void task_wait(task_t *t, task_abort_fn abort, void *arg)
 {
+    t->suspended = 0;
     t->state = T_WAITING;
     t->abort = abort;
     t->abort_arg = arg;
@@ -404,12 +412,25 @@ void task_wake(task_t *t, int nresults)
 {
     if (t->state != T_WAITING) return;
     t->abort = NULL;
+    t->suspended = 0;
     make_ready(t, nresults);
+}
+
+void task_abort_wait(task_t *t)
+{
+    task_abort_fn abort = t->abort;
+    t->abort = NULL;
+    if (abort) abort(t->abort_arg);
 }
 
 int task_waiting(task_t *t)
 {
     return t->state == T_WAITING;
+}
+
+int task_suspended(task_t *t)
+{
+    return t->state == T_WAITING && t->suspended;
 }
 
 void task_cancel(task_t *t)

@@ -56,9 +56,16 @@ void task_release(lua_State *L, task_t *t);
 /* Raise a Lua error unless L is the running task's own coroutine and may yield. */
 task_t *task_waitable(sched_t *s, lua_State *L, const char *what);
 void task_wait(task_t *t, task_abort_fn abort, void *arg);
+/* The same for a generic suspend, the only kind of wait core.wake may end. */
+void task_wait_suspended(task_t *t, task_abort_fn abort, void *arg);
 void task_wake(task_t *t, int nresults);
-/* 1 while t is suspended in a wait (not yet woken or cancelled). */
+/* Run and forget the abort function of t's wait (it stays waiting): for a waker
+ * that ends the wait another way than the operation expected. */
+void task_abort_wait(task_t *t);
+/* 1 while t is suspended in a wait (not yet woken or cancelled); task_suspended
+ * only for a wait begun with task_wait_suspended. */
 int task_waiting(task_t *t);
+int task_suspended(task_t *t);
 
 void task_cancel(task_t *t);
 /* Do not print t's error when it fails: whoever started it reports it. */

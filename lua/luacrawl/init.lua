@@ -86,9 +86,10 @@ function M.resolve(host)
   return check(core.resolve(host))
 end
 
--- Suspend the running task until core.wake; raise if cancelled meanwhile.
-local function suspend()
-  return check(core.suspend())
+-- Suspend the running task until core.wake (its values are returned) or, with a
+-- timeout, until it passes (nothing returned); raise if cancelled meanwhile.
+local function suspend(timeout)
+  return check(core.suspend(timeout))
 end
 
 function M.run(fn, ...)
@@ -318,6 +319,7 @@ M.signals = {
   wait = function() return check(core.signal_wait()) end,
 }
 
+M.url, M.seen = core.url, core.seen
 M._suspend = suspend
 M._wake = core.wake
 
