@@ -1,3 +1,4 @@
+-- fixtures: --http --dns --tls
 -- lc.fetch and lc.resolve against the fixture server and dnsmasq (tests/fixtures).
 local lc = require "luacrawl"
 local h = require "spec_helper"
@@ -281,5 +282,71 @@ describe("DNS through lc.configure{dns_servers=}", function()
 
   it("refuses dns_servers once lookups have begun", function()
     assert.has_error(function() lc.configure({ dns_servers = "127.0.0.1:1" }) end)
+  end)
+end)
+
+describe("TLS", function()
+  local port, expired, selfsigned, ca = os.getenv("LC_TLS_PORT"), os.getenv("LC_TLS_EXPIRED_PORT"),
+    os.getenv("LC_TLS_SELFSIGNED_PORT"), os.getenv("LC_TLS_CA")
+
+  it("verifies certificates by default", function()
+    local res, err = fetch("https://127.0.0.1:" .. port .. "/")
+    assert.is_nil(res) -- signed by the test CA, which the system does not trust
+    assert.equal("tls", err.kind)
+  end)
+
+  it("fetches over HTTP/2 when the certificate verifies against ca_file", function()
+    local res = assert(fetch("https://localhost:" .. port .. "/echo-proto", { ca_file = ca }))
+    assert.equal(200, res.status)
+    assert.equal("2", res.http_version)
+    assert.equal("HTTP/2.0\n", res.body)
+    assert.is_true(res.time.tls > 0)
+  end)
+
+  it("refuses an expired certificate with kind tls", function()
+    local res, err = fetch("https://localhost:" .. expired .. "/", { ca_file = ca })
+    assert.is_nil(res)
+    assert.equal("tls", err.kind)
+    assert.matches("expired", err.message)
+  end)
+
+  it("refuses a self-signed certificate with kind tls", function()
+    local res, err = fetch("https://localhost:" .. selfsigned .. "/", { ca_file = ca })
+    assert.is_nil(res)
+    assert.equal("tls", err.kind)
+  end)
+
+  it("insecure skips verification", function()
+    local res = assert(fetch("https://127.0.0.1:" .. selfsigned .. "/", { insecure = true }))
+    assert.equal("tls ok\n", res.body)
+  end)
+
+  it("multiplexes many requests on one HTTP/2 connection", function()
+    local versions = lc.run(function()
+      local tasks = {}
+      for i = 1, 50 do
+        tasks[i] = lc.spawn(function()
+          return lc.fetch("https://localhost:" .. port .. "/gzip.txt", { ca_file = ca }).http_version
+        end)
+      end
+      local v = {}
+      for i = 1, 50 do v[tasks[i]:join()] = true end
+      return v
+    end)
+    assert.same({ ["2"] = true }, versions)
+  end)
+end)
+
+describe("proxies", function()
+  it("sends the request through an HTTP proxy, which resolves the target itself", function()
+    local res = assert(fetch("http://proxied.invalid/echo", { proxy = h.url("") }))
+    assert.equal(200, res.status)
+    assert.equal("http://proxied.invalid/echo", cjson.decode(res.body).proxied)
+  end)
+
+  it("reports an unreachable proxy as connect", function()
+    local res, err = fetch("http://proxied.invalid/echo", { proxy = "http://127.0.0.1:1" })
+    assert.is_nil(res)
+    assert.equal("connect", err.kind)
   end)
 end)
