@@ -14,6 +14,7 @@ usage: luacrawl [--dns-server HOST[:PORT][,...]] COMMAND [ARGS]
 
 commands:
   run SCRIPT [ARGS...]   run a Lua script as the main task; it sees ARGS in `arg`
+  crawl URL... [options] crawl from URLs, one JSON line per page (crawl --help)
   fetch [options] URL    fetch one URL: status and headers to stderr, body to stdout
       -I, --head             send HEAD and print only the status and headers
       -L, --location [N]     follow up to N redirects (default 10)
@@ -154,7 +155,14 @@ local function version()
   return EXIT_OK
 end
 
-local commands = { run = M.run_file, fetch = M.fetch }
+-- luacrawl crawl: the policy lives in luacrawl.cli_crawl.
+function M.crawl(args)
+  local r = { run_main(function() return require("luacrawl.cli_crawl").main(args) end) }
+  if not r[1] then return EXIT_SCRIPT end
+  return r[2]
+end
+
+local commands = { run = M.run_file, fetch = M.fetch, crawl = M.crawl }
 M.commands = commands
 
 function M.main(args)

@@ -1,0 +1,169 @@
+-- luacrawl.cli_crawl: `luacrawl crawl URL... [options]`, a one-off crawl from the
+-- command line, written as a crawl policy on luacrawl.crawl. One JSON object per
+-- fetched page: url (as requested), status, depth, content_type, length, title,
+-- referrer, elapsed.
+local lc = require "luacrawl"
+local crawl = require "luacrawl.crawl"
+local cjson = require "cjson"
+
+local M = {}
+
+M.usage = [==[
+usage: luacrawl crawl URL... [options]
+  -d, --depth N          follow links at most N deep (default: no limit)
+  -n, --max-pages N      fetch at most N pages
+  -c, --concurrency N    requests in flight in all (default 16)
+  --per-host N           requests in flight per host (default 2)
+  --delay S              seconds between requests to one host (default 0)
+  --span-hosts           follow links to any host (default: the start URLs' hosts)
+  --allow-host H         also follow links to host H and its subdomains (repeatable)
+  --allow RE             only follow URLs matching the regular expression (repeatable)
+  --deny RE              never follow URLs matching it (repeatable)
+  --no-robots            do not fetch or obey robots.txt
+  -A, --user-agent UA    User-Agent (its product token is matched in robots.txt)
+  -o, --output FILE      pages as JSON Lines (.jsonl) or CSV (.csv); - for stdout
+                         (default: stdout)
+  --stats-json FILE      write the final stats as JSON
+  --dns-server S         DNS servers, HOST[:PORT][,...]
+  --max-time S           stop scheduling after S seconds
+  -q, --quiet            no progress, no stats on stderr
+Exit status: 0 done, 1 error, 2 usage, 130/143 stopped by SIGINT/SIGTERM.
+]==]
+
+local flags = {
+  ["-d"] = "depth", ["--depth"] = "depth", ["-n"] = "max_pages", ["--max-pages"] = "max_pages",
+  ["-c"] = "concurrency", ["--concurrency"] = "concurrency", ["--per-host"] = "per_host",
+  ["--delay"] = "delay", ["--max-time"] = "max_time", ["-A"] = "user_agent",
+  ["--user-agent"] = "user_agent", ["-o"] = "output", ["--output"] = "output",
+  ["--stats-json"] = "stats_json", ["--dns-server"] = "dns_server",
+}
+local numeric = { depth = true, max_pages = true, concurrency = true, per_host = true, delay = true, max_time = true }
+local lists = { ["--allow-host"] = "allow_hosts", ["--allow"] = "allow", ["--deny"] = "deny" }
+local switches = { ["--span-hosts"] = "span_hosts", ["--no-robots"] = "no_robots", ["-q"] = "quiet", ["--quiet"] = "quiet" }
+
+function M.parse_args(args)
+  local o = { urls = {}, allow_hosts = {}, allow = {}, deny = {} }
+  local i = 1
+  while i <= #args do
+    local a = args[i]
+    if flags[a] or lists[a] then
+      local v = args[i + 1]
+      if v == nil then error(a .. " needs a value", 0) end
+      if flags[a] then
+        local key = flags[a]
+        if numeric[key] then
+          v = tonumber(v)
+          if not v or v < 0 then error(a .. " needs a number", 0) end
+        end
+        o[key] = v
+      else
+        local list = o[lists[a]]
+        list[#list + 1] = v
+      end
+      i = i + 2
+    elseif switches[a] then
+      o[switches[a]] = true
+      i = i + 1
+    elseif a:sub(1, 1) == "-" then
+      error(("unknown option '%s'"):format(a), 0)
+    else
+      o.urls[#o.urls + 1] = a
+      i = i + 1
+    end
+  end
+  if #o.urls == 0 then error("crawl: give at least one URL", 0) end
+  for _, k in ipairs({ "concurrency", "per_host" }) do
+    if o[k] and o[k] < 1 then error(("--%s must be at least 1"):format(k:gsub("_", "-")), 0) end
+  end
+  return o
+end
+
+-- The page record written for each response.
+local function record(page)
+  local ctype = page.headers["content-type"]
+  local title
+  if page.status < 300 and page:is_html() then title = page:html():title() end
+  return {
+    url = page.request.url, status = page.status, depth = page.depth,
+    content_type = ctype or cjson.null, length = #page.body, title = title,
+    referrer = page.referrer, elapsed = math.floor(page.elapsed * 1e6 + 0.5) / 1e6,
+  }
+end
+
+-- Build the crawl spec from the parsed options.
+function M.spec(o)
+  local regexes = function(list)
+    local out = {}
+    for _, p in ipairs(list) do
+      local ok, re = pcall(lc.regex, p)
+      if not ok then error(("bad regular expression %q: %s"):format(p, tostring(re)), 0) end
+      out[#out + 1] = re
+    end
+    return out
+  end
+  local allow_res, deny_res = regexes(o.allow), regexes(o.deny)
+  local start_hosts = {}
+  for _, u in ipairs(o.urls) do
+    local h = lc.url.host(u)
+    if not h then error(("not a URL: %s"):format(u), 0) end
+    start_hosts[#start_hosts + 1] = h
+  end
+  for _, h in ipairs(o.allow_hosts) do start_hosts[#start_hosts + 1] = h end
+  local function allowed(url)
+    if not o.span_hosts then
+      local host = lc.url.host(url) or ""
+      local ok = false
+      for _, h in ipairs(start_hosts) do
+        if host == h or (#host > #h and host:sub(-#h - 1) == "." .. h) then ok = true break end
+      end
+      if not ok then return false end
+    end
+    if #allow_res > 0 then
+      for _, re in ipairs(allow_res) do if re:test(url) then return true end end
+      return false
+    end
+    return true
+  end
+  local deny
+  if #deny_res > 0 then
+    deny = function(url)
+      for _, re in ipairs(deny_res) do if re:test(url) then return true end end
+      return false
+    end
+  end
+  local spec = {
+    start = o.urls, max_depth = o.depth, max_pages = o.max_pages, max_time = o.max_time,
+    concurrency = o.concurrency, per_host = o.per_host, delay = o.delay,
+    robots = not o.no_robots, user_agent = o.user_agent, quiet = o.quiet,
+    stats_json = o.stats_json, output = o.output or "-",
+    allow = function(url) return allowed(url) end, deny = deny,
+    on_response = function(page) page:emit(record(page)) end,
+  }
+  return spec
+end
+
+function M.main(args)
+  local ok, o = pcall(M.parse_args, args)
+  if not ok then
+    io.stderr:write("luacrawl: ", o, "\n", M.usage)
+    return 2
+  end
+  if o.dns_server then
+    local dok, err = pcall(lc.configure, { dns_servers = o.dns_server })
+    if not dok then
+      io.stderr:write("luacrawl: ", tostring(err), "\n")
+      return 2
+    end
+  end
+  local sok, spec = pcall(M.spec, o)
+  if not sok then
+    io.stderr:write("luacrawl: ", tostring(spec), "\n")
+    return 2
+  end
+  local stats = crawl.run(spec)
+  if stats.signal == "INT" then return 130 end
+  if stats.signal == "TERM" then return 143 end
+  return 0
+end
+
+return M

@@ -1,0 +1,735 @@
+-- luacrawl.crawl: the crawl framework. crawl.run(spec) crawls from spec.start,
+-- calling spec.parse(page) in a task per page; the frontier (luacrawl.frontier)
+-- decides which request goes next so that per-host limits, delays, robots.txt
+-- Crawl-delay and backoff hold without one host holding up the others.
+--
+-- The spec (every field optional but start):
+--   start        URLs, or function(add) that calls add(url_or_request) (in a task)
+--   parse        function(page): page.url/.status/.headers/.body/.depth/.meta,
+--                page:css/css1/xpath/links/text/json, page:follow(...), page:emit(item)
+--   allow, deny  scope: {hosts = {...}, urls = {regex, ...}} or function(url, req)
+--                (default: the start URLs' hosts; span_hosts = true for any host)
+--   max_depth, max_pages, max_time
+--   concurrency (16), per_host (2), delay (0 s), host_key ("host" | "domain" | "ip"
+--                | function(url) -> key), robots (true), max_delay (30 s),
+--   throttle     {target = 2.0, min_delay =, max_delay =}
+--   retries (2), retry_statuses ({429, 500, 502, 503, 504, 522, 524, 408}),
+--   max_redirect (10), depth_first (false), user_agent, fetch (options for lc.fetch)
+--   on_request(req), on_response(page), on_error(req, err), on_item(item): return
+--                false to drop, a table to replace, nil to keep. on_response sees
+--                every response, redirects too (dropping one stops the redirect);
+--                parse sees the rest.
+--   output       a file name (.jsonl/.csv, "-" for JSON Lines on stdout) or a
+--                function(item), or a list of those; items = {} collects them too
+--   stats_json   file for the final stats; quiet, progress (true on a terminal)
+--   signals      (true) SIGINT/SIGTERM stop the crawl gracefully; a second aborts
+-- Returns the stats table.
+local lc = require "luacrawl"
+local core = require "luacrawl.core"
+local frontier = require "luacrawl.frontier"
+local robots = require "luacrawl.robots"
+local export = require "luacrawl.export"
+local cjson = require "cjson"
+
+local M = {}
+
+M.defaults = {
+  concurrency = 16, per_host = 2, delay = 0, max_delay = 30, retries = 2,
+  max_redirect = 10, robots = true, host_key = "host", stop_grace = 10,
+  retry_statuses = { 408, 429, 500, 502, 503, 504, 522, 524 },
+  retry_kinds = { timeout = true, connect = true, protocol = true },
+}
+
+local unpack = unpack or table.unpack
+
+local function now()
+  return lc.now()
+end
+
+-- Scope ---------------------------------------------------------------------------
+
+local function host_matches(host, list)
+  for _, h in ipairs(list) do
+    h = h:lower()
+    if host == h or (#host > #h and host:sub(-#h - 1) == "." .. h) then return true end
+  end
+  return false
+end
+
+-- A predicate from a scope spec: a function, or a table of hosts and URL regexes.
+local function scope_rule(rule, name)
+  if rule == nil then return nil end
+  if type(rule) == "function" then return rule end
+  if type(rule) ~= "table" then error(("crawl: %s must be a table or a function"):format(name), 3) end
+  local hosts = rule.hosts
+  local res = {}
+  for _, pattern in ipairs(rule.urls or rule.regex or {}) do
+    res[#res + 1] = type(pattern) == "string" and lc.regex(pattern) or pattern
+  end
+  return function(url)
+    if hosts and host_matches(lc.url.host(url) or "", hosts) then return true end
+    for _, re in ipairs(res) do
+      if re:test(url) then return true end
+    end
+    return false
+  end
+end
+
+-- Requests --------------------------------------------------------------------------
+
+local Crawler = {}
+Crawler.__index = Crawler
+
+function Crawler:host_key(url)
+  local k = self.spec.host_key
+  if type(k) == "function" then return k(url) end
+  if k == "domain" then return lc.url.site(url) or lc.url.host(url) end
+  if k == "ip" then
+    local addrs = lc.resolve(lc.url.host(url))
+    return addrs and addrs[1] or lc.url.host(url)
+  end
+  return lc.url.host(url)
+end
+
+function Crawler:in_scope(url, req)
+  if self.deny and self.deny(url, req) then return false end
+  if self.allow then return self.allow(url, req) and true or false end
+  if self.spec.span_hosts then return true end
+  return self.start_hosts[lc.url.host(url) or ""] == true
+end
+
+-- Apply a hook: false drops, a table replaces, nil keeps.
+local function apply_hook(hook, value, ...)
+  if not hook then return value end
+  local r = hook(value, ...)
+  if r == false then return nil end
+  if type(r) == "table" then return r end
+  return value
+end
+
+-- Queue a request (a table with url, depth, ...) unless out of scope, too deep, a
+-- duplicate, or dropped by on_request. Returns true when queued.
+function Crawler:enqueue(req)
+  local st = self.stats
+  if self.stopping then return false end
+  local url, err = lc.url.normalize(req.url, self.spec.normalize)
+  if not url then
+    st.invalid_urls = st.invalid_urls + 1
+    return false, err
+  end
+  req.url = url
+  if self.spec.max_depth and (req.depth or 0) > self.spec.max_depth then
+    st.too_deep = st.too_deep + 1
+    return false
+  end
+  if not self:in_scope(url, req) then
+    st.out_of_scope = st.out_of_scope + 1
+    return false
+  end
+  if not req.dont_filter and not self.seen:add(url) then
+    st.duplicates = st.duplicates + 1
+    return false
+  end
+  req = apply_hook(self.spec.on_request, req)
+  if not req then
+    st.dropped = st.dropped + 1
+    return false
+  end
+  req.key = req.key or self:host_key(req.url)
+  if self.spec.robots ~= false then
+    local origin = req.url:match("^(https?://[^/]+)")
+    local rb = self.robots[origin]
+    if not rb then
+      rb = { pending = {} }
+      self.robots[origin] = rb
+      self:background(self.fetch_robots, self, origin, req.key)
+    end
+    if rb.pending then
+      rb.pending[#rb.pending + 1] = req
+      self.waiting_robots = self.waiting_robots + 1
+      return true
+    end
+    if not rb.rules:allowed(self.agent, req.url) then
+      st.robots_denied = st.robots_denied + 1
+      return false
+    end
+  end
+  self.frontier:push(req)
+  self:poke()
+  return true
+end
+
+-- robots.txt for origin: fetched once (following up to 5 redirects), then the
+-- requests that waited for it are let through or counted as denied.
+function Crawler:fetch_robots(origin, key)
+  local st = self.stats
+  local res, err = lc.fetch(origin .. "/robots.txt", self:fetch_opts({ follow = 5, max_size = 512 * 1024 }))
+  local rules
+  st.robots_fetched = st.robots_fetched + 1
+  if not res then
+    rules = robots.disallow_all()
+    self:log(("robots.txt of %s unreachable (%s): the host is not crawled"):format(origin, tostring(err)))
+  else
+    local what = robots.for_status(res.status)
+    if what == "parse" then
+      rules = robots.parse(res.body)
+    elseif what == "allow_all" then
+      rules = robots.allow_all()
+    else
+      rules = robots.disallow_all()
+      self:log(("robots.txt of %s answered %d: the host is not crawled"):format(origin, res.status))
+    end
+  end
+  local rb = self.robots[origin]
+  rb.rules = rules
+  local delay = rules:crawl_delay(self.agent)
+  if delay then
+    delay = math.min(delay, self.spec.max_delay)
+    if delay > self.frontier:delay_of(key) then self.frontier:set_delay(key, delay) end
+    rb.crawl_delay = delay
+  end
+  local pending = rb.pending
+  rb.pending = nil
+  for _, req in ipairs(pending) do
+    self.waiting_robots = self.waiting_robots - 1
+    if self.stopping then
+      -- dropped: the crawl is stopping
+    elseif rules:allowed(self.agent, req.url) then
+      self.frontier:push(req)
+    else
+      st.robots_denied = st.robots_denied + 1
+    end
+  end
+  self:poke()
+end
+
+function Crawler:fetch_opts(extra)
+  local o = {}
+  for k, v in pairs(self.spec.fetch or {}) do o[k] = v end
+  o.user_agent = o.user_agent or self.spec.user_agent
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return o
+end
+
+-- Pages --------------------------------------------------------------------------
+
+local Page = {}
+Page.__index = Page
+M.Page = Page
+
+function Page:html()
+  return self.response:html()
+end
+
+function Page:is_html()
+  local ct = self.headers["content-type"]
+  if ct then return ct:find("html", 1, true) ~= nil end
+  return self.body:sub(1, 512):lower():find("<html", 1, true) ~= nil
+end
+
+function Page:css(sel)
+  return self:html():css(sel)
+end
+
+function Page:css1(sel)
+  return self:html():css1(sel)
+end
+
+function Page:xpath(expr)
+  return self:html():xpath(expr)
+end
+
+function Page:links(opts)
+  return self:html():links(opts)
+end
+
+-- The text a reader sees: the document's text content, whitespace squashed.
+function Page:text()
+  local body = self:html():css1("body") or self:html():css1("html")
+  if not body then return "" end
+  return (body:text():gsub("%s+", " "):gsub("^ ", ""):gsub(" $", ""))
+end
+
+function Page:json()
+  return cjson.decode(self.body)
+end
+
+-- Follow links: a URL, a node (its href or src), or a list of either; relative
+-- URLs are resolved against the page. opts: callback, meta, priority, dont_filter.
+-- Returns the number of requests queued.
+function Page:follow(what, opts)
+  opts = opts or {}
+  if type(what) ~= "table" or what.tag then what = { what } end
+  local crawler, n = self.crawler, 0
+  for _, item in ipairs(what) do
+    local href = item
+    if type(item) ~= "string" then href = item:attr("href") or item:attr("src") end
+    local url = href and lc.url.resolve(self.url, href)
+    if url then
+      local ok = crawler:enqueue({
+        url = url, depth = self.depth + 1, referrer = self.url, meta = opts.meta,
+        callback = opts.callback, priority = opts.priority, dont_filter = opts.dont_filter,
+      })
+      if ok then n = n + 1 end
+    end
+  end
+  return n
+end
+
+function Page:emit(item)
+  return self.crawler:emit(item, self)
+end
+
+function Crawler:emit(item, page)
+  item = apply_hook(self.spec.on_item, item, page)
+  if not item then return false end
+  self.stats.items = self.stats.items + 1
+  for _, out in ipairs(self.outputs) do
+    local ok, err = out:write(item)
+    if not ok then
+      self.stats.output_errors = self.stats.output_errors + 1
+      self:log(("output %s: %s"):format(out.name, tostring(err)))
+    end
+  end
+  return true
+end
+
+-- Fetching one request ---------------------------------------------------------
+
+local function retry_after(res)
+  local v = res and res.headers["retry-after"]
+  if not v then return nil end
+  local secs = tonumber(v)
+  if secs then return math.max(0, secs) end
+  return nil -- HTTP dates are rare for crawlers; treated as absent
+end
+
+function Crawler:count_error(kind)
+  local e = self.stats.errors
+  e[kind] = (e[kind] or 0) + 1
+  self.stats.errors_total = self.stats.errors_total + 1
+end
+
+-- Put req back after a delay; true if it will be retried.
+function Crawler:retry(req, res, kind)
+  local tries = (req.retries or 0)
+  if tries >= self.spec.retries or self.stopping then return false end
+  req.retries = tries + 1
+  self.stats.retries = self.stats.retries + 1
+  local wait = retry_after(res)
+  local backoff = math.min(self.spec.max_delay, 0.5 * 2 ^ tries) * (0.5 + math.random())
+  wait = math.min(wait or backoff, self.spec.max_retry_after or 600)
+  -- Repeated 429/503 from one host: the whole host waits, not just this request.
+  if res and (res.status == 429 or res.status == 503) then
+    local h = self.host_trouble[req.key] or 0
+    self.host_trouble[req.key] = h + 1
+    if h + 1 >= 2 then
+      self.frontier:backoff(req.key, now() + wait)
+      self.stats.host_backoffs = self.stats.host_backoffs + 1
+    end
+  end
+  self.delayed = self.delayed + 1
+  self:background(function()
+    lc.sleep(wait)
+    self.delayed = self.delayed - 1
+    if not self.stopping then
+      self.frontier:push(req)
+      self:poke()
+    end
+  end)
+  return true, kind
+end
+
+function Crawler:redirect(req, res)
+  local st = self.stats
+  st.redirects = st.redirects + 1
+  local location = res.headers.location
+  if not location then return end
+  local to = lc.url.resolve(res.url, location)
+  if not to then
+    self:count_error("invalid_url")
+    return
+  end
+  local scheme = to:match("^(%a[%w+.-]*):")
+  if not scheme or (scheme:lower() ~= "http" and scheme:lower() ~= "https") then
+    self:count_error("invalid_url")
+    self:log(("refused redirect from %s to %s"):format(req.url, to))
+    return
+  end
+  local hops = (req.redirects or 0) + 1
+  if hops > self.spec.max_redirect then
+    st.redirect_limit = st.redirect_limit + 1
+    return
+  end
+  self:enqueue({
+    url = to, depth = req.depth, referrer = req.url, meta = req.meta, callback = req.callback,
+    priority = req.priority, redirects = hops, dont_filter = req.dont_filter,
+  })
+end
+
+function Crawler:throttle(req, res)
+  local t = self.spec.throttle
+  if not t then return end
+  local key = req.key
+  local latency = res.time.total
+  local target = latency / (t.target or 2.0)
+  local old = self.frontier:delay_of(key)
+  local new = (old + target) / 2
+  -- A failed response is not evidence that the server got faster.
+  if res.status >= 400 and new < old then new = old end
+  local rb = self.robots[req.url:match("^(https?://[^/]+)")]
+  local floor = math.max(t.min_delay or 0, self.spec.delay or 0, rb and rb.crawl_delay or 0)
+  new = math.max(floor, math.min(new, t.max_delay or self.spec.max_delay))
+  self.frontier:set_delay(key, new)
+end
+
+function Crawler:make_page(req, res)
+  local page = setmetatable({
+    url = res.url, request = req, status = res.status, headers = res.headers, body = res.body,
+    depth = req.depth or 0, meta = req.meta or {}, response = res, crawler = self,
+    referrer = req.referrer, elapsed = res.time.total,
+  }, Page)
+  return page
+end
+
+function Crawler:process(req)
+  local st = self.stats
+  st.requests = st.requests + 1
+  local res, err = lc.fetch(req.url, self:fetch_opts({ method = req.method, headers = req.headers, body = req.body }))
+  if not res then
+    if self.spec.retry_kinds[err.kind] and self:retry(req, nil, err.kind) then return end
+    self:count_error(err.kind)
+    if self.spec.on_error then self.spec.on_error(req, err) end
+    return
+  end
+  st.bytes = st.bytes + #res.body
+  st.statuses[res.status] = (st.statuses[res.status] or 0) + 1
+  if self.retry_status[res.status] and self:retry(req, res, "http_" .. res.status) then return end
+  if res.status >= 200 and res.status < 400 then self.host_trouble[req.key] = nil end
+  self:throttle(req, res)
+  st.pages = st.pages + 1
+  local page = apply_hook(self.spec.on_response, self:make_page(req, res))
+  if not page then return end
+  if res.status >= 300 and res.status < 400 and res.headers.location then
+    self:redirect(req, res)
+    return
+  end
+  local parse = req.callback or self.spec.parse or M.follow_links
+  parse(page)
+end
+
+-- The parse used when a spec gives none: follow every link of HTML pages.
+function M.follow_links(page)
+  if page:is_html() then page:follow(page:links()) end
+end
+
+-- The dispatcher ------------------------------------------------------------------
+
+-- A task the crawl needs (a robots.txt fetch, a retry waiting its turn): cancelled
+-- when the crawl ends.
+function Crawler:background(fn, ...)
+  local t
+  local args = { n = select("#", ...), ... }
+  t = lc.spawn(function()
+    fn(unpack(args, 1, args.n))
+    self.background_tasks[t] = nil
+  end)
+  self.background_tasks[t] = true
+  return t
+end
+
+function Crawler:poke()
+  local d = self.dispatcher_waiting
+  if d then
+    self.dispatcher_waiting = nil
+    lc._wake(d)
+  end
+end
+
+function Crawler:wait(timeout)
+  self.dispatcher_waiting = lc.current()
+  lc._suspend(timeout)
+  self.dispatcher_waiting = nil
+end
+
+function Crawler:launch(req)
+  self.active = self.active + 1
+  self.launched = self.launched + 1
+  local t
+  t = lc.spawn(function()
+    local ok, err = pcall(self.process, self, req)
+    self.active = self.active - 1
+    self.inflight[t] = nil
+    self.frontier:done(req, now())
+    if not ok then
+      if type(err) == "table" and err.kind == "cancelled" then error(err, 0) end
+      self.stats.parse_errors = self.stats.parse_errors + 1
+      self:log(("error in parse for %s: %s"):format(req.url, tostring(err)))
+      if self.spec.on_error then self.spec.on_error(req, lc.error("script", tostring(err))) end
+    end
+    self:poke()
+  end)
+  self.inflight[t] = true
+end
+
+function Crawler:page_budget_left()
+  local max = self.spec.max_pages
+  return not max or self.launched < max
+end
+
+function Crawler:finished()
+  return self.active == 0 and self.frontier:empty() and self.waiting_robots == 0 and self.delayed == 0
+    and self.starting == 0
+end
+
+function Crawler:dispatch()
+  local spec = self.spec
+  while not self.stopping do
+    if spec.max_time and now() - self.started > spec.max_time then
+      self.stop_reason = "max_time"
+      break
+    end
+    local wait
+    while self.active < spec.concurrency and self:page_budget_left() do
+      local req
+      req, wait = self.frontier:pop(now())
+      if not req then break end
+      self:launch(req)
+    end
+    if not self:page_budget_left() then
+      self.stop_reason = "max_pages"
+      break
+    end
+    if self:finished() then break end
+    if spec.max_time then
+      local left = spec.max_time - (now() - self.started)
+      wait = wait and math.min(wait, left) or left
+    end
+    self:wait(wait)
+  end
+end
+
+-- Wait for requests in flight; after `grace` seconds, cancel them.
+function Crawler:drain(grace)
+  local deadline = now() + grace
+  while self.active > 0 and now() < deadline do self:wait(math.max(0, deadline - now())) end
+  for t in pairs(self.inflight) do t:cancel() end
+end
+
+-- Stop scheduling (a signal, max_pages, max_time): queued requests are dropped.
+function Crawler:stop(reason)
+  if self.stopping then return end
+  self.stopping = true
+  self.stop_reason = self.stop_reason or reason
+  self:poke()
+end
+
+-- Signals, progress and logging ----------------------------------------------------
+
+function Crawler:log(msg)
+  if not self.spec.quiet then io.stderr:write("luacrawl: ", msg, "\n") end
+end
+
+function Crawler:status_line()
+  local st = self.stats
+  local elapsed = now() - self.started
+  return ("%d pages, %.1f pages/s, %d queued, %d in flight, %d errors, %.0f s"):format(
+    st.pages, st.pages / math.max(elapsed, 1e-9), self.frontier:size() + self.waiting_robots,
+    self.active, st.errors_total, elapsed)
+end
+
+function Crawler:progress()
+  local tty = core.isatty and core.isatty(2)
+  local interval = tty and 0.5 or 10
+  while true do
+    lc.sleep(interval)
+    if tty then
+      io.stderr:write("\r\27[K", self:status_line())
+    else
+      io.stderr:write("luacrawl: ", self:status_line(), "\n")
+    end
+    io.stderr:flush()
+    self.progress_shown = tty
+  end
+end
+
+function Crawler:watch_signals()
+  for _, s in ipairs({ "INT", "TERM" }) do lc.signals.watch(s) end
+  local first = lc.signals.wait()
+  self.signal = first
+  self:log(("got SIG%s: finishing requests in flight (again to abort)"):format(first))
+  self:stop("SIG" .. first)
+  lc.signals.wait()
+  -- Second signal: abort at once, but keep the outputs whole.
+  self.aborted = true
+  for t in pairs(self.inflight) do t:cancel() end
+  self:close_outputs()
+  self:poke()
+end
+
+function Crawler:close_outputs()
+  for _, out in ipairs(self.outputs) do
+    local ok, err = out:close()
+    if not ok then self:log(tostring(err)) end
+  end
+end
+
+-- Stats -------------------------------------------------------------------------------
+
+local function new_stats()
+  return {
+    pages = 0, requests = 0, bytes = 0, statuses = {}, errors = {}, errors_total = 0,
+    retries = 0, robots_denied = 0, robots_fetched = 0, duplicates = 0, out_of_scope = 0,
+    too_deep = 0, dropped = 0, invalid_urls = 0, redirects = 0, redirect_limit = 0,
+    items = 0, parse_errors = 0, output_errors = 0, host_backoffs = 0,
+  }
+end
+
+function Crawler:final_stats()
+  local st = self.stats
+  st.elapsed = now() - self.started
+  st.pages_per_s = st.pages / math.max(st.elapsed, 1e-9)
+  st.queued_left = self.frontier:size()
+  st.stop_reason = self.stop_reason or "done"
+  st.signal = self.signal
+  st.aborted = self.aborted or nil
+  return st
+end
+
+local function format_counts(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  local parts = {}
+  for _, k in ipairs(keys) do parts[#parts + 1] = ("%s: %d"):format(tostring(k), t[k]) end
+  return table.concat(parts, ", ")
+end
+
+function M.format_stats(st)
+  return table.concat({
+    ("pages %d (%d requests, %d bytes) in %.2f s: %.1f pages/s"):format(
+      st.pages, st.requests, st.bytes, st.elapsed, st.pages_per_s),
+    ("statuses: %s"):format(format_counts(st.statuses)),
+    ("errors %d%s; retries %d; redirects %d; robots denied %d; duplicates %d; items %d"):format(
+      st.errors_total, st.errors_total > 0 and " (" .. format_counts(st.errors) .. ")" or "",
+      st.retries, st.redirects, st.robots_denied, st.duplicates, st.items),
+    ("stopped: %s"):format(st.stop_reason),
+  }, "\n")
+end
+
+local function json_stats(st)
+  local copy = {}
+  for k, v in pairs(st) do copy[k] = v end
+  local statuses = {}
+  for k, v in pairs(st.statuses) do statuses[tostring(k)] = v end
+  copy.statuses = statuses
+  return cjson.encode(copy)
+end
+
+-- Running -------------------------------------------------------------------------
+
+local function check_spec(spec)
+  if type(spec) ~= "table" then error("crawl.run: spec must be a table", 3) end
+  if spec.start == nil then error("crawl.run: spec.start is required (URLs or a function)", 3) end
+  local s = {}
+  for k, v in pairs(M.defaults) do s[k] = v end
+  for k, v in pairs(spec) do s[k] = v end
+  for _, k in ipairs({ "concurrency", "per_host" }) do
+    if type(s[k]) ~= "number" or s[k] < 1 then error(("crawl.run: %s must be a number >= 1"):format(k), 3) end
+  end
+  return s
+end
+
+function M.new(spec)
+  spec = check_spec(spec)
+  local self = setmetatable({
+    spec = spec,
+    frontier = frontier.new({ per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first }),
+    seen = lc.seen(),
+    stats = new_stats(),
+    robots = {},
+    host_trouble = {},
+    inflight = {},
+    background_tasks = {},
+    outputs = {},
+    active = 0, launched = 0, waiting_robots = 0, delayed = 0, starting = 0,
+    start_hosts = {},
+    allow = scope_rule(spec.allow, "allow"),
+    deny = scope_rule(spec.deny, "deny"),
+    agent = spec.user_agent or ("luacrawl/" .. lc.version),
+    retry_status = {},
+  }, Crawler)
+  for _, s in ipairs(spec.retry_statuses) do self.retry_status[s] = true end
+  local outputs = spec.output
+  if type(outputs) ~= "table" then outputs = { outputs } end
+  for _, o in ipairs(outputs) do
+    self.outputs[#self.outputs + 1] = export.open(o, { fields = spec.fields })
+  end
+  if spec.items then self.outputs[#self.outputs + 1] = export.open(spec.items) end
+  return self
+end
+
+function Crawler:add_start(item)
+  local req = type(item) == "string" and { url = item } or item
+  req.depth = req.depth or 0
+  local host = lc.url.host(req.url)
+  if host then self.start_hosts[host] = true end
+  return self:enqueue(req)
+end
+
+function Crawler:start()
+  local start = self.spec.start
+  if type(start) == "string" then start = { start } end
+  if type(start) == "function" then
+    self.starting = 1
+    lc.spawn(function()
+      local ok, err = pcall(start, function(item) return self:add_start(item) end)
+      if not ok then self:log("error in start: " .. tostring(err)) end
+      self.starting = 0
+      self:poke()
+    end)
+  else
+    for _, item in ipairs(start) do self:add_start(item) end
+  end
+end
+
+function Crawler:run()
+  self.started = now()
+  local helpers = {}
+  if self.spec.signals ~= false then helpers[#helpers + 1] = lc.spawn(self.watch_signals, self) end
+  local show = self.spec.progress
+  if show == nil then show = not self.spec.quiet end
+  if show then helpers[#helpers + 1] = lc.spawn(self.progress, self) end
+  self:start()
+  self:dispatch()
+  self:stop(self.stop_reason or "done")
+  self:drain(self.aborted and 0 or self.spec.stop_grace)
+  for _, h in ipairs(helpers) do h:cancel() end
+  for t in pairs(self.background_tasks) do t:cancel() end
+  if self.spec.signals ~= false then
+    for _, s in ipairs({ "INT", "TERM" }) do lc.signals.unwatch(s) end
+  end
+  if self.progress_shown then io.stderr:write("\r\27[K") end
+  self:close_outputs()
+  local st = self:final_stats()
+  if self.spec.stats_json then
+    local f, err = io.open(self.spec.stats_json, "w")
+    if f then
+      f:write(json_stats(st), "\n")
+      f:close()
+    else
+      self:log("stats_json: " .. tostring(err))
+    end
+  end
+  if not self.spec.quiet then io.stderr:write(M.format_stats(st), "\n") end
+  return st
+end
+
+-- crawl.run(spec) -> stats. Inside a task (luacrawl run) it runs there; from plain
+-- Lua (module mode) it drives the loop itself.
+function M.run(spec)
+  if not lc.current() then return lc.run(M.run, spec) end
+  return M.new(spec):run()
+end
+
+return M

@@ -1,0 +1,120 @@
+-- luacrawl.export: item outputs for crawls. JSON Lines or CSV chosen by the file
+-- name's extension ("-" is JSON Lines on stdout), a Lua table (items appended), or
+-- a function called with each item.
+--
+-- Every record is written with one write of whole lines, and flushed at least once
+-- a second, so a crawl that is stopped (even by a second Ctrl-C) leaves files that
+-- end on a complete line.
+local cjson = require "cjson"
+
+local M = {}
+
+local Output = {}
+Output.__index = Output
+
+local function csv_cell(v)
+  if v == nil then return "" end
+  if type(v) == "table" then v = cjson.encode(v) end
+  v = tostring(v)
+  if v:find('[,"\r\n]') then v = '"' .. v:gsub('"', '""') .. '"' end
+  return v
+end
+
+-- JSON text for an item; cjson refuses some Lua values (functions, sparse arrays):
+-- those items are reported, not written half.
+local function json_line(item)
+  local ok, text = pcall(cjson.encode, item)
+  if not ok then return nil, text end
+  return text .. "\n"
+end
+
+local function sorted_keys(item)
+  local keys = {}
+  for k in pairs(item) do
+    if type(k) == "string" then keys[#keys + 1] = k end
+  end
+  table.sort(keys)
+  return keys
+end
+
+function Output:write(item)
+  if self.fn then return self.fn(item) end
+  if self.list then
+    self.list[#self.list + 1] = item
+    return true
+  end
+  local line, err
+  if self.format == "csv" then
+    if not self.fields then
+      self.fields = self.spec_fields or sorted_keys(item)
+      local head = {}
+      for i, f in ipairs(self.fields) do head[i] = csv_cell(f) end
+      self.buffer[#self.buffer + 1] = table.concat(head, ",") .. "\r\n"
+    end
+    local cells = {}
+    for i, f in ipairs(self.fields) do cells[i] = csv_cell(item[f]) end
+    line = table.concat(cells, ",") .. "\r\n"
+  else
+    line, err = json_line(item)
+    if not line then return nil, err end
+  end
+  self.buffer[#self.buffer + 1] = line
+  self.count = self.count + 1
+  if #self.buffer >= 256 then return self:flush() end
+  return true
+end
+
+-- Write what is buffered, whole lines only.
+function Output:flush()
+  if #self.buffer == 0 or not self.file then return true end
+  local ok, err = self.file:write(table.concat(self.buffer))
+  self.buffer = {}
+  if not ok then return nil, ("%s: %s"):format(self.name, err) end
+  self.file:flush()
+  return true
+end
+
+function Output:close()
+  local ok, err = self:flush()
+  if self.file and self.file ~= io.stdout then self.file:close() end
+  self.file = nil
+  return ok, err
+end
+
+-- Open an output for target: "items.jsonl", "items.csv", "-", a table or a function.
+-- opts.fields fixes the CSV columns (else the sorted keys of the first item).
+function M.open(target, opts)
+  opts = opts or {}
+  local o = setmetatable({ buffer = {}, count = 0, spec_fields = opts.fields }, Output)
+  if type(target) == "function" then
+    o.fn, o.name = target, "function"
+    return o
+  elseif type(target) == "table" then
+    o.list, o.name = target, "table"
+    return o
+  elseif type(target) ~= "string" then
+    error("output must be a file name, '-', a table or a function", 2)
+  end
+  o.name = target
+  if target == "-" then
+    o.file, o.format = io.stdout, "jsonl"
+    return o
+  end
+  local ext = target:match("%.([%w]+)$")
+  ext = ext and ext:lower()
+  if ext == "csv" then
+    o.format = "csv"
+  elseif ext == "jsonl" or ext == "ndjson" or ext == "json" or ext == "jl" then
+    o.format = "jsonl"
+  else
+    error(("output %q: unknown format (use .jsonl or .csv)"):format(target), 2)
+  end
+  local f, err = io.open(target, opts.append and "ab" or "wb")
+  if not f then error(("output %q: %s"):format(target, err), 2) end
+  o.file = f
+  return o
+end
+
+M.json_line = json_line
+
+return M
