@@ -1,0 +1,68 @@
+/* lua_readline.c: line editing for the interactive shell, through libedit's
+ * readline-compatible API. core.readline(prompt) -> line | nil at end of input,
+ * core.add_history(line), core.isatty(fd) -> boolean.
+ *
+ * readline blocks the whole process, loop included: no transfer, timer or task moves
+ * while a prompt waits. That is acceptable for the interactive shell only, which runs its
+ * fetches between prompts (lc.run per line), never during one; nothing else may call it.
+ * While it waits, signals the engine watches (blocked for its signalfd) stay queued
+ * until the line is read. libedit keeps one editor and one history per process, set up on
+ * first use; with `luacrawl:` lines, ~/.editrc can configure it for this program. */
+#include "lua_state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <editline/readline.h>
+
+static void setup(void)
+{
+    static int done;
+    if (done) return;
+    done = 1;
+    rl_readline_name = "luacrawl";
+    using_history();
+}
+
+static int core_readline(lua_State *L)
+{
+    const char *prompt = luaL_optstring(L, 1, "");
+    setup();
+    fflush(stdout); /* what the script wrote before the prompt shows before it */
+    char *line = readline(prompt);
+    if (!line) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_pushstring(L, line);
+    free(line);
+    return 1;
+}
+
+static int core_add_history(lua_State *L)
+{
+    const char *line = luaL_checkstring(L, 1);
+    setup();
+    if (*line) add_history(line);
+    return 0;
+}
+
+static int core_isatty(lua_State *L)
+{
+    lua_Integer fd = luaL_checkinteger(L, 1);
+    lua_pushboolean(L, fd >= 0 && fd <= 0x7fffffff && isatty((int)fd));
+    return 1;
+}
+
+static const luaL_Reg funcs[] = {
+    {"readline", core_readline},
+    {"add_history", core_add_history},
+    {"isatty", core_isatty},
+    {NULL, NULL},
+};
+
+void lc_register_readline(lua_State *L)
+{
+    lc_setfuncs(L, funcs);
+}
