@@ -206,7 +206,11 @@ int luaopen_luacrawl(lua_State *L)
     lua_setfield(L, -3, "CANCELLED");
     lc_register_task(L);
     lc_register_http(L);
+    lc_register_html(L);
+    lc_register_url(L);
     lc_register_sitemap(L);
+    lc_register_regex(L);
+    lc_register_readline(L);
     lc_register_signal(L);
     lua_pop(L, 1); /* state */
     lua_pushvalue(L, -1);

@@ -39,7 +39,11 @@ void lc_setfuncs(lua_State *L, const luaL_Reg *reg);
 /* Each binding file's registration, called the same way. */
 void lc_register_task(lua_State *L);
 void lc_register_http(lua_State *L);
+void lc_register_html(lua_State *L);
+void lc_register_url(lua_State *L);
 void lc_register_sitemap(lua_State *L);
+void lc_register_regex(lua_State *L);
+void lc_register_readline(lua_State *L);
 void lc_register_signal(lua_State *L);
 void lc_signals_free(lc_state_t *st);
 

@@ -16,7 +16,8 @@ enum url_error {
     URL_E_SCHEME,    /* no scheme, or one this operation does not accept */
     URL_E_HOST,      /* missing or invalid host */
     URL_E_TOO_LONG,  /* longer than URL_MAX_LENGTH */
-    URL_E_NOMEM,
+    URL_E_NOMEM,     /* out of memory */
+    URL_E_PORT,      /* port not a number in 0..65535 */
 };
 
 #define URL_MAX_LENGTH 8192
@@ -27,31 +28,53 @@ typedef struct url_parts {
     char *scheme, *user, *password, *host, *port, *path, *query, *fragment; /* NULL if absent */
 } url_parts_t;
 
+/* Split an absolute URL of any scheme curl can parse with an authority
+ * ("scheme://..."; not mailto:). The scheme and host come lower-cased, the host as
+ * url_host gives it; user and password percent-decoded; port the explicit one or
+ * the scheme's default ("80" for http); path, query and fragment as written (still
+ * percent-encoded), path "/" at least. Free with url_parts_free, even on error. */
 int url_parse(const char *url, url_parts_t *parts);
 void url_parts_free(url_parts_t *parts);
 
-/* Resolve ref against base (an absolute URL): trims surrounding spaces, drops tabs
- * and newlines, reads '\' as '/' in http(s), as browsers do. */
+/* Resolve ref against base (an absolute URL) by RFC 3986 section 5.2, with the
+ * tolerances of browsers: surrounding C0 controls and spaces trimmed, tabs and
+ * newlines dropped, '\' read as '/' in http(s) before the query, spaces, controls,
+ * non-ASCII and other bytes URIs forbid percent-encoded (UTF-8), the host in
+ * lower case and punycode, "http:g" against an http base read as "g", "https:g"
+ * as "https://g". The result is a URL curl accepts as it is. References with
+ * another scheme ("mailto:x", "javascript:...") come back as written, their
+ * scheme lower-cased: the caller filters schemes. */
 int url_resolve(const char *base, const char *ref, char **out);
 
 typedef struct url_norm_opts {
-    int sort_query;               /* sort query parameters by name */
-    const char *const *strip;     /* NULL-ended list of parameter name patterns to drop:
-                                     exact names, or prefixes ending in '*' ("utm_*") */
+    int sort_query;           /* sort query parameters by name */
+    const char *const *strip; /* NULL-ended list of parameter name patterns to drop:
+                                 exact names, or prefixes ending in '*' ("utm_*") */
     int keep_fragment;
 } url_norm_opts_t;
 
-/* Normalize an absolute http(s) URL (opts may be NULL): lower-case scheme and host,
- * IDN to punycode, default port dropped, dot segments removed, percent-escapes
- * upper-cased and unreserved ones decoded, fragment dropped, empty path "/". */
+/* Normalize an absolute http(s) URL (opts may be NULL; other schemes give
+ * URL_E_SCHEME): the cleaning url_resolve does, lower-case scheme and host, IDN to
+ * punycode, default port dropped, dot segments removed (also those spelled "%2E"),
+ * percent-escapes upper-cased and unreserved ones decoded, forbidden bytes and stray
+ * '%' encoded, fragment dropped, empty path "/", empty query "?" dropped. Query parameters keep
+ * their order unless sort_query (a stable sort by name, bytewise). strip patterns
+ * compare without regard to case and also drop path parameters (";jsessionid=1");
+ * when sorting or stripping, empty parameters ("a=1&&b=2") go too. Hosts of other
+ * than letters, digits, '-', '_' and '.' (or an IP literal) give URL_E_HOST. */
 int url_normalize(const char *url, const url_norm_opts_t *opts, char **out);
+
+/* url_resolve then url_normalize, parsing the result once instead of twice: what a
+ * link extractor wants. URL_E_SCHEME when the result is not http(s). */
+int url_resolve_normalize(const char *base, const char *ref, const url_norm_opts_t *opts,
+                          char **out);
 
 /* 64-bit xxhash (XXH3) of a string; url_fingerprint normalizes first (with
  * default options) and hashes the result; an unparsable URL hashes as given. */
 uint64_t url_hash(const char *s, size_t len);
 uint64_t url_fingerprint(const char *url);
 
-/* The host of url, lower-cased (IPv6 without brackets); the registrable domain
+/* The host of url, lower-cased, punycode (IPv6 without brackets); the registrable domain
  * ("example.co.uk" for "a.b.example.co.uk") via libpsl, or the host itself for IP
  * addresses and names with no registrable part. */
 int url_host(const char *url, char **out);

@@ -320,6 +320,9 @@ M.signals = {
 }
 
 M.url, M.seen = core.url, core.seen
+M.regex = require "luacrawl.regex"
+core.Response = Response
+M.html = require "luacrawl.html"
 M._suspend = suspend
 M._wake = core.wake
 

@@ -1,0 +1,75 @@
+/* html.h: HTML documents on libxml2. Parsing decodes the body to UTF-8 with the HTML
+ * spec's encoding detection first, so libxml2 always reads clean UTF-8; link
+ * extraction walks the tree once and resolves with url.h. Knows nothing of Lua or
+ * the loop.
+ *
+ * Strings returned malloc'd are freed by the caller with free(). */
+#ifndef LUACRAWL_HTML_H
+#define LUACRAWL_HTML_H
+
+#include <libxml/tree.h>
+#include <stddef.h>
+
+/* The WHATWG name of the encoding an encoding label stands for ("latin1" ->
+ * "windows-1252", "sjis" -> "Shift_JIS"), or NULL for a label the Encoding Standard
+ * does not know. Surrounding ASCII whitespace and case are ignored. */
+const char *html_encoding_label(const char *label, size_t len);
+
+/* The encoding a body is decoded with, in the HTML spec's order: a byte order mark
+ * (UTF-8, UTF-16LE, UTF-16BE); the transport's charset label (may be NULL); a
+ * <meta charset> or <meta http-equiv=Content-Type> found by the spec's prescan of
+ * the first 1024 bytes; windows-1252. *bom gets the length of the byte order mark. */
+const char *html_sniff(const char *body, size_t len, const char *http_charset, size_t *bom);
+
+/* Parse an HTML body in recovery mode: never fails on malformed markup, invalid
+ * bytes or NULs (undecodable bytes become U+FFFD, NUL bytes are dropped, as a
+ * browser shows them). *encoding (if not NULL) gets the WHATWG name used. NULL only
+ * when out of memory. Free with xmlFreeDoc. */
+xmlDocPtr html_parse(const char *body, size_t len, const char *http_charset,
+                     const char **encoding);
+
+/* Which links html_links reports. <a href>, <area href> and <meta http-equiv=refresh>
+ * targets always. */
+enum {
+    HTML_LINKS_LINK = 1 << 0,   /* <link href> */
+    HTML_LINKS_FRAMES = 1 << 1, /* <iframe src>, <frame src> */
+    HTML_LINKS_IMG = 1 << 2,    /* <img src> */
+};
+
+typedef struct html_link {
+    char *url;        /* absolute, normalized http(s) URL, no fragment */
+    const char *tag;  /* "a", "area", "link", "iframe", "frame", "img", "meta" */
+    xmlNodePtr node;  /* the element of its first occurrence */
+    int nofollow;     /* every occurrence has rel=nofollow */
+} html_link_t;
+
+typedef struct html_links {
+    html_link_t *v;
+    size_t n, cap;
+} html_links_t;
+
+/* The links of doc in document order, each URL once. Relative references resolve
+ * against the first <base href> (itself resolved against doc_url), else doc_url;
+ * without either only absolute references are kept. javascript:, mailto:, data:,
+ * tel: and whatever does not resolve to http(s) are skipped. 0, or -1 when out of
+ * memory; free with html_links_free either way. */
+int html_links(xmlDocPtr doc, const char *doc_url, unsigned flags, html_links_t *out);
+void html_links_free(html_links_t *links);
+
+/* The value of attribute name (lower case) of an element: without a copy when it is
+ * one text node (the usual case), else a copy in *owned (xmlFree it; NULL if no copy
+ * was made). NULL if the attribute is absent, "" if it has no value. */
+const char *html_attr(xmlNodePtr node, const char *name, xmlChar **owned);
+
+/* The text content of node (all descendant text, as in the document); with squash,
+ * runs of ASCII whitespace become one space and the ends are trimmed. NULL when out
+ * of memory. */
+char *html_text(xmlNodePtr node, int squash, size_t *len);
+
+/* The squashed text of the first <title>, or NULL if there is none. */
+char *html_title(xmlDocPtr doc, size_t *len);
+
+/* Outer HTML of an element (or the whole document for the document node). */
+char *html_serialize(xmlDocPtr doc, xmlNodePtr node, size_t *len);
+
+#endif

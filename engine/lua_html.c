@@ -1,0 +1,536 @@
+/* lua_html.c: core.html, the C side of luacrawl.html. Documents are userdata owning an
+ * xmlDoc (freed by __gc or free()); nodes are userdata holding an xmlNode pointer
+ * whose environment table anchors their document, so a document lives as long as any
+ * of its nodes. After free() every use of the document or its nodes raises. XPath
+ * expressions are compiled once into userdata (the Lua side caches them) and
+ * evaluated with one XPath context per document. */
+#include "html.h"
+#include "lua_state.h"
+
+#include <libxml/xpath.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DOC_MT "luacrawl.html.doc"
+#define NODE_MT "luacrawl.html.node"
+#define XPATH_MT "luacrawl.html.xpath"
+
+typedef struct ldoc {
+    xmlDocPtr doc; /* NULL once freed */
+    xmlXPathContextPtr xpath;
+    char *url;
+    const char *encoding;
+} ldoc_t;
+
+typedef struct lnode {
+    xmlNodePtr node;
+    ldoc_t *doc;
+} lnode_t;
+
+typedef struct lxpath {
+    xmlXPathCompExprPtr comp;
+    char expr[];
+} lxpath_t;
+
+static void doc_release(ldoc_t *d)
+{
+    if (d->xpath) xmlXPathFreeContext(d->xpath);
+    if (d->doc) xmlFreeDoc(d->doc);
+    free(d->url);
+    d->xpath = NULL;
+    d->doc = NULL;
+    d->url = NULL;
+}
+
+static ldoc_t *check_doc(lua_State *L, int idx)
+{
+    ldoc_t *d = luaL_checkudata(L, idx, DOC_MT);
+    if (!d->doc) luaL_error(L, "html: the document was freed");
+    return d;
+}
+
+/* A document or a node at idx: its xmlNode (the xmlDoc for a document). */
+static xmlNodePtr check_context(lua_State *L, int idx, ldoc_t **doc)
+{
+    void *p = lua_touserdata(L, idx);
+    if (p && lua_getmetatable(L, idx)) {
+        luaL_getmetatable(L, NODE_MT);
+        luaL_getmetatable(L, DOC_MT);
+        int is_node = lua_rawequal(L, -3, -2), is_doc = lua_rawequal(L, -3, -1);
+        lua_pop(L, 3);
+        if (is_node) {
+            lnode_t *n = p;
+            if (!n->doc->doc) luaL_error(L, "html: the node's document was freed");
+            *doc = n->doc;
+            return n->node;
+        }
+        if (is_doc) {
+            *doc = check_doc(L, idx);
+            return (xmlNodePtr)(*doc)->doc;
+        }
+    }
+    luaL_typerror(L, idx, "html document or node");
+    return NULL;
+}
+
+static xmlNodePtr check_element(lua_State *L, int idx)
+{
+    ldoc_t *d;
+    xmlNodePtr n = check_context(L, idx, &d);
+    if (n->type != XML_ELEMENT_NODE) luaL_argerror(L, idx, "an element expected");
+    return n;
+}
+
+/* Push a node of the document whose node or document userdata is at idx. */
+static void push_node(lua_State *L, int idx, ldoc_t *d, xmlNodePtr node)
+{
+    lnode_t *n = lua_newuserdata(L, sizeof(*n));
+    n->node = node;
+    n->doc = d;
+    luaL_getmetatable(L, NODE_MT);
+    lua_setmetatable(L, -2);
+    lua_getfenv(L, idx); /* the document's anchor table, shared by all its nodes */
+    lua_setfenv(L, -2);
+}
+
+/* core.html.parse(body, url, charset) -> doc */
+static int h_parse(lua_State *L)
+{
+    size_t len;
+    const char *body = luaL_checklstring(L, 1, &len);
+    const char *url = luaL_optstring(L, 2, NULL);
+    const char *charset = luaL_optstring(L, 3, NULL);
+    ldoc_t *d = lua_newuserdata(L, sizeof(*d));
+    memset(d, 0, sizeof(*d));
+    luaL_getmetatable(L, DOC_MT);
+    lua_setmetatable(L, -2);
+    lua_createtable(L, 1, 0); /* the anchor: nodes hold it, it holds the document */
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, -2, 1);
+    lua_setfenv(L, -2);
+    if (url && !(d->url = strdup(url))) return luaL_error(L, "html: out of memory");
+    d->doc = html_parse(body, len, charset, &d->encoding);
+    if (!d->doc) return luaL_error(L, "html: out of memory parsing the document");
+    return 1;
+}
+
+/* core.html.info(doc) -> encoding, url (nothing once freed) */
+static int h_info(lua_State *L)
+{
+    ldoc_t *d = luaL_checkudata(L, 1, DOC_MT);
+    if (!d->doc) return 0;
+    lua_pushstring(L, d->encoding);
+    lua_pushstring(L, d->url);
+    return 2;
+}
+
+static int h_free(lua_State *L)
+{
+    doc_release(luaL_checkudata(L, 1, DOC_MT));
+    return 0;
+}
+
+/* XPath ------------------------------------------------------------------------ */
+
+/* libxml2 keeps its XPath messages in a private table; these are its texts, indexed
+ * by error code - XML_XPATH_EXPRESSION_OK. */
+static const char *const xpath_messages[] = {
+    "ok", "number encoding", "unfinished literal", "start of literal",
+    "expected $ for variable reference", "undefined variable", "invalid predicate",
+    "invalid expression", "missing closing curly brace", "unregistered function",
+    "invalid operand", "invalid type", "invalid number of arguments",
+    "invalid context size", "invalid context position", "memory allocation error",
+    "syntax error", "resource error", "sub resource error", "undefined namespace prefix",
+    "encoding error", "char out of XML range", "invalid or incomplete context",
+    "stack usage error", "forbidden variable",
+};
+
+/* XPath errors are recorded in the context's lastError; this only keeps libxml2 from
+ * printing them. */
+static void quiet(void *ctx, xmlErrorPtr err)
+{
+    (void)ctx;
+    (void)err;
+}
+
+/* Raise "xpath: <what> [at position <n>] in "<expr>"" from an XPath context's last
+ * error (position counted from 1). */
+static int xpath_error(lua_State *L, const xmlError *err, const char *expr)
+{
+    int code = err->code - XML_XPATH_EXPRESSION_OK;
+    const char *msg = "invalid expression";
+    if (code > 0 && code < (int)(sizeof(xpath_messages) / sizeof(xpath_messages[0])))
+        msg = xpath_messages[code];
+    /* Like css errors, without the caller's position: the message names the place. */
+    if (err->str1 && err->int1 >= 0)
+        lua_pushfstring(L, "xpath: %s at position %d in \"%s\"", msg, err->int1 + 1, expr);
+    else
+        lua_pushfstring(L, "xpath: %s in \"%s\"", msg, expr);
+    return lua_error(L);
+}
+
+/* A few XPath failures ("function not found") are also printed through libxml2's
+ * generic error handler: mute it while we compile or evaluate, then restore whatever
+ * the embedding program had. */
+static void quiet_generic(void *ctx, const char *msg, ...)
+{
+    (void)ctx;
+    (void)msg;
+}
+
+struct muted {
+    xmlGenericErrorFunc func;
+    void *ctx;
+};
+
+static struct muted mute(void)
+{
+    struct muted m = {xmlGenericError, xmlGenericErrorContext};
+    xmlSetGenericErrorFunc(NULL, quiet_generic);
+    return m;
+}
+
+static void unmute(struct muted m)
+{
+    xmlSetGenericErrorFunc(m.ctx, m.func);
+}
+
+static int xpath_gc(lua_State *L)
+{
+    lxpath_t *x = luaL_checkudata(L, 1, XPATH_MT);
+    if (x->comp) xmlXPathFreeCompExpr(x->comp);
+    x->comp = NULL;
+    return 0;
+}
+
+/* core.html.compile(expr) -> compiled expression; raises on a syntax error */
+static int h_compile(lua_State *L)
+{
+    size_t len;
+    const char *expr = luaL_checklstring(L, 1, &len);
+    lxpath_t *x = lua_newuserdata(L, sizeof(*x) + len + 1);
+    x->comp = NULL;
+    memcpy(x->expr, expr, len + 1);
+    luaL_getmetatable(L, XPATH_MT);
+    lua_setmetatable(L, -2);
+    xmlXPathContextPtr ctx = xmlXPathNewContext(NULL);
+    if (!ctx) return luaL_error(L, "xpath: out of memory");
+    ctx->error = quiet;
+    struct muted m = mute();
+    x->comp = xmlXPathCtxtCompile(ctx, (const xmlChar *)expr);
+    unmute(m);
+    xmlError err = ctx->lastError; /* its strings live until the context goes */
+    char where[1] = "";
+    if (err.str1) err.str1 = where;
+    err.str2 = err.str3 = err.message = err.file = NULL;
+    xmlXPathFreeContext(ctx);
+    if (!x->comp) return xpath_error(L, &err, expr);
+    return 1;
+}
+
+static xmlXPathContextPtr doc_xpath(lua_State *L, ldoc_t *d)
+{
+    if (!d->xpath) {
+        d->xpath = xmlXPathNewContext(d->doc);
+        if (!d->xpath) luaL_error(L, "xpath: out of memory");
+        d->xpath->error = quiet;
+    }
+    return d->xpath;
+}
+
+/* The string value of a non-element node (text, attribute, comment...). */
+static void push_content(lua_State *L, xmlNodePtr n)
+{
+    if ((n->type == XML_TEXT_NODE || n->type == XML_CDATA_SECTION_NODE ||
+         n->type == XML_COMMENT_NODE) &&
+        n->content) {
+        lua_pushstring(L, (const char *)n->content);
+        return;
+    }
+    xmlChar *c = xmlNodeGetContent(n);
+    lua_pushstring(L, c ? (const char *)c : "");
+    xmlFree(c);
+}
+
+/* Convert an XPath result to a list at the top of the stack: elements and documents
+ * as nodes, other nodes as their string values, scalars as themselves. */
+static void push_result(lua_State *L, int ctx_idx, ldoc_t *d, xmlXPathObjectPtr r, int limit)
+{
+    if (r->type != XPATH_NODESET) {
+        lua_createtable(L, 1, 0);
+        switch (r->type) {
+        case XPATH_BOOLEAN:
+            lua_pushboolean(L, r->boolval);
+            break;
+        case XPATH_NUMBER:
+            lua_pushnumber(L, r->floatval);
+            break;
+        case XPATH_STRING:
+            lua_pushstring(L, r->stringval ? (const char *)r->stringval : "");
+            break;
+        default:
+            lua_pushnil(L);
+        }
+        lua_rawseti(L, -2, 1);
+        return;
+    }
+    int n = r->nodesetval ? r->nodesetval->nodeNr : 0;
+    if (limit > 0 && n > limit) n = limit;
+    lua_createtable(L, n, 0);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        xmlNodePtr node = r->nodesetval->nodeTab[i];
+        switch (node->type) {
+        case XML_ELEMENT_NODE:
+        case XML_DOCUMENT_NODE:
+        case XML_HTML_DOCUMENT_NODE:
+            push_node(L, ctx_idx, d, node);
+            break;
+        case XML_NAMESPACE_DECL:
+            continue;
+        default:
+            push_content(L, node);
+        }
+        lua_rawseti(L, -2, ++k);
+    }
+}
+
+/* core.html.select(doc_or_node, compiled[, limit]) -> list */
+static int h_select(lua_State *L)
+{
+    ldoc_t *d;
+    xmlNodePtr ctx = check_context(L, 1, &d);
+    lxpath_t *x = luaL_checkudata(L, 2, XPATH_MT);
+    int limit = (int)luaL_optinteger(L, 3, 0);
+    xmlXPathContextPtr xp = doc_xpath(L, d);
+    xp->node = ctx;
+    xp->contextSize = xp->proximityPosition = 1;
+    xmlResetError(&xp->lastError);
+    struct muted m = mute();
+    xmlXPathObjectPtr r = xmlXPathCompiledEval(x->comp, xp);
+    unmute(m);
+    xp->node = NULL;
+    if (!r) return xpath_error(L, &xp->lastError, x->expr);
+    push_result(L, 1, d, r, limit);
+    xmlXPathFreeObject(r);
+    return 1;
+}
+
+/* Nodes ------------------------------------------------------------------------ */
+
+static void push_malloced(lua_State *L, char *s, size_t len)
+{
+    if (!s) luaL_error(L, "html: out of memory");
+    lua_pushlstring(L, s, len);
+    free(s);
+}
+
+/* core.html.text(doc_or_node, squash) -> string */
+static int h_text(lua_State *L)
+{
+    ldoc_t *d;
+    xmlNodePtr n = check_context(L, 1, &d);
+    size_t len = 0;
+    char *s = html_text(n, lua_toboolean(L, 2), &len);
+    push_malloced(L, s, len);
+    return 1;
+}
+
+/* core.html.html(doc_or_node) -> outer HTML */
+static int h_html(lua_State *L)
+{
+    ldoc_t *d;
+    xmlNodePtr n = check_context(L, 1, &d);
+    size_t len = 0;
+    char *s = html_serialize(d->doc, n, &len);
+    push_malloced(L, s, len);
+    return 1;
+}
+
+/* core.html.tag(doc_or_node) -> lower-case element name, or nil for a document */
+static int h_tag(lua_State *L)
+{
+    ldoc_t *d;
+    xmlNodePtr n = check_context(L, 1, &d);
+    if (n->type != XML_ELEMENT_NODE) return 0;
+    lua_pushstring(L, (const char *)n->name);
+    return 1;
+}
+
+/* core.html.attr(node, name) -> value or nil */
+static int h_attr(lua_State *L)
+{
+    xmlNodePtr n = check_element(L, 1);
+    size_t len;
+    const char *name = luaL_checklstring(L, 2, &len);
+    char lname[64];
+    if (len < sizeof(lname)) { /* HTML attribute names are stored in lower case */
+        for (size_t i = 0; i <= len; i++)
+            lname[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+        name = lname;
+    }
+    xmlChar *owned;
+    const char *v = html_attr(n, name, &owned);
+    if (!v) return 0;
+    lua_pushstring(L, v);
+    xmlFree(owned);
+    return 1;
+}
+
+/* core.html.attrs(node) -> {name = value} */
+static int h_attrs(lua_State *L)
+{
+    xmlNodePtr n = check_element(L, 1);
+    lua_newtable(L);
+    for (xmlAttrPtr a = n->properties; a; a = a->next) {
+        xmlChar *owned;
+        const char *v = html_attr(n, (const char *)a->name, &owned);
+        lua_pushstring(L, v ? v : "");
+        xmlFree(owned);
+        lua_setfield(L, -2, (const char *)a->name);
+    }
+    return 1;
+}
+
+/* Documents -------------------------------------------------------------------- */
+
+/* core.html.title(doc) -> string or nil */
+static int h_title(lua_State *L)
+{
+    ldoc_t *d = check_doc(L, 1);
+    size_t len = 0;
+    char *s = html_title(d->doc, &len);
+    if (!s) return 0;
+    push_malloced(L, s, len);
+    return 1;
+}
+
+static void set_field_string(lua_State *L, const char *k, const char *v)
+{
+    lua_pushstring(L, v);
+    lua_setfield(L, -2, k);
+}
+
+/* The text a link is shown with: an <a>'s text, an <area>'s or <img>'s alt. */
+static void push_link_text(lua_State *L, const html_link_t *l)
+{
+    if (l->tag[0] == 'a' && l->tag[1] == 0) {
+        size_t len = 0;
+        char *s = html_text(l->node, 1, &len);
+        push_malloced(L, s, len);
+        return;
+    }
+    xmlChar *owned = NULL;
+    const char *alt = NULL;
+    if (strcmp(l->tag, "area") == 0 || strcmp(l->tag, "img") == 0)
+        alt = html_attr(l->node, "alt", &owned);
+    lua_pushstring(L, alt ? alt : "");
+    xmlFree(owned);
+}
+
+/* core.html.links(doc, flags, detail) -> {url, ...} or {{url=, text=, nofollow=, tag=}, ...} */
+static int h_links(lua_State *L)
+{
+    ldoc_t *d = check_doc(L, 1);
+    unsigned flags = (unsigned)luaL_optinteger(L, 2, 0);
+    int detail = lua_toboolean(L, 3);
+    html_links_t links;
+    if (html_links(d->doc, d->url, flags, &links) != 0) {
+        html_links_free(&links);
+        return luaL_error(L, "html: out of memory extracting links");
+    }
+    lua_createtable(L, (int)links.n, 0);
+    for (size_t i = 0; i < links.n; i++) {
+        const html_link_t *l = &links.v[i];
+        if (detail) {
+            lua_createtable(L, 0, 4);
+            set_field_string(L, "url", l->url);
+            set_field_string(L, "tag", l->tag);
+            lua_pushboolean(L, l->nofollow);
+            lua_setfield(L, -2, "nofollow");
+            push_link_text(L, l);
+            lua_setfield(L, -2, "text");
+        } else {
+            lua_pushstring(L, l->url);
+        }
+        lua_rawseti(L, -2, (int)i + 1);
+    }
+    html_links_free(&links);
+    return 1;
+}
+
+/* Metatables --------------------------------------------------------------------- */
+
+static int doc_gc(lua_State *L)
+{
+    doc_release(luaL_checkudata(L, 1, DOC_MT));
+    return 0;
+}
+
+static int doc_tostring(lua_State *L)
+{
+    ldoc_t *d = luaL_checkudata(L, 1, DOC_MT);
+    if (!d->doc) lua_pushliteral(L, "html.doc (freed)");
+    else lua_pushfstring(L, "html.doc (%s)", d->url ? d->url : "no URL");
+    return 1;
+}
+
+static int node_eq(lua_State *L)
+{
+    lnode_t *a = luaL_checkudata(L, 1, NODE_MT), *b = luaL_checkudata(L, 2, NODE_MT);
+    lua_pushboolean(L, a->node == b->node && a->doc == b->doc);
+    return 1;
+}
+
+static int node_tostring(lua_State *L)
+{
+    lnode_t *n = luaL_checkudata(L, 1, NODE_MT);
+    if (!n->doc->doc) lua_pushliteral(L, "html.node (document freed)");
+    else if (n->node->type == XML_ELEMENT_NODE)
+        lua_pushfstring(L, "html.node <%s>", (const char *)n->node->name);
+    else lua_pushliteral(L, "html.node (document)");
+    return 1;
+}
+
+/* core.html.metatables() -> doc_mt, node_mt (the Lua side adds __index) */
+static int h_metatables(lua_State *L)
+{
+    luaL_getmetatable(L, DOC_MT);
+    luaL_getmetatable(L, NODE_MT);
+    return 2;
+}
+
+static const luaL_Reg html_funcs[] = {
+    {"parse", h_parse},   {"info", h_info},   {"free", h_free},   {"compile", h_compile},
+    {"select", h_select}, {"text", h_text},   {"html", h_html},   {"tag", h_tag},
+    {"attr", h_attr},     {"attrs", h_attrs}, {"title", h_title}, {"links", h_links},
+    {"metatables", h_metatables}, {NULL, NULL},
+};
+
+static void new_metatable(lua_State *L, const char *name, const luaL_Reg *methods)
+{
+    luaL_newmetatable(L, name);
+    for (; methods->name; methods++) {
+        lua_pushcfunction(L, methods->func);
+        lua_setfield(L, -2, methods->name);
+    }
+    lua_pop(L, 1);
+}
+
+void lc_register_html(lua_State *L)
+{
+    static const luaL_Reg doc_meta[] = {
+        {"__gc", doc_gc}, {"__tostring", doc_tostring}, {NULL, NULL}};
+    static const luaL_Reg node_meta[] = {
+        {"__eq", node_eq}, {"__tostring", node_tostring}, {NULL, NULL}};
+    static const luaL_Reg xpath_meta[] = {{"__gc", xpath_gc}, {NULL, NULL}};
+    xmlInitParser();
+    new_metatable(L, DOC_MT, doc_meta);
+    new_metatable(L, NODE_MT, node_meta);
+    new_metatable(L, XPATH_MT, xpath_meta);
+    lua_newtable(L);        /* [core, state, html] */
+    lua_pushvalue(L, -2);   /* [core, state, html, state] */
+    lc_setfuncs(L, html_funcs);
+    lua_pop(L, 1);
+    lua_setfield(L, -3, "html");
+}

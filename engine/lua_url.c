@@ -1,0 +1,297 @@
+/* lua_url.c: core.url (parse, resolve, normalize, fingerprint, host, site,
+ * same_site) over url.c, and core.seen, a set of URL fingerprints over seen.c.
+ * URL errors come back as nil and a message; arguments of the wrong type raise. */
+#include "lua_state.h"
+#include "seen.h"
+#include "url.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEEN_METATABLE "luacrawl.seen"
+#define MAX_STRIP 64
+
+/* A string argument: numbers are not taken for URLs. */
+static const char *check_url(lua_State *L, int idx, size_t *len)
+{
+    if (lua_type(L, idx) != LUA_TSTRING) luaL_typerror(L, idx, "string");
+    return lua_tolstring(L, idx, len);
+}
+
+/* A URL with an embedded NUL is no URL: report it as malformed. */
+static int has_nul(const char *s, size_t len)
+{
+    return strlen(s) != len;
+}
+
+static int fail(lua_State *L, int err)
+{
+    lua_pushnil(L);
+    lua_pushstring(L, url_strerror(err));
+    return 2;
+}
+
+/* Push a malloc'd result string and free it, or nil and the error. */
+static int push_result(lua_State *L, int err, char *s)
+{
+    if (err) return fail(L, err);
+    lua_pushstring(L, s);
+    free(s);
+    return 1;
+}
+
+static void set_field(lua_State *L, const char *k, const char *v)
+{
+    if (!v) return;
+    lua_pushstring(L, v);
+    lua_setfield(L, -2, k);
+}
+
+/* url.parse(u) -> {scheme, user, password, host, port, path, query, fragment} */
+static int l_parse(lua_State *L)
+{
+    size_t len;
+    const char *u = check_url(L, 1, &len);
+    if (has_nul(u, len)) return fail(L, URL_E_MALFORMED);
+    url_parts_t p;
+    int err = url_parse(u, &p);
+    if (err) {
+        url_parts_free(&p);
+        return fail(L, err);
+    }
+    lua_createtable(L, 0, 8);
+    set_field(L, "scheme", p.scheme);
+    set_field(L, "user", p.user);
+    set_field(L, "password", p.password);
+    set_field(L, "host", p.host);
+    if (p.port) {
+        lua_pushnumber(L, strtol(p.port, NULL, 10));
+        lua_setfield(L, -2, "port");
+    }
+    set_field(L, "path", p.path);
+    set_field(L, "query", p.query);
+    set_field(L, "fragment", p.fragment);
+    url_parts_free(&p);
+    return 1;
+}
+
+/* url.resolve(base, ref) -> absolute URL */
+static int l_resolve(lua_State *L)
+{
+    size_t blen, rlen;
+    const char *base = check_url(L, 1, &blen);
+    const char *ref = check_url(L, 2, &rlen);
+    if (has_nul(base, blen) || has_nul(ref, rlen)) return fail(L, URL_E_MALFORMED);
+    char *out;
+    int err = url_resolve(base, ref, &out);
+    return push_result(L, err, out);
+}
+
+/* The options table of normalize at idx into o; strip points into pats (cap
+ * MAX_STRIP + 1), whose strings stay alive in the table during the call. */
+static void check_norm_opts(lua_State *L, int idx, url_norm_opts_t *o, const char **pats)
+{
+    memset(o, 0, sizeof(*o));
+    if (lua_isnoneornil(L, idx)) return;
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_getfield(L, idx, "sort_query");
+    o->sort_query = lua_toboolean(L, -1);
+    lua_getfield(L, idx, "keep_fragment");
+    o->keep_fragment = lua_toboolean(L, -1);
+    lua_getfield(L, idx, "strip");
+    if (!lua_isnil(L, -1)) {
+        if (!lua_istable(L, -1))
+            luaL_error(L, "normalize: option 'strip' must be a list of strings");
+        size_t n = lua_objlen(L, -1);
+        if (n > MAX_STRIP) luaL_error(L, "normalize: more than %d 'strip' patterns", MAX_STRIP);
+        for (size_t i = 0; i < n; i++) {
+            lua_rawgeti(L, -1, (int)i + 1);
+            if (lua_type(L, -1) != LUA_TSTRING)
+                luaL_error(L, "normalize: 'strip' pattern %d is not a string", (int)i + 1);
+            pats[i] = lua_tostring(L, -1);
+            lua_pop(L, 1);
+        }
+        pats[n] = NULL;
+        if (n) o->strip = pats;
+    }
+    lua_pop(L, 3);
+}
+
+/* url.normalize(u [, opts]) -> URL */
+static int l_normalize(lua_State *L)
+{
+    size_t len;
+    const char *u = check_url(L, 1, &len);
+    url_norm_opts_t opts;
+    const char *pats[MAX_STRIP + 1];
+    check_norm_opts(L, 2, &opts, pats);
+    if (has_nul(u, len)) return fail(L, URL_E_MALFORMED);
+    char *out;
+    int err = url_normalize(u, &opts, &out);
+    return push_result(L, err, out);
+}
+
+static uint64_t fingerprint(const char *u, size_t len)
+{
+    return has_nul(u, len) ? url_hash(u, len) : url_fingerprint(u);
+}
+
+/* url.fingerprint(u) -> 16 lower-case hex digits (a Lua number cannot hold 64 bits) */
+static int l_fingerprint(lua_State *L)
+{
+    size_t len;
+    const char *u = check_url(L, 1, &len);
+    char hex[17];
+    snprintf(hex, sizeof(hex), "%016" PRIx64, fingerprint(u, len));
+    lua_pushlstring(L, hex, 16);
+    return 1;
+}
+
+static int host_or_site(lua_State *L, int (*fn)(const char *, char **))
+{
+    size_t len;
+    const char *u = check_url(L, 1, &len);
+    if (has_nul(u, len)) return fail(L, URL_E_MALFORMED);
+    char *out;
+    int err = fn(u, &out);
+    return push_result(L, err, out);
+}
+
+/* url.host(u) -> host */
+static int l_host(lua_State *L)
+{
+    return host_or_site(L, url_host);
+}
+
+/* url.site(u) -> registrable domain */
+static int l_site(lua_State *L)
+{
+    return host_or_site(L, url_site);
+}
+
+/* url.same_site(a, b) -> boolean: both parse and have the same registrable domain. */
+static int l_same_site(lua_State *L)
+{
+    size_t alen, blen;
+    const char *a = check_url(L, 1, &alen);
+    const char *b = check_url(L, 2, &blen);
+    char *sa = NULL, *sb = NULL;
+    int same = !has_nul(a, alen) && !has_nul(b, blen) && url_site(a, &sa) == URL_OK &&
+               url_site(b, &sb) == URL_OK && strcmp(sa, sb) == 0;
+    free(sa);
+    free(sb);
+    lua_pushboolean(L, same);
+    return 1;
+}
+
+/* Seen sets -------------------------------------------------------------------- */
+
+static seen_t *check_seen(lua_State *L)
+{
+    seen_t **s = luaL_checkudata(L, 1, SEEN_METATABLE);
+    if (!*s) luaL_error(L, "seen set already freed");
+    return *s;
+}
+
+/* core.seen([expected]) -> set */
+static int l_seen(lua_State *L)
+{
+    lua_Integer expected = luaL_optinteger(L, 1, 0);
+    luaL_argcheck(L, expected >= 0, 1, "expected size must not be negative");
+    seen_t **s = lua_newuserdata(L, sizeof(*s));
+    *s = NULL;
+    luaL_getmetatable(L, SEEN_METATABLE);
+    lua_setmetatable(L, -2);
+    *s = seen_new((size_t)expected);
+    if (!*s) return luaL_error(L, "seen: out of memory");
+    return 1;
+}
+
+/* set:add(url) -> true when the URL (normalized) was not in the set */
+static int seen_l_add(lua_State *L)
+{
+    seen_t *s = check_seen(L);
+    size_t len;
+    const char *u = check_url(L, 2, &len);
+    int r = seen_add(s, fingerprint(u, len));
+    if (r < 0) return luaL_error(L, "seen: out of memory");
+    lua_pushboolean(L, r);
+    return 1;
+}
+
+/* set:has(url) -> boolean */
+static int seen_l_has(lua_State *L)
+{
+    seen_t *s = check_seen(L);
+    size_t len;
+    const char *u = check_url(L, 2, &len);
+    lua_pushboolean(L, seen_has(s, fingerprint(u, len)));
+    return 1;
+}
+
+static int seen_l_size(lua_State *L)
+{
+    lua_pushnumber(L, (lua_Number)seen_size(check_seen(L)));
+    return 1;
+}
+
+static int seen_l_bytes(lua_State *L)
+{
+    lua_pushnumber(L, (lua_Number)seen_bytes(check_seen(L)));
+    return 1;
+}
+
+static int seen_l_tostring(lua_State *L)
+{
+    lua_pushfstring(L, "seen set (%d URLs)", (int)seen_size(check_seen(L)));
+    return 1;
+}
+
+static int seen_l_gc(lua_State *L)
+{
+    seen_t **s = luaL_checkudata(L, 1, SEEN_METATABLE);
+    seen_free(*s);
+    *s = NULL;
+    return 0;
+}
+
+static const luaL_Reg seen_methods[] = {
+    {"add", seen_l_add},     {"has", seen_l_has}, {"size", seen_l_size},
+    {"bytes", seen_l_bytes}, {NULL, NULL},
+};
+
+static const luaL_Reg url_funcs[] = {
+    {"parse", l_parse},         {"resolve", l_resolve},
+    {"normalize", l_normalize}, {"fingerprint", l_fingerprint},
+    {"host", l_host},           {"site", l_site},
+    {"same_site", l_same_site}, {NULL, NULL},
+};
+
+static const luaL_Reg core_funcs[] = {
+    {"seen", l_seen},
+    {NULL, NULL},
+};
+
+void lc_register_url(lua_State *L)
+{
+    luaL_newmetatable(L, SEEN_METATABLE);
+    lua_createtable(L, 0, 4);
+    luaL_register(L, NULL, seen_methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, seen_l_size);
+    lua_setfield(L, -2, "__len");
+    lua_pushcfunction(L, seen_l_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, seen_l_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+
+    lua_createtable(L, 0, 8); /* core.url */
+    lua_pushvalue(L, -2);     /* the state, as lc_setfuncs wants it on top */
+    lc_setfuncs(L, url_funcs);
+    lua_pop(L, 1);
+    lua_setfield(L, -3, "url");
+    lc_setfuncs(L, core_funcs);
+}

@@ -1,0 +1,903 @@
+/* url.c: URL parsing, resolution, normalization and fingerprints. curl's URL API
+ * parses and validates, removes dot segments, lower-cases schemes and converts IDN
+ * hosts; libpsl knows registrable domains; xxhash hashes. This file adds only what
+ * none of them does: the pre-cleaning browsers apply to references, the RFC 3986
+ * merge of a relative reference (curl's own gets "", "#s" and "..//x" wrong),
+ * percent-escape normalization and query rewriting.
+ *
+ * Hot path: url_fingerprint runs for every link of every page. Apart from curl's
+ * own allocations it allocates nothing for URLs that fit SCRATCH_STACK. */
+#include "url.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <libpsl.h>
+#include <locale.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+static const char HEX[] = "0123456789ABCDEF";
+
+const char *url_strerror(int code)
+{
+    switch (code) {
+    case URL_OK:
+        return "no error";
+    case URL_E_MALFORMED:
+        return "malformed URL";
+    case URL_E_SCHEME:
+        return "missing or unsupported scheme";
+    case URL_E_HOST:
+        return "missing or invalid host";
+    case URL_E_PORT:
+        return "invalid port number";
+    case URL_E_TOO_LONG:
+        return "URL too long";
+    case URL_E_NOMEM:
+        return "out of memory";
+    default:
+        return "unknown URL error";
+    }
+}
+
+/* Scratch memory for one call: a bump allocator over a stack buffer that falls
+ * back to malloc for long URLs, so that short ones cost no allocation of ours. */
+#define SCRATCH_STACK 4096
+#define SCRATCH_HEAP 4
+
+typedef struct scratch {
+    size_t used;
+    int nheap;
+    void *heap[SCRATCH_HEAP];
+    _Alignas(8) char stack[SCRATCH_STACK];
+} scratch_t;
+
+static void *scratch_alloc(scratch_t *s, size_t n)
+{
+    n = (n + 7) & ~(size_t)7;
+    if (SCRATCH_STACK - s->used >= n) {
+        void *p = s->stack + s->used;
+        s->used += n;
+        return p;
+    }
+    if (s->nheap == SCRATCH_HEAP) return NULL;
+    void *p = malloc(n);
+    if (p) s->heap[s->nheap++] = p;
+    return p;
+}
+
+static void scratch_free(scratch_t *s)
+{
+    for (int i = 0; i < s->nheap; i++)
+        free(s->heap[i]);
+}
+
+/* Character classes (ASCII only, independent of the locale). */
+static int is_alpha(unsigned c)
+{
+    return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
+
+static int is_digit(unsigned c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* Bitmaps of 256 bits, one per byte value (built by a script from the sets named). */
+static int in_set(const uint32_t *set, unsigned c)
+{
+    return (int)(set[c >> 5] >> (c & 31) & 1);
+}
+
+/* ALPHA DIGIT - . _ ~ */
+static const uint32_t UNRESERVED[8] = {0, 0x03ff6000, 0x87fffffe, 0x47fffffe, 0, 0, 0, 0};
+
+/* Bytes RFC 3986 allows nowhere outside the authority: controls, space, non-ASCII
+ * and " < > \ ^ ` { | }. ('[' and ']' stay: PHP-style "a[]=1" queries are common
+ * and every server takes them raw.) */
+static const uint32_t FORBIDDEN[8] = {0xffffffff, 0x50000005, 0x50000000, 0xb8000001,
+                                      0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff};
+
+static int is_unreserved(unsigned c)
+{
+    return in_set(UNRESERVED, c);
+}
+
+static int must_encode(unsigned c)
+{
+    return in_set(FORBIDDEN, c);
+}
+
+static int hexval(unsigned c)
+{
+    if (is_digit(c)) return (int)(c - '0');
+    c |= 0x20;
+    if (c >= 'a' && c <= 'f') return (int)(c - 'a' + 10);
+    return -1;
+}
+
+static unsigned char lower(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c | 0x20) : c;
+}
+
+static int ascii_caseeq(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (lower((unsigned char)a[i]) != lower((unsigned char)b[i])) return 0;
+    return 1;
+}
+
+/* Length of the RFC 3986 scheme that starts s, without its ':' (0 if none):
+ * ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":". */
+static size_t scheme_len(const char *s, size_t n)
+{
+    if (n == 0 || !is_alpha((unsigned char)s[0])) return 0;
+    for (size_t i = 1; i < n; i++) {
+        unsigned c = (unsigned char)s[i];
+        if (c == ':') return i;
+        if (!is_alpha(c) && !is_digit(c) && c != '+' && c != '-' && c != '.') return 0;
+    }
+    return 0;
+}
+
+/* http and https: the schemes browsers call special ('\' is '/', the authority
+ * may not be empty). Other special schemes (ftp, ws) are not crawled. */
+static int is_special(const char *scheme, size_t n)
+{
+    return (n == 4 && ascii_caseeq(scheme, "http", 4)) ||
+           (n == 5 && ascii_caseeq(scheme, "https", 5));
+}
+
+/* Copy src (n bytes) into dst the way browsers pre-process a URL string: leading and
+ * trailing C0 controls and spaces trimmed, tabs and newlines dropped anywhere; then,
+ * if the scheme is http(s) (or, without a scheme, if special_base), '\' read as '/'
+ * before the query; last, bytes must_encode() names percent-encoded everywhere
+ * but in the authority, which keeps raw UTF-8 for IDN, and '#' inside the
+ * fragment. dst must hold 3 * n + 1 bytes. Returns the length. */
+static size_t clean(const char *src, size_t n, int special_base, char *dst)
+{
+    size_t a = 0, b = n, m = 0;
+    while (a < b && (unsigned char)src[a] <= 0x20)
+        a++;
+    while (b > a && (unsigned char)src[b - 1] <= 0x20)
+        b--;
+    for (size_t i = a; i < b; i++)
+        if (src[i] != '\t' && src[i] != '\r' && src[i] != '\n') dst[m++] = src[i];
+
+    size_t sl = scheme_len(dst, m);
+    size_t start = sl ? sl + 1 : 0;
+    if (sl ? is_special(dst, sl) : special_base) {
+        for (size_t i = start; i < m && dst[i] != '?' && dst[i] != '#'; i++)
+            if (dst[i] == '\\') dst[i] = '/';
+    }
+    size_t auth_end = start;
+    if (m - start >= 2 && dst[start] == '/' && dst[start + 1] == '/') {
+        auth_end = start + 2;
+        while (auth_end < m && dst[auth_end] != '/' && dst[auth_end] != '?' && dst[auth_end] != '#')
+            auth_end++;
+    }
+    size_t frag = m, extra = 0;
+    for (size_t i = auth_end; i < m; i++) {
+        unsigned c = (unsigned char)dst[i];
+        if (c == '#' && frag == m)
+            frag = i;
+        else if (must_encode(c) || c == '#')
+            extra += 2;
+    }
+    if (extra) { /* expand in place, right to left */
+        size_t r = m, w = m + extra;
+        while (r > auth_end) {
+            unsigned c = (unsigned char)dst[--r];
+            if (must_encode(c) || (c == '#' && r != frag)) {
+                dst[--w] = HEX[c & 15];
+                dst[--w] = HEX[c >> 4];
+                dst[--w] = '%';
+            } else {
+                dst[--w] = (char)c;
+            }
+        }
+    }
+    dst[m + extra] = '\0';
+    return m + extra;
+}
+
+static int from_curl(CURLUcode rc)
+{
+    switch (rc) {
+    case CURLUE_OK:
+        return URL_OK;
+    case CURLUE_OUT_OF_MEMORY:
+        return URL_E_NOMEM;
+    case CURLUE_UNSUPPORTED_SCHEME:
+    case CURLUE_BAD_SCHEME:
+    case CURLUE_NO_SCHEME:
+        return URL_E_SCHEME;
+    case CURLUE_NO_HOST:
+    case CURLUE_BAD_HOSTNAME:
+    case CURLUE_BAD_IPV6:
+    case CURLUE_LACKS_IDN:
+        return URL_E_HOST;
+    case CURLUE_BAD_PORT_NUMBER:
+        return URL_E_PORT;
+    default:
+        return URL_E_MALFORMED;
+    }
+}
+
+/* CURLU_PUNYCODE converts a host with libidn2's idn2_lookup_ul, which reads its
+ * input in the charset of the current locale: under the C locale every non-ASCII
+ * host fails (as "out of memory", in 7.88). So the conversion runs with a UTF-8
+ * LC_CTYPE for this thread only (uselocale); the process locale is untouched. */
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+static locale_t utf8_locale;
+
+static void utf8_init(void)
+{
+    static const char *const names[] = {"C.UTF-8", "C.utf8", "en_US.UTF-8"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !utf8_locale; i++)
+        utf8_locale = newlocale(LC_CTYPE_MASK, names[i], (locale_t)0);
+}
+
+/* curl_url_get, IDN hosts converted to punycode. (A host can be non-ASCII even
+ * when the input is not: curl decodes "%C3%A9" in hosts.) */
+static CURLUcode get_part(CURLU *h, CURLUPart part, char **out, unsigned flags)
+{
+    pthread_once(&utf8_once, utf8_init);
+    locale_t old = utf8_locale ? uselocale(utf8_locale) : (locale_t)0;
+    CURLUcode rc = curl_url_get(h, part, out, flags | CURLU_PUNYCODE);
+    if (utf8_locale) uselocale(old);
+    return rc == CURLUE_OUT_OF_MEMORY ? CURLUE_BAD_HOSTNAME : rc;
+}
+
+/* Whether a host curl accepted is one we can look up: an IP literal in brackets
+ * or letters, digits, '-', '_' and '.' (curl lets "a|b" and "%zz" through). */
+static int valid_host(const char *h, size_t n)
+{
+    if (n == 0) return 0;
+    if (h[0] == '[') return 1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = (unsigned char)h[i];
+        if (!is_alpha(c) && !is_digit(c) && c != '-' && c != '_' && c != '.') return 0;
+    }
+    return 1;
+}
+
+/* Offsets into a URL as curl renders it: "scheme://authority/path?query#fragment".
+ * Each field is the index where that part starts (or would start) and ends. */
+typedef struct split {
+    size_t auth, path, query, frag, len;
+} split_t;
+
+static void split_curl_url(const char *u, split_t *s)
+{
+    const char *p = strstr(u, "://");
+    size_t i = p ? (size_t)(p - u) + 3 : 0;
+    s->auth = i;
+    while (u[i] && u[i] != '/' && u[i] != '?' && u[i] != '#')
+        i++;
+    s->path = i;
+    while (u[i] && u[i] != '?' && u[i] != '#')
+        i++;
+    s->query = i;
+    while (u[i] && u[i] != '#')
+        i++;
+    s->frag = i;
+    s->len = i + strlen(u + i);
+}
+
+/* Where the host of a URL rendered by curl starts, and ends (before any port). */
+static size_t host_start(const char *u, const split_t *s)
+{
+    size_t h = s->auth;
+    for (size_t i = s->auth; i < s->path; i++)
+        if (u[i] == '@') h = i + 1;
+    return h;
+}
+
+static size_t host_end(const char *u, size_t h, const split_t *s)
+{
+    size_t e = s->path;
+    if (u[h] == '[') {
+        const char *b = memchr(u + h, ']', s->path - h);
+        return b ? (size_t)(b - u) + 1 : e;
+    }
+    for (size_t i = h; i < s->path; i++)
+        if (u[i] == ':') return i;
+    return e;
+}
+
+static int too_long(const char *s, size_t *n)
+{
+    *n = strlen(s);
+    return *n > URL_MAX_LENGTH;
+}
+
+/* Resolution ------------------------------------------------------------------ */
+
+static char *concat3(scratch_t *sc, const char *a, size_t an, const char *b, size_t bn,
+                     const char *c, size_t cn)
+{
+    char *t = scratch_alloc(sc, an + bn + cn + 1);
+    if (!t) return NULL;
+    memcpy(t, a, an);
+    memcpy(t + an, b, bn);
+    memcpy(t + an + bn, c, cn);
+    t[an + bn + cn] = '\0';
+    return t;
+}
+
+/* The target URL of RFC 3986 section 5.2.2 for a reference r without a scheme,
+ * before dot-segment removal (curl does that when it parses the result). b is the
+ * base as curl renders it. */
+static char *merge(scratch_t *sc, const char *b, const split_t *bs, const char *r, size_t rn)
+{
+    if (rn >= 2 && r[0] == '/' && r[1] == '/') /* network-path reference */
+        return concat3(sc, b, bs->auth - 2, r, rn, "", 0);
+    size_t rpath = strcspn(r, "?#");
+    if (rpath == 0) {
+        /* Same document: keep the base path, and its query unless r has one. */
+        size_t keep = r[0] == '?' ? bs->query : bs->frag;
+        return concat3(sc, b, keep, r, rn, "", 0);
+    }
+    if (r[0] == '/') return concat3(sc, b, bs->path, r, rn, "", 0);
+    size_t dir = bs->query;
+    while (dir > bs->path && b[dir - 1] != '/')
+        dir--;
+    if (dir == bs->path) return concat3(sc, b, bs->path, "/", 1, r, rn);
+    return concat3(sc, b, dir, r, rn, "", 0);
+}
+
+/* A malloc'd copy of a URL rendered by curl, its host lower-cased. */
+static int finish(char *u, char **out)
+{
+    split_t s;
+    split_curl_url(u, &s);
+    if (s.len > URL_MAX_LENGTH) return URL_E_TOO_LONG;
+    size_t h = host_start(u, &s), e = host_end(u, h, &s);
+    if (!valid_host(u + h, e - h)) return URL_E_HOST;
+    for (size_t i = h; i < e; i++)
+        u[i] = (char)lower((unsigned char)u[i]);
+    *out = malloc(s.len + 1);
+    if (!*out) return URL_E_NOMEM;
+    memcpy(*out, u, s.len + 1);
+    return URL_OK;
+}
+
+/* Defined with normalization, below. */
+static int render_normalized(CURLU *h, scratch_t *sc, const url_norm_opts_t *opts, char **res,
+                             size_t *reslen);
+static int malloc_copy(int err, const char *s, size_t len, char **out);
+
+/* A request to normalize the result; opts may be NULL. */
+struct norm {
+    const url_norm_opts_t *opts;
+};
+
+/* Resolve ref against base into *out (malloc'd); normalized too when norm is set. */
+static int resolve(CURLU *h, scratch_t *sc, const char *base, size_t bn, const char *ref, size_t rn,
+                   const struct norm *norm, char **out)
+{
+    char *b = scratch_alloc(sc, 3 * bn + 1);
+    char *r = scratch_alloc(sc, 3 * rn + 1);
+    if (!b || !r) return URL_E_NOMEM;
+    bn = clean(base, bn, 0, b);
+    size_t bsl = scheme_len(b, bn);
+    if (!bsl) return URL_E_SCHEME;
+    CURLUcode rc = curl_url_set(h, CURLUPART_URL, b, CURLU_NON_SUPPORT_SCHEME);
+    if (rc) return from_curl(rc);
+    char *bu = NULL;
+    rc = curl_url_get(h, CURLUPART_URL, &bu, 0);
+    if (rc) return from_curl(rc);
+    split_t bs;
+    split_curl_url(bu, &bs);
+    if (bs.auth != bsl + 3) { /* not "scheme://": curl renders every URL so */
+        curl_free(bu);
+        return URL_E_MALFORMED;
+    }
+    int special = is_special(bu, bsl);
+
+    int err = URL_OK, parsed = 0;
+    char *t = NULL;
+    rn = clean(ref, rn, special, r);
+    size_t sl = scheme_len(r, rn);
+    int slashes = sl && rn >= sl + 3 && r[sl + 1] == '/' && r[sl + 2] == '/';
+    if (sl && !is_special(r, sl)) {
+        /* mailto:, javascript:, g:h... are absolute as written; other schemes with
+         * an authority ("ftp://") go through curl when it knows them. */
+        for (size_t i = 0; i < sl; i++)
+            r[i] = (char)lower((unsigned char)r[i]);
+        if (norm) {
+            err = URL_E_SCHEME;
+            goto done;
+        }
+        if (!slashes || curl_url_set(h, CURLUPART_URL, r, CURLU_NON_SUPPORT_SCHEME)) {
+            if (rn > URL_MAX_LENGTH)
+                err = URL_E_TOO_LONG;
+            else if (!(*out = strdup(r)))
+                err = URL_E_NOMEM;
+            goto done;
+        }
+        parsed = 1;
+    } else if (slashes) {
+        t = r; /* an absolute http(s) URL */
+    } else if (sl && !(sl == bsl && ascii_caseeq(r, bu, sl))) {
+        /* "https:g" against an http base: browsers read "https://g". */
+        const char *rest = r + sl + 1;
+        while (*rest == '/')
+            rest++;
+        t = concat3(sc, r, sl, "://", 3, rest, strlen(rest));
+    } else {
+        /* Relative, or "http:g" against an http base, which browsers (and RFC 3986
+         * section 5.4.2, "for backward compatibility") read as "g". */
+        size_t skip = sl ? sl + 1 : 0;
+        t = merge(sc, bu, &bs, r + skip, rn - skip);
+    }
+    if (!parsed) {
+        if (!t) {
+            err = URL_E_NOMEM;
+            goto done;
+        }
+        rc = curl_url_set(h, CURLUPART_URL, t, CURLU_NON_SUPPORT_SCHEME);
+        if (rc) {
+            err = from_curl(rc);
+            goto done;
+        }
+    }
+    if (norm) {
+        char *res = NULL;
+        size_t len = 0;
+        err = render_normalized(h, sc, norm->opts, &res, &len);
+        err = malloc_copy(err, res, len, out);
+        goto done;
+    }
+    char *u = NULL;
+    rc = get_part(h, CURLUPART_URL, &u, 0);
+    if (rc) {
+        err = from_curl(rc);
+        goto done;
+    }
+    err = finish(u, out);
+    curl_free(u);
+done:
+    curl_free(bu);
+    return err;
+}
+
+static int resolve_call(const char *base, const char *ref, const struct norm *norm, char **out)
+{
+    *out = NULL;
+    size_t bn, rn;
+    if (too_long(base, &bn) || too_long(ref, &rn)) return URL_E_TOO_LONG;
+    CURLU *h = curl_url();
+    if (!h) return URL_E_NOMEM;
+    scratch_t sc;
+    sc.used = 0;
+    sc.nheap = 0;
+    int err = resolve(h, &sc, base, bn, ref, rn, norm, out);
+    scratch_free(&sc);
+    curl_url_cleanup(h);
+    return err;
+}
+
+int url_resolve(const char *base, const char *ref, char **out)
+{
+    return resolve_call(base, ref, NULL, out);
+}
+
+int url_resolve_normalize(const char *base, const char *ref, const url_norm_opts_t *opts,
+                          char **out)
+{
+    struct norm norm = {opts};
+    return resolve_call(base, ref, &norm, out);
+}
+
+/* Normalization --------------------------------------------------------------- */
+
+/* Copy s (n bytes) to out with escapes normalized: hex digits upper-cased, escaped
+ * unreserved characters decoded, forbidden bytes encoded (and '#' when frag is set).
+ * A '%' not followed by two hex digits becomes "%25" (browsers leave it, but then
+ * "%%41" would change again on a second pass). out must hold 3 * n bytes. *dot is
+ * set when an escaped '.' was decoded. */
+static size_t norm_escapes(const char *s, size_t n, char *out, int frag, int *dot)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = (unsigned char)s[i];
+        int hi, lo;
+        if (c == '%' && i + 2 < n && (hi = hexval((unsigned char)s[i + 1])) >= 0 &&
+            (lo = hexval((unsigned char)s[i + 2])) >= 0) {
+            unsigned v = (unsigned)(hi << 4 | lo);
+            if (is_unreserved(v)) {
+                out[w++] = (char)v;
+                if (v == '.') *dot = 1;
+            } else {
+                out[w++] = '%';
+                out[w++] = HEX[hi];
+                out[w++] = HEX[lo];
+            }
+            i += 2;
+        } else if (must_encode(c) || c == '%' || (frag && c == '#')) {
+            out[w++] = '%';
+            out[w++] = HEX[c >> 4];
+            out[w++] = HEX[c & 15];
+        } else {
+            out[w++] = (char)c;
+        }
+    }
+    return w;
+}
+
+/* RFC 3986 section 5.2.4 on an absolute path, in place; returns the new length.
+ * curl has already done it once; this runs again only when decoding "%2E" made
+ * new dot segments. */
+static size_t remove_dots(char *p, size_t n)
+{
+    size_t w = 0, i = 0;
+    while (i < n) { /* p[i] == '/' */
+        size_t j = i + 1;
+        while (j < n && p[j] != '/')
+            j++;
+        size_t len = j - i - 1;
+        if ((len == 1 && p[i + 1] == '.') || (len == 2 && p[i + 1] == '.' && p[i + 2] == '.')) {
+            if (len == 2)
+                while (w > 0 && p[--w] != '/') {
+                }
+            if (j == n) p[w++] = '/';
+        } else {
+            memmove(p + w, p + i, j - i);
+            w += j - i;
+        }
+        i = j;
+    }
+    return w;
+}
+
+static int strip_match(const char *const *pats, const char *name, size_t n)
+{
+    for (; *pats; pats++) {
+        size_t pl = strlen(*pats);
+        if (pl && (*pats)[pl - 1] == '*') {
+            if (n >= pl - 1 && ascii_caseeq(name, *pats, pl - 1)) return 1;
+        } else if (pl == n && ascii_caseeq(name, *pats, n)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Drop path parameters (";jsessionid=...") whose names match, in place. */
+static size_t strip_path_params(char *p, size_t n, const char *const *pats)
+{
+    size_t w = 0, i = 0;
+    while (i < n) {
+        if (p[i] != ';') {
+            p[w++] = p[i++];
+            continue;
+        }
+        size_t j = i + 1;
+        while (j < n && p[j] != ';' && p[j] != '/')
+            j++;
+        size_t name = strcspn(p + i + 1, "=;/");
+        if (name > j - i - 1) name = j - i - 1;
+        if (!strip_match(pats, p + i + 1, name)) {
+            memmove(p + w, p + i, j - i);
+            w += j - i;
+        }
+        i = j;
+    }
+    return w;
+}
+
+typedef struct param {
+    const char *s;
+    size_t len, name;
+    size_t index; /* the original position: a stable sort keeps repeated names in order */
+} param_t;
+
+static int param_cmp(const void *a, const void *b)
+{
+    const param_t *x = a, *y = b;
+    size_t n = x->name < y->name ? x->name : y->name;
+    int c = memcmp(x->s, y->s, n);
+    if (c) return c;
+    if (x->name != y->name) return x->name < y->name ? -1 : 1;
+    return x->index < y->index ? -1 : 1;
+}
+
+/* Rewrite the query q (n bytes) into out: empty parameters and those opts strips
+ * dropped, sorted by name if asked. Returns the new length. */
+static int rewrite_query(scratch_t *sc, const char *q, size_t n, const url_norm_opts_t *opts,
+                         char *out, size_t *outlen)
+{
+    size_t count = 1;
+    for (size_t i = 0; i < n; i++)
+        count += q[i] == '&';
+    param_t *ps = scratch_alloc(sc, count * sizeof(*ps));
+    if (!ps) return URL_E_NOMEM;
+    size_t np = 0;
+    for (size_t i = 0; i <= n;) {
+        size_t j = i;
+        while (j < n && q[j] != '&')
+            j++;
+        if (j > i) {
+            param_t *p = &ps[np];
+            p->s = q + i;
+            p->len = j - i;
+            p->name = 0;
+            while (p->name < p->len && p->s[p->name] != '=')
+                p->name++;
+            p->index = np;
+            if (!opts->strip || !strip_match(opts->strip, p->s, p->name)) np++;
+        }
+        i = j + 1;
+    }
+    if (opts->sort_query && np > 1) qsort(ps, np, sizeof(*ps), param_cmp);
+    size_t w = 0;
+    for (size_t k = 0; k < np; k++) {
+        if (k) out[w++] = '&';
+        memcpy(out + w, ps[k].s, ps[k].len);
+        w += ps[k].len;
+    }
+    *outlen = w;
+    return URL_OK;
+}
+
+/* Normalize the URL curl rendered (u, split by s) into out (3 * s->len + 1 bytes). */
+static int rebuild(scratch_t *sc, const char *u, const split_t *s, const url_norm_opts_t *opts,
+                   char *out, size_t *outlen)
+{
+    static const url_norm_opts_t none = {0, NULL, 0};
+    if (!opts) opts = &none;
+    size_t w = s->auth, at = host_start(u, s), e = host_end(u, at, s);
+    int dot = 0;
+    if (!valid_host(u + at, e - at)) return URL_E_HOST;
+    memcpy(out, u, s->auth); /* "http://", lower-cased by curl */
+    if (at > s->auth) w += norm_escapes(u + s->auth, at - s->auth, out + w, 0, &dot);
+    for (size_t i = at; i < s->path; i++)
+        out[w++] = (char)lower((unsigned char)u[i]);
+
+    size_t path = w;
+    dot = 0;
+    w += norm_escapes(u + s->path, s->query - s->path, out + w, 0, &dot);
+    if (w == path) out[w++] = '/';
+    if (opts->strip && memchr(out + path, ';', w - path)) {
+        size_t n = strip_path_params(out + path, w - path, opts->strip);
+        dot |= n != w - path; /* "/.;sid=1" leaves a dot segment */
+        w = path + n;
+    }
+    if (dot) w = path + remove_dots(out + path, w - path);
+
+    if (s->frag > s->query + 1) {
+        out[w++] = '?';
+        size_t q = w;
+        w += norm_escapes(u + s->query + 1, s->frag - s->query - 1, out + w, 0, &dot);
+        if (opts->sort_query || opts->strip) {
+            char *tmp = scratch_alloc(sc, w - q);
+            if (!tmp) return URL_E_NOMEM;
+            memcpy(tmp, out + q, w - q);
+            size_t qn;
+            int err = rewrite_query(sc, tmp, w - q, opts, out + q, &qn);
+            if (err) return err;
+            w = q + qn;
+        }
+        if (w == q) w--; /* an empty query is no query */
+    }
+    if (opts->keep_fragment && s->len > s->frag + 1) {
+        out[w++] = '#';
+        w += norm_escapes(u + s->frag + 1, s->len - s->frag - 1, out + w, 1, &dot);
+    }
+    out[w] = '\0';
+    if (w > URL_MAX_LENGTH) return URL_E_TOO_LONG;
+    *outlen = w;
+    return URL_OK;
+}
+
+/* Normalize url into scratch memory: *res points into sc. */
+/* The URL parsed in h, normalized into scratch memory (*res points into sc). */
+static int render_normalized(CURLU *h, scratch_t *sc, const url_norm_opts_t *opts, char **res,
+                             size_t *reslen)
+{
+    char *u = NULL;
+    CURLUcode rc = get_part(h, CURLUPART_URL, &u, CURLU_NO_DEFAULT_PORT);
+    if (rc) return from_curl(rc);
+    split_t s;
+    split_curl_url(u, &s);
+    int err = URL_E_SCHEME;
+    if (s.auth >= 3 && is_special(u, s.auth - 3)) {
+        err = URL_E_NOMEM;
+        *res = scratch_alloc(sc, 3 * s.len + 2);
+        if (*res) err = rebuild(sc, u, &s, opts, *res, reslen);
+    }
+    curl_free(u);
+    return err;
+}
+
+static int malloc_copy(int err, const char *s, size_t len, char **out)
+{
+    if (err) return err;
+    *out = malloc(len + 1);
+    if (!*out) return URL_E_NOMEM;
+    memcpy(*out, s, len + 1);
+    return URL_OK;
+}
+
+static int normalize(CURLU *h, scratch_t *sc, const char *url, const url_norm_opts_t *opts,
+                     char **res, size_t *reslen)
+{
+    size_t n;
+    if (too_long(url, &n)) return URL_E_TOO_LONG;
+    char *buf = scratch_alloc(sc, 3 * n + 1);
+    if (!buf) return URL_E_NOMEM;
+    n = clean(url, n, 0, buf);
+    size_t sl = scheme_len(buf, n);
+    if (!sl || !is_special(buf, sl)) return URL_E_SCHEME;
+    CURLUcode rc = curl_url_set(h, CURLUPART_URL, buf, 0);
+    if (rc) return from_curl(rc);
+    return render_normalized(h, sc, opts, res, reslen);
+}
+
+int url_normalize(const char *url, const url_norm_opts_t *opts, char **out)
+{
+    *out = NULL;
+    CURLU *h = curl_url();
+    if (!h) return URL_E_NOMEM;
+    scratch_t sc;
+    sc.used = 0;
+    sc.nheap = 0;
+    char *res = NULL;
+    size_t len = 0;
+    int err = normalize(h, &sc, url, opts, &res, &len);
+    err = malloc_copy(err, res, len, out);
+    scratch_free(&sc);
+    curl_url_cleanup(h);
+    return err;
+}
+
+uint64_t url_hash(const char *s, size_t len)
+{
+    return XXH3_64bits(s, len);
+}
+
+uint64_t url_fingerprint(const char *url)
+{
+    CURLU *h = curl_url();
+    scratch_t sc;
+    sc.used = 0;
+    sc.nheap = 0;
+    char *res;
+    size_t len;
+    uint64_t fp;
+    if (h && normalize(h, &sc, url, NULL, &res, &len) == URL_OK)
+        fp = url_hash(res, len);
+    else
+        fp = url_hash(url, strlen(url));
+    scratch_free(&sc);
+    curl_url_cleanup(h);
+    return fp;
+}
+
+/* Parsing and hosts ----------------------------------------------------------- */
+
+/* Parse url into h (any scheme curl can parse with an authority). */
+static int parse_into(CURLU *h, const char *url)
+{
+    size_t n;
+    if (too_long(url, &n)) return URL_E_TOO_LONG;
+    scratch_t sc;
+    sc.used = 0;
+    sc.nheap = 0;
+    int err = URL_E_NOMEM;
+    char *buf = scratch_alloc(&sc, 3 * n + 1);
+    if (buf) {
+        n = clean(url, n, 0, buf);
+        err = scheme_len(buf, n)
+                  ? from_curl(curl_url_set(h, CURLUPART_URL, buf, CURLU_NON_SUPPORT_SCHEME))
+                  : URL_E_SCHEME;
+    }
+    scratch_free(&sc);
+    return err;
+}
+
+/* The host, lower-cased, IPv6 without brackets, in curl's memory; *ip tells
+ * whether it is an IP address. */
+static int get_host(CURLU *h, char **host, int *ip)
+{
+    CURLUcode rc = get_part(h, CURLUPART_HOST, host, 0);
+    if (rc) return from_curl(rc);
+    char *p = *host;
+    size_t n = strlen(p);
+    if (!valid_host(p, n)) return URL_E_HOST;
+    if (p[0] == '[' && p[n - 1] == ']') {
+        memmove(p, p + 1, n - 2);
+        p[n - 2] = '\0';
+        *ip = 1;
+    } else {
+        struct in_addr a;
+        *ip = inet_pton(AF_INET, p, &a) == 1;
+    }
+    for (; *p; p++)
+        *p = (char)lower((unsigned char)*p);
+    return URL_OK;
+}
+
+/* One part into *out: NULL when absent, raw when it cannot be decoded. */
+static int get_opt(CURLU *h, CURLUPart part, char **out, unsigned flags)
+{
+    CURLUcode rc = curl_url_get(h, part, out, flags);
+    if (rc == CURLUE_URLDECODE) rc = curl_url_get(h, part, out, flags & ~CURLU_URLDECODE);
+    if (rc == CURLUE_OUT_OF_MEMORY) return URL_E_NOMEM;
+    if (rc) *out = NULL;
+    return URL_OK;
+}
+
+int url_parse(const char *url, url_parts_t *parts)
+{
+    memset(parts, 0, sizeof(*parts));
+    CURLU *h = curl_url();
+    if (!h) return URL_E_NOMEM;
+    int ip;
+    int err = parse_into(h, url);
+    if (!err) err = get_host(h, &parts->host, &ip);
+    if (!err) err = get_opt(h, CURLUPART_SCHEME, &parts->scheme, 0);
+    if (!err) err = get_opt(h, CURLUPART_USER, &parts->user, CURLU_URLDECODE);
+    if (!err) err = get_opt(h, CURLUPART_PASSWORD, &parts->password, CURLU_URLDECODE);
+    if (!err) err = get_opt(h, CURLUPART_PORT, &parts->port, CURLU_DEFAULT_PORT);
+    if (!err) err = get_opt(h, CURLUPART_PATH, &parts->path, 0);
+    if (!err) err = get_opt(h, CURLUPART_QUERY, &parts->query, 0);
+    if (!err) err = get_opt(h, CURLUPART_FRAGMENT, &parts->fragment, 0);
+    curl_url_cleanup(h);
+    if (err) url_parts_free(parts);
+    return err;
+}
+
+void url_parts_free(url_parts_t *parts)
+{
+    /* The strings come from curl_url_get. */
+    curl_free(parts->scheme);
+    curl_free(parts->user);
+    curl_free(parts->password);
+    curl_free(parts->host);
+    curl_free(parts->port);
+    curl_free(parts->path);
+    curl_free(parts->query);
+    curl_free(parts->fragment);
+    memset(parts, 0, sizeof(*parts));
+}
+
+/* The host of url (site: its registrable domain) as a malloc'd string. */
+static int host_or_site(const char *url, int site, char **out)
+{
+    *out = NULL;
+    CURLU *h = curl_url();
+    if (!h) return URL_E_NOMEM;
+    int ip = 0;
+    char *host = NULL;
+    int err = parse_into(h, url);
+    if (!err) err = get_host(h, &host, &ip);
+    if (!err) {
+        const char *s = host;
+        if (site && !ip) {
+            /* NULL for a public suffix itself ("co.uk", "localhost"): the host. */
+            const char *rd = psl_registrable_domain(psl_builtin(), host);
+            if (rd) s = rd;
+        }
+        *out = strdup(s);
+        if (!*out) err = URL_E_NOMEM;
+    }
+    curl_free(host);
+    curl_url_cleanup(h);
+    return err;
+}
+
+int url_host(const char *url, char **out)
+{
+    return host_or_site(url, 0, out);
+}
+
+int url_site(const char *url, char **out)
+{
+    return host_or_site(url, 1, out);
+}

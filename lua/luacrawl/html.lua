@@ -1,0 +1,187 @@
+-- luacrawl.html: HTML documents for crawl scripts (lc.html), on libxml2 (core.html).
+--
+-- API
+--   html.parse(body [, {url=, charset=}]) -> doc
+--       Never fails on malformed markup. Decoding follows the HTML spec: a byte order
+--       mark wins, then `charset` (the HTTP one), then a <meta> in the first 1024
+--       bytes, else windows-1252. doc.encoding names what was used; doc.url is `url`.
+--   res:html() -> doc         for a fetch response: parsed once with res.url and the
+--                             charset of res.headers["content-type"], then cached
+--   doc:css(sel) -> {...}     matches of a CSS selector (see luacrawl.css): nodes, or
+--                             strings for sel::text and sel::attr(name)
+--   doc:css1(sel) -> first match or nil
+--   doc:xpath(expr) -> {...}  nodes; strings for text, attribute and comment nodes;
+--                             a number, string or boolean result as a one-item list
+--   doc:xpath1(expr) -> first item or nil
+--   doc:links([opts]) -> {url, ...}
+--       Absolute, normalized http(s) URLs of <a href> and <area href> and of
+--       <meta http-equiv=refresh> targets, each once, in document order, fragments
+--       dropped; resolved against the first <base href>, else doc.url (without a URL
+--       only absolute links are kept). javascript:, mailto:, data:, tel: and other
+--       schemes are skipped. opts: link=true adds <link href>, frames=true <iframe src>
+--       and <frame src>, img=true <img src>; detail=true returns
+--       {url=, text=, nofollow=, tag=} tables instead of strings (text: the link's
+--       squashed text, or alt for area and img; nofollow: every occurrence of the URL
+--       has rel=nofollow).
+--   doc:title() -> string or nil   the first <title>, whitespace squashed
+--   doc:text([opts]), doc:html()   as for nodes, for the whole document
+--   doc:root() -> the root element (<html>) or nil
+--   doc:free()                     release the tree now (it is also freed when the
+--                                  doc is collected); the doc and its nodes raise after
+--   node.tag                       lower-case element name
+--   node:css(sel), node:css1(sel), node:xpath(expr), node:xpath1(expr)
+--                                  relative to the node: css matches its descendants
+--                                  (as querySelectorAll); xpath is evaluated with the
+--                                  node as context ("//p" still means the whole
+--                                  document, ".//p" the node's)
+--   node:text([opts]) -> string    all the text inside, whitespace as in the document;
+--                                  opts.squash (or `true`) collapses whitespace runs to
+--                                  one space and trims
+--   node:attr(name) -> string or nil, node:attrs() -> {name = value}
+--   node:html() -> outer HTML
+--
+-- Memory: a document's tree lives outside the Lua heap, so the collector does not
+-- feel its size; a loop parsing many large pages may call doc:free() when done.
+
+local core = require "luacrawl.core"
+local css = require "luacrawl.css"
+
+local h = core.html
+local type, error, setmetatable, rawget = type, error, setmetatable, rawget
+local select_, compile, text, info = h.select, h.compile, h.text, h.info
+
+local M = {}
+
+local Doc, Node = {}, {}
+M.Doc, M.Node = Doc, Node
+
+local DocMT, NodeMT = h.metatables()
+
+DocMT.__index = function(doc, k)
+  local m = Doc[k]
+  if m ~= nil then return m end
+  if k == "encoding" then return (info(doc)) end
+  if k == "url" then return (select(2, info(doc))) end
+end
+
+local tag = h.tag
+NodeMT.__index = function(node, k)
+  if k == "tag" then return tag(node) end
+  return Node[k]
+end
+
+-- Compiled XPath expressions, by source; bounded like css.to_xpath's cache.
+local CACHE_MAX = 512
+local compiled, ncompiled = {}, 0
+
+local function xpath_of(expr)
+  local c = compiled[expr]
+  if c then return c end
+  if type(expr) ~= "string" then error("xpath: expression must be a string", 3) end
+  c = compile(expr)
+  if ncompiled >= CACHE_MAX then compiled, ncompiled = {}, 0 end
+  compiled[expr] = c
+  ncompiled = ncompiled + 1
+  return c
+end
+
+local css_compiled, ncss = {}, 0
+
+local function css_of(sel)
+  local c = css_compiled[sel]
+  if c then return c end
+  c = compile(css.to_xpath(sel))
+  if ncss >= CACHE_MAX then css_compiled, ncss = {}, 0 end
+  css_compiled[sel] = c
+  ncss = ncss + 1
+  return c
+end
+
+-- Methods shared by documents and nodes.
+local function css_all(self, sel)
+  return select_(self, css_of(sel))
+end
+
+local function css_first(self, sel)
+  return select_(self, css_of(sel), 1)[1]
+end
+
+local function xpath_all(self, expr)
+  return select_(self, xpath_of(expr))
+end
+
+local function xpath_first(self, expr)
+  return select_(self, xpath_of(expr), 1)[1]
+end
+
+local function text_of(self, opts)
+  local squash = opts == true or (type(opts) == "table" and opts.squash)
+  return text(self, squash)
+end
+
+for _, t in ipairs({ Doc, Node }) do
+  t.css, t.css1, t.xpath, t.xpath1 = css_all, css_first, xpath_all, xpath_first
+  t.text, t.html = text_of, h.html
+end
+
+Node.attr, Node.attrs = h.attr, h.attrs
+
+local LINK, FRAMES, IMG = 1, 2, 4
+
+function Doc:links(opts)
+  local flags, detail = 0, false
+  if opts ~= nil then
+    if type(opts) ~= "table" then error("links: options must be a table", 2) end
+    if opts.link then flags = flags + LINK end
+    if opts.frames then flags = flags + FRAMES end
+    if opts.img then flags = flags + IMG end
+    detail = opts.detail and true or false
+  end
+  return h.links(self, flags, detail)
+end
+
+Doc.title = h.title
+Doc.free = h.free
+
+function Doc:root()
+  return self:xpath1("/*")
+end
+
+function M.parse(body, opts)
+  if type(body) ~= "string" then
+    error("html.parse: body must be a string, got " .. type(body), 2)
+  end
+  local url, charset
+  if opts ~= nil then
+    if type(opts) ~= "table" then error("html.parse: options must be a table", 2) end
+    url, charset = opts.url, opts.charset
+  end
+  return h.parse(body, url, charset)
+end
+
+-- The charset parameter of a Content-Type value, or nil.
+function M.charset(content_type)
+  if type(content_type) ~= "string" then return nil end
+  return content_type:lower():match(';%s*charset%s*=%s*"?([^";%s]+)')
+end
+
+-- Response:html(), cached per response without adding fields to it.
+local Response = core.Response
+if Response then
+  local docs = setmetatable({}, { __mode = "k" })
+
+  function Response:html()
+    local doc = docs[self]
+    if doc == nil or info(doc) == nil then
+      local headers = rawget(self, "headers")
+      doc = M.parse(self.body or "", {
+        url = self.url,
+        charset = M.charset(headers and headers["content-type"]),
+      })
+      docs[self] = doc
+    end
+    return doc
+  end
+end
+
+return M
