@@ -78,6 +78,8 @@ function M.parse_args(args)
   return o
 end
 
+M.fields = { "url", "status", "depth", "content_type", "length", "title", "referrer", "elapsed" }
+
 -- The page record written for each response.
 local function record(page)
   local ctype = page.headers["content-type"]
@@ -85,8 +87,8 @@ local function record(page)
   if page.status < 300 and page:is_html() then title = page:html():title() end
   return {
     url = page.request.url, status = page.status, depth = page.depth,
-    content_type = ctype or cjson.null, length = #page.body, title = title,
-    referrer = page.referrer, elapsed = math.floor(page.elapsed * 1e6 + 0.5) / 1e6,
+    content_type = ctype or cjson.null, length = #page.body, title = title or cjson.null,
+    referrer = page.referrer or cjson.null, elapsed = math.floor(page.elapsed * 1e6 + 0.5) / 1e6,
   }
 end
 
@@ -135,7 +137,7 @@ function M.spec(o)
     start = o.urls, max_depth = o.depth, max_pages = o.max_pages, max_time = o.max_time,
     concurrency = o.concurrency, per_host = o.per_host, delay = o.delay,
     robots = not o.no_robots, user_agent = o.user_agent, quiet = o.quiet,
-    stats_json = o.stats_json, output = o.output or "-",
+    stats_json = o.stats_json, output = o.output or "-", fields = M.fields,
     allow = function(url) return allowed(url) end, deny = deny,
     on_response = function(page) page:emit(record(page)) end,
   }
@@ -160,7 +162,12 @@ function M.main(args)
     io.stderr:write("luacrawl: ", tostring(spec), "\n")
     return 2
   end
-  local stats = crawl.run(spec)
+  local cok, crawler = pcall(crawl.new, spec)
+  if not cok then
+    io.stderr:write("luacrawl: ", tostring(crawler):gsub("^[^:]+:%d+: ", ""), "\n")
+    return 2
+  end
+  local stats = crawler:run()
   if stats.signal == "INT" then return 130 end
   if stats.signal == "TERM" then return 143 end
   return 0

@@ -13,7 +13,7 @@ local Output = {}
 Output.__index = Output
 
 local function csv_cell(v)
-  if v == nil then return "" end
+  if v == nil or v == cjson.null then return "" end
   if type(v) == "table" then v = cjson.encode(v) end
   v = tostring(v)
   if v:find('[,"\r\n]') then v = '"' .. v:gsub('"', '""') .. '"' end

@@ -1,0 +1,144 @@
+-- luacrawl crawl: one-off crawls from the command line.
+local h = require "spec_helper"
+local cjson = require "cjson"
+
+local bin = h.luacrawl_bin
+
+local function lines_of(text)
+  local out = {}
+  for line in text:gmatch("[^\n]+") do out[#out + 1] = line end
+  return out
+end
+
+local function manifest(depth)
+  local _, out = h.sh("python3 -c \"import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('"
+    .. h.url("/site/manifest.json" .. (depth and ("?depth=" .. depth) or "")) .. "').read().decode())\"")
+  return cjson.decode(out)
+end
+
+local function as_set(list)
+  local s = {}
+  for _, v in ipairs(list) do s[v] = true end
+  return s
+end
+
+describe("luacrawl crawl", function()
+  it("finds exactly the pages of a generated site, one JSON object each", function()
+    local code, out, err = h.sh(bin .. " crawl -q -c 32 --per-host 32 " .. h.url("/site/"))
+    assert.equal(0, code, err)
+    local got, n = {}, 0
+    for _, line in ipairs(lines_of(out)) do
+      local page = cjson.decode(line)
+      local path = page.url:match("^http://[^/]+(/.*)$")
+      assert.is_nil(got[path], path)
+      got[path] = true
+      n = n + 1
+      for _, k in ipairs({ "status", "depth", "length", "elapsed" }) do assert.is_number(page[k], k) end
+      if page.status == 200 and path:find("^/site/p/") then
+        assert.equal("Page " .. path:match("(%d+)%.html$"), page.title)
+        assert.matches("text/html", page.content_type)
+        assert.is_string(page.referrer)
+      end
+    end
+    assert.same(as_set(manifest()), got)
+    assert.equal("", err) -- -q
+  end)
+
+  it("-d limits the depth", function()
+    local code, out = h.sh(bin .. " crawl -q -d 2 " .. h.url("/site/"))
+    assert.equal(0, code)
+    local got = {}
+    for _, line in ipairs(lines_of(out)) do got[cjson.decode(line).url:match("^http://[^/]+(/.*)$")] = true end
+    assert.same(as_set(manifest(2)), got)
+  end)
+
+  it("-n limits the pages and -o writes a file", function()
+    local path = os.tmpname() .. ".jsonl"
+    local code = h.sh(bin .. " crawl -q -n 5 -o " .. path .. " " .. h.url("/site/"))
+    assert.equal(0, code)
+    local n = 0
+    for line in io.lines(path) do
+      cjson.decode(line)
+      n = n + 1
+    end
+    assert.equal(5, n)
+    os.remove(path)
+  end)
+
+  it("writes CSV when the output ends in .csv", function()
+    local path = os.tmpname() .. ".csv"
+    assert.equal(0, (h.sh(bin .. " crawl -q -n 3 -o " .. path .. " " .. h.url("/site/"))))
+    local f = io.open(path)
+    local header = f:read("*l"):gsub("\r$", "")
+    f:close()
+    assert.equal("url,status,depth,content_type,length,title,referrer,elapsed", header)
+    os.remove(path)
+  end)
+
+  it("--deny and --allow filter URLs by regular expression", function()
+    local code, out = h.sh(bin .. " crawl -q -d 3 --deny '[13579]\\.html$' " .. h.url("/site/"))
+    assert.equal(0, code)
+    for _, line in ipairs(lines_of(out)) do assert.not_matches("[13579]%.html$", cjson.decode(line).url) end
+  end)
+
+  it("--span-hosts and --allow-host cross to other hosts", function()
+    local url = h.url("/hostsite/", "a.crawl.test")
+    local dns = " --dns-server " .. h.dns_server .. " "
+    local _, out = h.sh(bin .. " crawl -q" .. dns .. url)
+    assert.equal(21, #lines_of(out))
+    _, out = h.sh(bin .. " crawl -q --allow-host b.crawl.test" .. dns .. url)
+    assert.equal(42, #lines_of(out))
+    _, out = h.sh(bin .. " crawl -q --span-hosts" .. dns .. url)
+    assert.equal(63, #lines_of(out))
+  end)
+
+  it("--stats-json writes the stats", function()
+    local path = os.tmpname()
+    assert.equal(0, (h.sh(bin .. " crawl -q -n 4 --stats-json " .. path .. " " .. h.url("/site/"))))
+    local f = io.open(path)
+    local st = cjson.decode(f:read("*a"))
+    f:close()
+    os.remove(path)
+    assert.equal(4, st.pages)
+  end)
+
+  it("prints stats on stderr unless -q", function()
+    local _, _, err = h.sh(bin .. " crawl -n 2 " .. h.url("/site/"))
+    assert.matches("pages 2", err)
+  end)
+
+  it("stops on SIGINT, finishing requests in flight, with complete output and stats", function()
+    local out, errf = os.tmpname() .. ".jsonl", os.tmpname()
+    local urls = {}
+    for i = 1, 40 do urls[i] = "'" .. h.url("/slow?delay=0.3&i=" .. i) .. "'" end
+    local cmd = ("%s crawl -c 4 --per-host 4 --no-robots -o %s %s 2>%s & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo $?")
+      :format(bin, out, table.concat(urls, " "), errf)
+    local _, status = h.sh(cmd)
+    assert.equal("130", status:match("%d+"))
+    local n = 0
+    local f = io.open(out, "rb")
+    local text = f:read("*a")
+    f:close()
+    assert.equal("\n", text:sub(-1))
+    for _, line in ipairs(lines_of(text)) do
+      cjson.decode(line)
+      n = n + 1
+    end
+    assert.is_true(n > 0 and n < 41, "pages " .. n)
+    f = io.open(errf)
+    local err = f:read("*a")
+    f:close()
+    assert.matches("SIGINT", err)
+    assert.matches("stopped: SIGINT", err)
+    os.remove(out)
+    os.remove(errf)
+  end)
+
+  it("exits 2 on usage errors", function()
+    assert.equal(2, (h.sh(bin .. " crawl")))
+    assert.equal(2, (h.sh(bin .. " crawl -c 0 http://x/")))
+    assert.equal(2, (h.sh(bin .. " crawl --bogus http://x/")))
+    assert.equal(2, (h.sh(bin .. " crawl --deny '(' http://x/")))
+    assert.equal(2, (h.sh(bin .. " crawl -o out.txt http://x/")))
+  end)
+end)
