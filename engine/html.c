@@ -14,6 +14,7 @@
 #include <iconv.h>
 #include <libxml/HTMLparser.h>
 #include <libxml/HTMLtree.h>
+#include <libxml/parserInternals.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,9 +25,9 @@
 
 enum kind {
     K_UTF8,
-    K_SINGLE,     /* single-byte, ASCII-compatible */
-    K_MULTI,      /* multi-byte, ASCII-compatible */
-    K_STATEFUL,   /* ISO-2022-JP: ASCII bytes may be escape sequences */
+    K_SINGLE,   /* single-byte, ASCII-compatible */
+    K_MULTI,    /* multi-byte, ASCII-compatible */
+    K_STATEFUL, /* ISO-2022-JP: ASCII bytes may be escape sequences */
     K_UTF16LE,
     K_UTF16BE,
     K_REPLACEMENT /* the whole body decodes to one U+FFFD */
@@ -36,148 +37,82 @@ struct encoding {
     const char *name;  /* WHATWG name */
     const char *iconv; /* glibc iconv name of the decoder */
     enum kind kind;
+    const char *labels; /* the Encoding Standard's labels, space-separated */
 };
 
-enum {
-    E_UTF8, E_IBM866, E_8859_2, E_8859_3, E_8859_4, E_8859_5, E_8859_6, E_8859_7, E_8859_8,
-    E_8859_8I, E_8859_10, E_8859_13, E_8859_14, E_8859_15, E_8859_16, E_KOI8R, E_KOI8U,
-    E_MACINTOSH, E_WIN874, E_WIN1250, E_WIN1251, E_WIN1252, E_WIN1253, E_WIN1254,
-    E_WIN1255, E_WIN1256, E_WIN1257, E_WIN1258, E_MACCYR, E_GBK, E_GB18030, E_BIG5,
-    E_EUCJP, E_ISO2022JP, E_SJIS, E_EUCKR, E_REPLACEMENT, E_UTF16BE, E_UTF16LE, E_USERDEF,
-};
+/* The encodings the code names; the others follow them in the table. */
+enum { E_UTF8, E_WIN1252, E_UTF16BE, E_UTF16LE, E_USERDEF };
 
 /* The decoders are glibc's, picked for the WHATWG variant where names differ:
  * Shift_JIS is windows-31j (CP932), EUC-KR is windows-949, GBK decodes as gb18030,
  * Big5 includes HKSCS. x-user-defined is read as windows-1252. */
 static const struct encoding encodings[] = {
-    [E_UTF8] = {"UTF-8", "UTF-8", K_UTF8},
-    [E_IBM866] = {"IBM866", "IBM866", K_SINGLE},
-    [E_8859_2] = {"ISO-8859-2", "ISO-8859-2", K_SINGLE},
-    [E_8859_3] = {"ISO-8859-3", "ISO-8859-3", K_SINGLE},
-    [E_8859_4] = {"ISO-8859-4", "ISO-8859-4", K_SINGLE},
-    [E_8859_5] = {"ISO-8859-5", "ISO-8859-5", K_SINGLE},
-    [E_8859_6] = {"ISO-8859-6", "ISO-8859-6", K_SINGLE},
-    [E_8859_7] = {"ISO-8859-7", "ISO-8859-7", K_SINGLE},
-    [E_8859_8] = {"ISO-8859-8", "ISO-8859-8", K_SINGLE},
-    [E_8859_8I] = {"ISO-8859-8-I", "ISO-8859-8", K_SINGLE},
-    [E_8859_10] = {"ISO-8859-10", "ISO-8859-10", K_SINGLE},
-    [E_8859_13] = {"ISO-8859-13", "ISO-8859-13", K_SINGLE},
-    [E_8859_14] = {"ISO-8859-14", "ISO-8859-14", K_SINGLE},
-    [E_8859_15] = {"ISO-8859-15", "ISO-8859-15", K_SINGLE},
-    [E_8859_16] = {"ISO-8859-16", "ISO-8859-16", K_SINGLE},
-    [E_KOI8R] = {"KOI8-R", "KOI8-R", K_SINGLE},
-    [E_KOI8U] = {"KOI8-U", "KOI8-U", K_SINGLE},
-    [E_MACINTOSH] = {"macintosh", "MACINTOSH", K_SINGLE},
-    [E_WIN874] = {"windows-874", "CP874", K_SINGLE},
-    [E_WIN1250] = {"windows-1250", "CP1250", K_SINGLE},
-    [E_WIN1251] = {"windows-1251", "CP1251", K_SINGLE},
-    [E_WIN1252] = {"windows-1252", "CP1252", K_SINGLE},
-    [E_WIN1253] = {"windows-1253", "CP1253", K_SINGLE},
-    [E_WIN1254] = {"windows-1254", "CP1254", K_SINGLE},
-    [E_WIN1255] = {"windows-1255", "CP1255", K_SINGLE},
-    [E_WIN1256] = {"windows-1256", "CP1256", K_SINGLE},
-    [E_WIN1257] = {"windows-1257", "CP1257", K_SINGLE},
-    [E_WIN1258] = {"windows-1258", "CP1258", K_SINGLE},
-    [E_MACCYR] = {"x-mac-cyrillic", "MAC-CYRILLIC", K_SINGLE},
-    [E_GBK] = {"GBK", "GB18030", K_MULTI},
-    [E_GB18030] = {"gb18030", "GB18030", K_MULTI},
-    [E_BIG5] = {"Big5", "BIG5-HKSCS", K_MULTI},
-    [E_EUCJP] = {"EUC-JP", "EUC-JP", K_MULTI},
-    [E_ISO2022JP] = {"ISO-2022-JP", "ISO-2022-JP", K_STATEFUL},
-    [E_SJIS] = {"Shift_JIS", "CP932", K_MULTI},
-    [E_EUCKR] = {"EUC-KR", "CP949", K_MULTI},
-    [E_REPLACEMENT] = {"replacement", NULL, K_REPLACEMENT},
-    [E_UTF16BE] = {"UTF-16BE", "UTF-16BE", K_UTF16BE},
-    [E_UTF16LE] = {"UTF-16LE", "UTF-16LE", K_UTF16LE},
-    [E_USERDEF] = {"x-user-defined", "CP1252", K_SINGLE},
-};
-
-static const struct {
-    const char *label;
-    int enc;
-} labels[] = {
-    {"unicode-1-1-utf-8", E_UTF8}, {"unicode11utf8", E_UTF8}, {"unicode20utf8", E_UTF8},
-    {"utf-8", E_UTF8}, {"utf8", E_UTF8}, {"x-unicode20utf8", E_UTF8},
-    {"866", E_IBM866}, {"cp866", E_IBM866}, {"csibm866", E_IBM866}, {"ibm866", E_IBM866},
-    {"csisolatin2", E_8859_2}, {"iso-8859-2", E_8859_2}, {"iso-ir-101", E_8859_2},
-    {"iso8859-2", E_8859_2}, {"iso88592", E_8859_2}, {"iso_8859-2", E_8859_2},
-    {"iso_8859-2:1987", E_8859_2}, {"l2", E_8859_2}, {"latin2", E_8859_2},
-    {"csisolatin3", E_8859_3}, {"iso-8859-3", E_8859_3}, {"iso-ir-109", E_8859_3},
-    {"iso8859-3", E_8859_3}, {"iso88593", E_8859_3}, {"iso_8859-3", E_8859_3},
-    {"iso_8859-3:1988", E_8859_3}, {"l3", E_8859_3}, {"latin3", E_8859_3},
-    {"csisolatin4", E_8859_4}, {"iso-8859-4", E_8859_4}, {"iso-ir-110", E_8859_4},
-    {"iso8859-4", E_8859_4}, {"iso88594", E_8859_4}, {"iso_8859-4", E_8859_4},
-    {"iso_8859-4:1988", E_8859_4}, {"l4", E_8859_4}, {"latin4", E_8859_4},
-    {"csisolatincyrillic", E_8859_5}, {"cyrillic", E_8859_5}, {"iso-8859-5", E_8859_5},
-    {"iso-ir-144", E_8859_5}, {"iso8859-5", E_8859_5}, {"iso88595", E_8859_5},
-    {"iso_8859-5", E_8859_5}, {"iso_8859-5:1988", E_8859_5},
-    {"arabic", E_8859_6}, {"asmo-708", E_8859_6}, {"csiso88596e", E_8859_6},
-    {"csiso88596i", E_8859_6}, {"csisolatinarabic", E_8859_6}, {"ecma-114", E_8859_6},
-    {"iso-8859-6", E_8859_6}, {"iso-8859-6-e", E_8859_6}, {"iso-8859-6-i", E_8859_6},
-    {"iso-ir-127", E_8859_6}, {"iso8859-6", E_8859_6}, {"iso88596", E_8859_6},
-    {"iso_8859-6", E_8859_6}, {"iso_8859-6:1987", E_8859_6},
-    {"csisolatingreek", E_8859_7}, {"ecma-118", E_8859_7}, {"elot_928", E_8859_7},
-    {"greek", E_8859_7}, {"greek8", E_8859_7}, {"iso-8859-7", E_8859_7},
-    {"iso-ir-126", E_8859_7}, {"iso8859-7", E_8859_7}, {"iso88597", E_8859_7},
-    {"iso_8859-7", E_8859_7}, {"iso_8859-7:1987", E_8859_7}, {"sun_eu_greek", E_8859_7},
-    {"csiso88598e", E_8859_8}, {"csisolatinhebrew", E_8859_8}, {"hebrew", E_8859_8},
-    {"iso-8859-8", E_8859_8}, {"iso-8859-8-e", E_8859_8}, {"iso-ir-138", E_8859_8},
-    {"iso8859-8", E_8859_8}, {"iso88598", E_8859_8}, {"iso_8859-8", E_8859_8},
-    {"iso_8859-8:1988", E_8859_8}, {"visual", E_8859_8},
-    {"csiso88598i", E_8859_8I}, {"iso-8859-8-i", E_8859_8I}, {"logical", E_8859_8I},
-    {"csisolatin6", E_8859_10}, {"iso-8859-10", E_8859_10}, {"iso-ir-157", E_8859_10},
-    {"iso8859-10", E_8859_10}, {"iso885910", E_8859_10}, {"l6", E_8859_10},
-    {"latin6", E_8859_10},
-    {"iso-8859-13", E_8859_13}, {"iso8859-13", E_8859_13}, {"iso885913", E_8859_13},
-    {"iso-8859-14", E_8859_14}, {"iso8859-14", E_8859_14}, {"iso885914", E_8859_14},
-    {"csisolatin9", E_8859_15}, {"iso-8859-15", E_8859_15}, {"iso8859-15", E_8859_15},
-    {"iso885915", E_8859_15}, {"iso_8859-15", E_8859_15}, {"l9", E_8859_15},
-    {"iso-8859-16", E_8859_16},
-    {"cskoi8r", E_KOI8R}, {"koi", E_KOI8R}, {"koi8", E_KOI8R}, {"koi8-r", E_KOI8R},
-    {"koi8_r", E_KOI8R}, {"koi8-ru", E_KOI8U}, {"koi8-u", E_KOI8U},
-    {"csmacintosh", E_MACINTOSH}, {"mac", E_MACINTOSH}, {"macintosh", E_MACINTOSH},
-    {"x-mac-roman", E_MACINTOSH},
-    {"dos-874", E_WIN874}, {"iso-8859-11", E_WIN874}, {"iso8859-11", E_WIN874},
-    {"iso885911", E_WIN874}, {"tis-620", E_WIN874}, {"windows-874", E_WIN874},
-    {"cp1250", E_WIN1250}, {"windows-1250", E_WIN1250}, {"x-cp1250", E_WIN1250},
-    {"cp1251", E_WIN1251}, {"windows-1251", E_WIN1251}, {"x-cp1251", E_WIN1251},
-    {"ansi_x3.4-1968", E_WIN1252}, {"ascii", E_WIN1252}, {"cp1252", E_WIN1252},
-    {"cp819", E_WIN1252}, {"csisolatin1", E_WIN1252}, {"ibm819", E_WIN1252},
-    {"iso-8859-1", E_WIN1252}, {"iso-ir-100", E_WIN1252}, {"iso8859-1", E_WIN1252},
-    {"iso88591", E_WIN1252}, {"iso_8859-1", E_WIN1252}, {"iso_8859-1:1987", E_WIN1252},
-    {"l1", E_WIN1252}, {"latin1", E_WIN1252}, {"us-ascii", E_WIN1252},
-    {"windows-1252", E_WIN1252}, {"x-cp1252", E_WIN1252},
-    {"cp1253", E_WIN1253}, {"windows-1253", E_WIN1253}, {"x-cp1253", E_WIN1253},
-    {"cp1254", E_WIN1254}, {"csisolatin5", E_WIN1254}, {"iso-8859-9", E_WIN1254},
-    {"iso-ir-148", E_WIN1254}, {"iso8859-9", E_WIN1254}, {"iso88599", E_WIN1254},
-    {"iso_8859-9", E_WIN1254}, {"iso_8859-9:1989", E_WIN1254}, {"l5", E_WIN1254},
-    {"latin5", E_WIN1254}, {"windows-1254", E_WIN1254}, {"x-cp1254", E_WIN1254},
-    {"cp1255", E_WIN1255}, {"windows-1255", E_WIN1255}, {"x-cp1255", E_WIN1255},
-    {"cp1256", E_WIN1256}, {"windows-1256", E_WIN1256}, {"x-cp1256", E_WIN1256},
-    {"cp1257", E_WIN1257}, {"windows-1257", E_WIN1257}, {"x-cp1257", E_WIN1257},
-    {"cp1258", E_WIN1258}, {"windows-1258", E_WIN1258}, {"x-cp1258", E_WIN1258},
-    {"x-mac-cyrillic", E_MACCYR}, {"x-mac-ukrainian", E_MACCYR},
-    {"chinese", E_GBK}, {"csgb2312", E_GBK}, {"csiso58gb231280", E_GBK}, {"gb2312", E_GBK},
-    {"gb_2312", E_GBK}, {"gb_2312-80", E_GBK}, {"gbk", E_GBK}, {"iso-ir-58", E_GBK},
-    {"x-gbk", E_GBK}, {"gb18030", E_GB18030},
-    {"big5", E_BIG5}, {"big5-hkscs", E_BIG5}, {"cn-big5", E_BIG5}, {"csbig5", E_BIG5},
-    {"x-x-big5", E_BIG5},
-    {"cseucpkdfmtjapanese", E_EUCJP}, {"euc-jp", E_EUCJP}, {"x-euc-jp", E_EUCJP},
-    {"csiso2022jp", E_ISO2022JP}, {"iso-2022-jp", E_ISO2022JP},
-    {"csshiftjis", E_SJIS}, {"ms932", E_SJIS}, {"ms_kanji", E_SJIS}, {"shift-jis", E_SJIS},
-    {"shift_jis", E_SJIS}, {"sjis", E_SJIS}, {"windows-31j", E_SJIS}, {"x-sjis", E_SJIS},
-    {"cseuckr", E_EUCKR}, {"csksc56011987", E_EUCKR}, {"euc-kr", E_EUCKR},
-    {"iso-ir-149", E_EUCKR}, {"korean", E_EUCKR}, {"ks_c_5601-1987", E_EUCKR},
-    {"ks_c_5601-1989", E_EUCKR}, {"ksc5601", E_EUCKR}, {"ksc_5601", E_EUCKR},
-    {"windows-949", E_EUCKR},
-    {"csiso2022kr", E_REPLACEMENT}, {"hz-gb-2312", E_REPLACEMENT},
-    {"iso-2022-cn", E_REPLACEMENT}, {"iso-2022-cn-ext", E_REPLACEMENT},
-    {"iso-2022-kr", E_REPLACEMENT}, {"replacement", E_REPLACEMENT},
-    {"unicodefffe", E_UTF16BE}, {"utf-16be", E_UTF16BE},
-    {"csunicode", E_UTF16LE}, {"iso-10646-ucs-2", E_UTF16LE}, {"ucs-2", E_UTF16LE},
-    {"unicode", E_UTF16LE}, {"unicodefeff", E_UTF16LE}, {"utf-16", E_UTF16LE},
-    {"utf-16le", E_UTF16LE},
-    {"x-user-defined", E_USERDEF},
+    [E_UTF8] = {"UTF-8", "UTF-8", K_UTF8,
+                "unicode-1-1-utf-8 unicode11utf8 unicode20utf8 utf-8 utf8 x-unicode20utf8"},
+    [E_WIN1252] =
+        {"windows-1252", "CP1252", K_SINGLE,
+         "ansi_x3.4-1968 ascii cp1252 cp819 csisolatin1 ibm819 iso-8859-1 iso-ir-100 iso8859-1 "
+         "iso88591 iso_8859-1 iso_8859-1:1987 l1 latin1 us-ascii windows-1252 x-cp1252"},
+    [E_UTF16BE] = {"UTF-16BE", "UTF-16BE", K_UTF16BE, "unicodefffe utf-16be"},
+    [E_UTF16LE] = {"UTF-16LE", "UTF-16LE", K_UTF16LE,
+                   "csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff utf-16 utf-16le"},
+    [E_USERDEF] = {"x-user-defined", "CP1252", K_SINGLE, "x-user-defined"},
+    {"IBM866", "IBM866", K_SINGLE, "866 cp866 csibm866 ibm866"},
+    {"ISO-8859-2", "ISO-8859-2", K_SINGLE,
+     "csisolatin2 iso-8859-2 iso-ir-101 iso8859-2 iso88592 iso_8859-2 iso_8859-2:1987 l2 latin2"},
+    {"ISO-8859-3", "ISO-8859-3", K_SINGLE,
+     "csisolatin3 iso-8859-3 iso-ir-109 iso8859-3 iso88593 iso_8859-3 iso_8859-3:1988 l3 latin3"},
+    {"ISO-8859-4", "ISO-8859-4", K_SINGLE,
+     "csisolatin4 iso-8859-4 iso-ir-110 iso8859-4 iso88594 iso_8859-4 iso_8859-4:1988 l4 latin4"},
+    {"ISO-8859-5", "ISO-8859-5", K_SINGLE,
+     "csisolatincyrillic cyrillic iso-8859-5 iso-ir-144 iso8859-5 iso88595 iso_8859-5 "
+     "iso_8859-5:1988"},
+    {"ISO-8859-6", "ISO-8859-6", K_SINGLE,
+     "arabic asmo-708 csiso88596e csiso88596i csisolatinarabic ecma-114 iso-8859-6 iso-8859-6-e "
+     "iso-8859-6-i iso-ir-127 iso8859-6 iso88596 iso_8859-6 iso_8859-6:1987"},
+    {"ISO-8859-7", "ISO-8859-7", K_SINGLE,
+     "csisolatingreek ecma-118 elot_928 greek greek8 iso-8859-7 iso-ir-126 iso8859-7 iso88597 "
+     "iso_8859-7 iso_8859-7:1987 sun_eu_greek"},
+    {"ISO-8859-8", "ISO-8859-8", K_SINGLE,
+     "csiso88598e csisolatinhebrew hebrew iso-8859-8 iso-8859-8-e iso-ir-138 iso8859-8 iso88598 "
+     "iso_8859-8 iso_8859-8:1988 visual"},
+    {"ISO-8859-8-I", "ISO-8859-8", K_SINGLE, "csiso88598i iso-8859-8-i logical"},
+    {"ISO-8859-10", "ISO-8859-10", K_SINGLE,
+     "csisolatin6 iso-8859-10 iso-ir-157 iso8859-10 iso885910 l6 latin6"},
+    {"ISO-8859-13", "ISO-8859-13", K_SINGLE, "iso-8859-13 iso8859-13 iso885913"},
+    {"ISO-8859-14", "ISO-8859-14", K_SINGLE, "iso-8859-14 iso8859-14 iso885914"},
+    {"ISO-8859-15", "ISO-8859-15", K_SINGLE,
+     "csisolatin9 iso-8859-15 iso8859-15 iso885915 iso_8859-15 l9"},
+    {"ISO-8859-16", "ISO-8859-16", K_SINGLE, "iso-8859-16"},
+    {"KOI8-R", "KOI8-R", K_SINGLE, "cskoi8r koi koi8 koi8-r koi8_r"},
+    {"KOI8-U", "KOI8-U", K_SINGLE, "koi8-ru koi8-u"},
+    {"macintosh", "MACINTOSH", K_SINGLE, "csmacintosh mac macintosh x-mac-roman"},
+    {"windows-874", "CP874", K_SINGLE,
+     "dos-874 iso-8859-11 iso8859-11 iso885911 tis-620 windows-874"},
+    {"windows-1250", "CP1250", K_SINGLE, "cp1250 windows-1250 x-cp1250"},
+    {"windows-1251", "CP1251", K_SINGLE, "cp1251 windows-1251 x-cp1251"},
+    {"windows-1253", "CP1253", K_SINGLE, "cp1253 windows-1253 x-cp1253"},
+    {"windows-1254", "CP1254", K_SINGLE,
+     "cp1254 csisolatin5 iso-8859-9 iso-ir-148 iso8859-9 iso88599 iso_8859-9 iso_8859-9:1989 l5 "
+     "latin5 windows-1254 x-cp1254"},
+    {"windows-1255", "CP1255", K_SINGLE, "cp1255 windows-1255 x-cp1255"},
+    {"windows-1256", "CP1256", K_SINGLE, "cp1256 windows-1256 x-cp1256"},
+    {"windows-1257", "CP1257", K_SINGLE, "cp1257 windows-1257 x-cp1257"},
+    {"windows-1258", "CP1258", K_SINGLE, "cp1258 windows-1258 x-cp1258"},
+    {"x-mac-cyrillic", "MAC-CYRILLIC", K_SINGLE, "x-mac-cyrillic x-mac-ukrainian"},
+    {"GBK", "GB18030", K_MULTI,
+     "chinese csgb2312 csiso58gb231280 gb2312 gb_2312 gb_2312-80 gbk iso-ir-58 x-gbk"},
+    {"gb18030", "GB18030", K_MULTI, "gb18030"},
+    {"Big5", "BIG5-HKSCS", K_MULTI, "big5 big5-hkscs cn-big5 csbig5 x-x-big5"},
+    {"EUC-JP", "EUC-JP", K_MULTI, "cseucpkdfmtjapanese euc-jp x-euc-jp"},
+    {"ISO-2022-JP", "ISO-2022-JP", K_STATEFUL, "csiso2022jp iso-2022-jp"},
+    {"Shift_JIS", "CP932", K_MULTI,
+     "csshiftjis ms932 ms_kanji shift-jis shift_jis sjis windows-31j x-sjis"},
+    {"EUC-KR", "CP949", K_MULTI,
+     "cseuckr csksc56011987 euc-kr iso-ir-149 korean ks_c_5601-1987 ks_c_5601-1989 ksc5601 "
+     "ksc_5601 windows-949"},
+    {"replacement", NULL, K_REPLACEMENT,
+     "csiso2022kr hz-gb-2312 iso-2022-cn iso-2022-cn-ext iso-2022-kr replacement"},
 };
 
 static int is_space(int c)
@@ -193,13 +128,21 @@ static int lower(int c)
 static const struct encoding *find_label(const char *label, size_t len)
 {
     char key[32];
-    while (len && is_space((unsigned char)*label)) label++, len--;
-    while (len && is_space((unsigned char)label[len - 1])) len--;
+    while (len && is_space((unsigned char)*label))
+        label++, len--;
+    while (len && is_space((unsigned char)label[len - 1]))
+        len--;
     if (len == 0 || len >= sizeof(key)) return NULL;
-    for (size_t i = 0; i < len; i++) key[i] = (char)lower((unsigned char)label[i]);
+    for (size_t i = 0; i < len; i++)
+        key[i] = (char)lower((unsigned char)label[i]);
     key[len] = 0;
-    for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
-        if (strcmp(labels[i].label, key) == 0) return &encodings[labels[i].enc];
+    if (strchr(key, ' ')) return NULL;
+    for (size_t i = 0; i < sizeof(encodings) / sizeof(encodings[0]); i++) {
+        const char *l = encodings[i].labels;
+        for (const char *at = strstr(l, key); at; at = strstr(at + 1, key))
+            if ((at == l || at[-1] == ' ') && (at[len] == ' ' || at[len] == 0))
+                return &encodings[i];
+    }
     return NULL;
 }
 
@@ -245,7 +188,8 @@ static int get_attr(struct scan *p, char *name, size_t nsize, char *value, size_
 {
     size_t nl = 0, vl = 0;
     name[0] = value[0] = 0;
-    while (p->i < p->n && (is_space(p->s[p->i]) || p->s[p->i] == '/')) p->i++;
+    while (p->i < p->n && (is_space(p->s[p->i]) || p->s[p->i] == '/'))
+        p->i++;
     if (p->i >= p->n) return -1;
     if (p->s[p->i] == '>') return 0;
     for (;; p->i++) {
@@ -259,12 +203,14 @@ static int get_attr(struct scan *p, char *name, size_t nsize, char *value, size_
         if (c == '/' || c == '>') return 1;
         put(name, nsize, &nl, lower(c));
     }
-    while (p->i < p->n && is_space(p->s[p->i])) p->i++;
+    while (p->i < p->n && is_space(p->s[p->i]))
+        p->i++;
     if (p->i >= p->n) return -1;
     if (p->s[p->i] != '=') return 1;
     p->i++;
 value:
-    while (p->i < p->n && is_space(p->s[p->i])) p->i++;
+    while (p->i < p->n && is_space(p->s[p->i]))
+        p->i++;
     if (p->i >= p->n) return -1;
     int q = p->s[p->i];
     if (q == '"' || q == '\'') {
@@ -293,17 +239,20 @@ static const struct encoding *charset_in_content(const char *s)
         const char *at = strstr(s, "charset");
         if (!at) return NULL;
         s = at + 7;
-        while (is_space((unsigned char)*s)) s++;
+        while (is_space((unsigned char)*s))
+            s++;
         if (*s != '=') continue;
         s++;
-        while (is_space((unsigned char)*s)) s++;
+        while (is_space((unsigned char)*s))
+            s++;
         if (*s == '"' || *s == '\'') {
             const char *end = strchr(s + 1, *s);
             return end ? find_label(s + 1, (size_t)(end - s - 1)) : NULL;
         }
         if (!*s) return NULL;
         size_t len = 0;
-        while (s[len] && !is_space((unsigned char)s[len]) && s[len] != ';') len++;
+        while (s[len] && !is_space((unsigned char)s[len]) && s[len] != ';')
+            len++;
         return find_label(s, len);
     }
 }
@@ -368,7 +317,8 @@ static const struct encoding *prescan(const unsigned char *s, size_t n)
         } else if (p.s[p.i] == '<' && p.i + 1 < p.n &&
                    (is_alpha(p.s[p.i + 1]) ||
                     (p.s[p.i + 1] == '/' && p.i + 2 < p.n && is_alpha(p.s[p.i + 2])))) {
-            while (p.i < p.n && !is_space(p.s[p.i]) && p.s[p.i] != '>') p.i++;
+            while (p.i < p.n && !is_space(p.s[p.i]) && p.s[p.i] != '>')
+                p.i++;
             int r;
             while ((r = get_attr(&p, name, sizeof(name), value, sizeof(value))) > 0) {
             }
@@ -405,14 +355,6 @@ static const struct encoding *sniff(const unsigned char *s, size_t n, const char
     return e ? e : &encodings[E_WIN1252];
 }
 
-const char *html_sniff(const char *body, size_t len, const char *http_charset, size_t *bom)
-{
-    size_t b;
-    const char *name = sniff((const unsigned char *)body, len, http_charset, &b)->name;
-    if (bom) *bom = b;
-    return name;
-}
-
 /* ---- decoding to UTF-8 ---- */
 
 struct buf {
@@ -440,6 +382,7 @@ static int append(struct buf *b, const void *s, size_t n)
     if (reserve(b, n + 1) != 0) return -1;
     memcpy(b->p + b->n, s, n);
     b->n += n;
+    b->p[b->n] = 0;
     return 0;
 }
 
@@ -479,8 +422,17 @@ static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad)
 /* Index of the first NUL or ill-formed byte, or n. */
 static size_t utf8_clean_prefix(const unsigned char *s, size_t n)
 {
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
     size_t i = 0, bad;
     while (i < n) {
+        if (n - i >= 8) { /* eight ASCII bytes, none of them NUL, at a time */
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (!(w & high) && !((w - ones) & ~w & high)) {
+                i += 8;
+                continue;
+            }
+        }
         if (s[i] - 1u < 0x7Fu) {
             i++;
             continue;
@@ -525,8 +477,7 @@ static void drop_nuls(struct buf *b)
     b->n = (size_t)(w - b->p);
 }
 
-static int decode_iconv(const struct encoding *e, const unsigned char *s, size_t n,
-                        struct buf *out)
+static int decode_iconv(const struct encoding *e, const unsigned char *s, size_t n, struct buf *out)
 {
     iconv_t cd = iconv_open("UTF-8", e->iconv);
     if (cd == (iconv_t)-1) cd = iconv_open("UTF-8", "CP1252");
@@ -585,8 +536,8 @@ static int ascii_only(const unsigned char *s, size_t n)
 
 /* Decode s to clean UTF-8: *out is s itself when no change is needed, else the
  * bytes of buf. */
-static int decode(const struct encoding *e, const unsigned char *s, size_t n,
-                  const char **out, size_t *outlen, struct buf *buf)
+static int decode(const struct encoding *e, const unsigned char *s, size_t n, const char **out,
+                  size_t *outlen, struct buf *buf)
 {
     *out = (const char *)s;
     *outlen = n;
@@ -616,12 +567,11 @@ static int decode(const struct encoding *e, const unsigned char *s, size_t n,
 /* Recovery mode, silent, no network; no implied DOCTYPE; compact text nodes; no
  * depth or size limits (libxml2 otherwise drops a document nested deeper than 256
  * elements, all of it); and the encoding is ours, not the page's. */
-#define PARSE_OPTIONS                                                                      \
-    (HTML_PARSE_RECOVER | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING | HTML_PARSE_NONET |  \
+#define PARSE_OPTIONS                                                                              \
+    (HTML_PARSE_RECOVER | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING | HTML_PARSE_NONET |           \
      HTML_PARSE_NODEFDTD | HTML_PARSE_COMPACT | HTML_PARSE_IGNORE_ENC | XML_PARSE_HUGE)
 
-xmlDocPtr html_parse(const char *body, size_t len, const char *http_charset,
-                     const char **encoding)
+xmlDocPtr html_parse(const char *body, size_t len, const char *http_charset, const char **encoding)
 {
     size_t bom;
     const struct encoding *e = sniff((const unsigned char *)body, len, http_charset, &bom);
@@ -645,7 +595,7 @@ xmlDocPtr html_parse(const char *body, size_t len, const char *http_charset,
 
 /* The node after n in document order, staying inside top; descend into n's children
  * only when asked. */
-static xmlNodePtr walk_next(xmlNodePtr n, xmlNodePtr top, int descend)
+static xmlNodePtr walk_next(xmlNodePtr n, const xmlNode *top, int descend)
 {
     if (descend && n->children &&
         (n->type == XML_ELEMENT_NODE || n->type == XML_DOCUMENT_NODE ||
@@ -745,9 +695,11 @@ static int has_token(const char *s, const char *word)
 {
     size_t wl = strlen(word);
     while (*s) {
-        while (is_space((unsigned char)*s)) s++;
+        while (is_space((unsigned char)*s))
+            s++;
         size_t k = 0;
-        while (s[k] && !is_space((unsigned char)s[k])) k++;
+        while (s[k] && !is_space((unsigned char)s[k]))
+            k++;
         if (k == wl && strncasecmp(s, word, wl) == 0) return 1;
         s += k;
     }
@@ -758,22 +710,28 @@ static int has_token(const char *s, const char *word)
  * refresh steps"): start and length, or 0 when there is none. */
 static int refresh_url(const char *s, const char **url, size_t *len)
 {
-    while (is_space((unsigned char)*s)) s++;
+    while (is_space((unsigned char)*s))
+        s++;
     if (!(*s >= '0' && *s <= '9') && *s != '.') return 0;
-    while ((*s >= '0' && *s <= '9') || *s == '.') s++;
+    while ((*s >= '0' && *s <= '9') || *s == '.')
+        s++;
     if (*s && *s != ';' && *s != ',' && !is_space((unsigned char)*s)) return 0;
-    while (is_space((unsigned char)*s)) s++;
+    while (is_space((unsigned char)*s))
+        s++;
     if (*s == ';' || *s == ',') s++;
-    while (is_space((unsigned char)*s)) s++;
+    while (is_space((unsigned char)*s))
+        s++;
     if (!*s) return 0;
     const char *start = s;
     if (lower((unsigned char)s[0]) == 'u' && lower((unsigned char)s[1]) == 'r' &&
         lower((unsigned char)s[2]) == 'l') {
         const char *t = s + 3;
-        while (is_space((unsigned char)*t)) t++;
+        while (is_space((unsigned char)*t))
+            t++;
         if (*t == '=') {
             t++;
-            while (is_space((unsigned char)*t)) t++;
+            while (is_space((unsigned char)*t))
+                t++;
             start = t;
         }
     }
@@ -786,93 +744,147 @@ static int refresh_url(const char *s, const char **url, size_t *len)
     return 1;
 }
 
+/* A reference found in the document, before resolution. */
 struct cand {
     const char *ref;
-    xmlChar *owned; /* xmlFree */
-    char *copy;     /* free */
-    xmlNodePtr node;
+    xmlChar *owned;  /* xmlFree: ref, when it had to be copied out of the tree */
+    char *copy;      /* free: ref, when it had to be copied (meta refresh, SAX) */
+    xmlNodePtr node; /* tree walk only */
     const char *tag;
     int nofollow;
+    struct buf text; /* SAX with HTML_LINKS_TEXT: the text seen so far */
 };
 
-struct cands {
+/* What a pass over the document collects: every reference, and the first base. */
+struct collect {
     struct cand *v;
     size_t n, cap;
+    const char *base;
+    xmlChar *base_owned;
+    char *base_copy;
+    unsigned flags;
+    int copy_refs; /* the attribute values do not outlive the visit (SAX) */
 };
 
-static int add_cand(struct cands *c, const struct cand *x)
+static void collect_free(struct collect *c)
 {
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        struct cand *v = realloc(c->v, cap * sizeof(*v));
-        if (!v) return -1;
-        c->v = v;
-        c->cap = cap;
+    for (size_t i = 0; i < c->n; i++) {
+        xmlFree(c->v[i].owned);
+        free(c->v[i].copy);
+        free(c->v[i].text.p);
     }
-    c->v[c->n++] = *x;
-    return 0;
+    free(c->v);
+    xmlFree(c->base_owned);
+    free(c->base_copy);
 }
 
-/* The reference an element contributes, if any (and the first <base href>). */
-static int visit(xmlNodePtr n, unsigned flags, struct cands *c, struct cand *base)
+typedef const char *(*attr_fn)(const void *el, const char *name, xmlChar **owned);
+
+static const char *tree_attr(const void *el, const char *name, xmlChar **owned)
 {
-    const char *name = (const char *)n->name, *an = NULL, *tag = NULL;
+    return html_attr((xmlNodePtr)el, name, owned);
+}
+
+/* SAX attributes: a NULL-ended array of name, value pairs. */
+static const char *sax_attr(const void *el, const char *name, xmlChar **owned)
+{
+    const xmlChar *const *atts = el;
+    *owned = NULL;
+    for (size_t i = 0; atts && atts[i]; i += 2)
+        if (strcmp((const char *)atts[i], name) == 0)
+            return atts[i + 1] ? (const char *)atts[i + 1] : "";
+    return NULL;
+}
+
+/* The tag an element is reported as, and the attribute with its reference; "base"
+ * for <base>; NULL for elements that give no link. */
+static const char *link_tag(const char *name, unsigned flags, const char **attr_name)
+{
+    *attr_name = "href";
     switch (name[0]) {
     case 'a':
-        if (is(n, "a")) tag = "a";
-        else if (is(n, "area")) tag = "area";
-        an = "href";
+        if (strcmp(name, "a") == 0) return "a";
+        if (strcmp(name, "area") == 0) return "area";
         break;
     case 'b':
-        if (is(n, "base") && !base->ref) {
-            base->ref = html_attr(n, "href", &base->owned);
-            base->node = n;
-        }
-        return 0;
+        if (strcmp(name, "base") == 0) return "base";
+        break;
     case 'f':
-        if ((flags & HTML_LINKS_FRAMES) && is(n, "frame")) tag = "frame", an = "src";
+        *attr_name = "src";
+        if ((flags & HTML_LINKS_FRAMES) && strcmp(name, "frame") == 0) return "frame";
         break;
     case 'i':
-        if ((flags & HTML_LINKS_FRAMES) && is(n, "iframe")) tag = "iframe", an = "src";
-        else if ((flags & HTML_LINKS_IMG) && is(n, "img")) tag = "img", an = "src";
+        *attr_name = "src";
+        if ((flags & HTML_LINKS_FRAMES) && strcmp(name, "iframe") == 0) return "iframe";
+        if ((flags & HTML_LINKS_IMG) && strcmp(name, "img") == 0) return "img";
         break;
     case 'l':
-        if ((flags & HTML_LINKS_LINK) && is(n, "link")) tag = "link", an = "href";
+        if ((flags & HTML_LINKS_LINK) && strcmp(name, "link") == 0) return "link";
         break;
     case 'm':
-        if (is(n, "meta")) tag = "meta";
+        *attr_name = "content";
+        if (strcmp(name, "meta") == 0) return "meta";
         break;
     }
+    return NULL;
+}
+
+static int keep(struct collect *c, const char **ref, xmlChar **owned, char **copy)
+{
+    if (!c->copy_refs || *owned) return 0;
+    *copy = strdup(*ref);
+    *ref = *copy;
+    return *copy ? 0 : -1;
+}
+
+/* Collect what element el (a tree node or SAX attributes, read with get) gives:
+ * 1 when it added a candidate, 0 when not, -1 when out of memory. */
+static int visit(struct collect *c, const char *name, const void *el, attr_fn get, xmlNodePtr node)
+{
+    const char *an;
+    const char *tag = link_tag(name, c->flags, &an);
     if (!tag) return 0;
-    struct cand x = {NULL, NULL, NULL, n, tag, 0};
+    if (tag[0] == 'b') {
+        if (c->base) return 0;
+        c->base = get(el, "href", &c->base_owned);
+        return c->base ? keep(c, &c->base, &c->base_owned, &c->base_copy) : 0;
+    }
+    struct cand x = {NULL, NULL, NULL, node, tag, 0, {NULL, 0, 0}};
+    xmlChar *owned;
     if (tag[0] == 'm') {
-        xmlChar *owned;
-        const char *equiv = html_attr(n, "http-equiv", &owned);
+        const char *equiv = get(el, "http-equiv", &owned);
         int refresh = equiv && strcasecmp(equiv, "refresh") == 0;
         xmlFree(owned);
         if (!refresh) return 0;
-        const char *content = html_attr(n, "content", &owned), *u;
+        const char *content = get(el, "content", &owned), *u;
         size_t ul;
         if (content && refresh_url(content, &u, &ul)) x.copy = strndup(u, ul);
         xmlFree(owned);
         if (!x.copy) return 0;
         x.ref = x.copy;
     } else {
-        x.ref = html_attr(n, an, &x.owned);
+        x.ref = get(el, an, &x.owned);
         if (!x.ref) return 0;
         if (tag[0] == 'a' || tag[0] == 'l') {
-            xmlChar *owned;
-            const char *rel = html_attr(n, "rel", &owned);
+            const char *rel = get(el, "rel", &owned);
             x.nofollow = rel && has_token(rel, "nofollow");
             xmlFree(owned);
         }
+        if (keep(c, &x.ref, &x.owned, &x.copy) != 0) return -1;
     }
-    if (add_cand(c, &x) != 0) {
-        xmlFree(x.owned);
-        free(x.copy);
-        return -1;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 64;
+        struct cand *v = realloc(c->v, cap * sizeof(*v));
+        if (!v) goto fail;
+        c->v = v;
+        c->cap = cap;
     }
-    return 0;
+    c->v[c->n++] = x;
+    return 1;
+fail:
+    xmlFree(x.owned);
+    free(x.copy);
+    return -1;
 }
 
 /* Schemes never worth resolving (the http(s) check after resolution catches the
@@ -880,7 +892,8 @@ static int visit(xmlNodePtr n, unsigned flags, struct cands *c, struct cand *bas
 static int skipped_scheme(const char *ref)
 {
     static const char *const schemes[] = {"javascript:", "mailto:", "data:", "tel:"};
-    while (*ref && (unsigned char)*ref <= ' ') ref++;
+    while (*ref && (unsigned char)*ref <= ' ')
+        ref++;
     for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
         if (strncasecmp(ref, schemes[i], strlen(schemes[i])) == 0) return 1;
     return 0;
@@ -891,42 +904,66 @@ static int http_url(const char *u)
     return strncasecmp(u, "http://", 7) == 0 || strncasecmp(u, "https://", 8) == 0;
 }
 
-/* An open-addressing set of indexes into the output, keyed by URL. */
-struct seen {
-    size_t *slot; /* index + 1; 0 is empty */
+/* An open-addressing map from strings (not copied) to indexes. */
+struct map {
+    struct slot {
+        const char *key; /* NULL: empty */
+        uint64_t hash;
+        size_t val;
+    } * slot;
     size_t mask, count;
 };
 
-static int seen_grow(struct seen *s, const html_links_t *out)
+#define MAP_ABSENT SIZE_MAX
+#define REJECTED (SIZE_MAX - 1) /* a reference that gives no link */
+
+static size_t map_get(const struct map *m, const char *key, uint64_t hash)
 {
-    size_t size = s->slot ? (s->mask + 1) * 2 : 128;
-    size_t *slot = calloc(size, sizeof(*slot));
-    if (!slot) return -1;
-    for (size_t i = 0; s->slot && i <= s->mask; i++) {
-        if (!s->slot[i]) continue;
-        const char *u = out->v[s->slot[i] - 1].url;
-        size_t h = (size_t)url_hash(u, strlen(u)) & (size - 1);
-        while (slot[h]) h = (h + 1) & (size - 1);
-        slot[h] = s->slot[i];
+    if (!m->slot) return MAP_ABSENT;
+    for (size_t i = (size_t)hash & m->mask; m->slot[i].key; i = (i + 1) & m->mask)
+        if (m->slot[i].hash == hash && strcmp(m->slot[i].key, key) == 0) return m->slot[i].val;
+    return MAP_ABSENT;
+}
+
+/* Add a key known to be absent. */
+static int map_put(struct map *m, const char *key, uint64_t hash, size_t val)
+{
+    if (!m->slot || (m->count + 1) * 2 > m->mask + 1) {
+        size_t size = m->slot ? (m->mask + 1) * 2 : 64;
+        struct slot *slot = calloc(size, sizeof(*slot));
+        if (!slot) return -1;
+        for (size_t i = 0; m->slot && i <= m->mask; i++) {
+            if (!m->slot[i].key) continue;
+            size_t j = (size_t)m->slot[i].hash & (size - 1);
+            while (slot[j].key)
+                j = (j + 1) & (size - 1);
+            slot[j] = m->slot[i];
+        }
+        free(m->slot);
+        m->slot = slot;
+        m->mask = size - 1;
     }
-    free(s->slot);
-    s->slot = slot;
-    s->mask = size - 1;
+    size_t i = (size_t)hash & m->mask;
+    while (m->slot[i].key)
+        i = (i + 1) & m->mask;
+    m->slot[i] = (struct slot){key, hash, val};
+    m->count++;
     return 0;
 }
 
-/* Add url (taking it) unless present; merge nofollow either way. */
-static int add_link(html_links_t *out, struct seen *s, char *url, const struct cand *c)
+static uint64_t hash_str(const char *s)
 {
-    if ((s->count + 1) * 2 > s->mask + 1 && seen_grow(s, out) != 0) goto fail;
-    size_t h = (size_t)url_hash(url, strlen(url)) & s->mask;
-    for (; s->slot[h]; h = (h + 1) & s->mask) {
-        html_link_t *l = &out->v[s->slot[h] - 1];
-        if (strcmp(l->url, url) == 0) {
-            l->nofollow = l->nofollow && c->nofollow;
-            free(url);
-            return 0;
-        }
+    return url_hash(s, strlen(s));
+}
+
+/* The output index of url (taking it): a new link, or the one it repeats. */
+static size_t add_link(html_links_t *out, struct map *urls, char *url, const struct cand *c)
+{
+    uint64_t h = hash_str(url);
+    size_t i = map_get(urls, url, h);
+    if (i != MAP_ABSENT) {
+        free(url);
+        return i;
     }
     if (out->n == out->cap) {
         size_t cap = out->cap ? out->cap * 2 : 64;
@@ -935,13 +972,12 @@ static int add_link(html_links_t *out, struct seen *s, char *url, const struct c
         out->v = v;
         out->cap = cap;
     }
-    out->v[out->n] = (html_link_t){url, c->tag, c->node, c->nofollow};
-    s->slot[h] = ++out->n;
-    s->count++;
-    return 0;
+    out->v[out->n] = (html_link_t){url, c->tag, NULL, c->nofollow};
+    if (map_put(urls, url, h, out->n) != 0) goto fail;
+    return out->n++;
 fail:
     free(url);
-    return -1;
+    return MAP_ABSENT;
 }
 
 /* The absolute, normalized http(s) URL of ref, or NULL. */
@@ -956,44 +992,204 @@ static char *link_url(const char *base, const char *ref)
     return norm;
 }
 
-int html_links(xmlDocPtr doc, const char *doc_url, unsigned flags, html_links_t *out)
+/* The text a link is shown with: an <a>'s squashed text, an <area>'s or <img>'s alt,
+ * else "". */
+static char *link_text(struct cand *c)
 {
-    struct cands c = {NULL, 0, 0};
-    struct cand base = {NULL, NULL, NULL, NULL, NULL, 0};
-    struct seen seen = {NULL, 0, 0};
+    if (strcmp(c->tag, "a") == 0) {
+        if (!c->node) { /* SAX: the text collected */
+            char *t = c->text.p ? c->text.p : strdup("");
+            if (c->text.p) squash(t, c->text.n);
+            c->text.p = NULL;
+            return t;
+        }
+        return html_text(c->node, 1, NULL);
+    }
+    if (c->text.p || !c->node) { /* SAX: alt was kept as the text */
+        char *t = c->text.p ? c->text.p : strdup("");
+        c->text.p = NULL;
+        return t;
+    }
+    xmlChar *owned = NULL;
+    const char *alt = NULL;
+    if (strcmp(c->tag, "area") == 0 || strcmp(c->tag, "img") == 0)
+        alt = html_attr(c->node, "alt", &owned);
+    char *t = strdup(alt ? alt : "");
+    xmlFree(owned);
+    return t;
+}
+
+/* Resolve, filter and deduplicate what a pass collected. */
+static int resolve_all(struct collect *c, const char *doc_url, html_links_t *out)
+{
+    struct map urls = {NULL, 0, 0}, refs = {NULL, 0, 0};
     char *base_url = NULL;
     int rc = -1;
-    memset(out, 0, sizeof(*out));
-
-    xmlNodePtr top = (xmlNodePtr)doc;
-    for (xmlNodePtr n = top; n; n = walk_next(n, top, 1))
-        if (n->type == XML_ELEMENT_NODE && visit(n, flags, &c, &base) != 0) goto done;
-
     /* The first <base href>, resolved against the document's URL; if it does not
      * resolve, the document's URL stays the base. */
     const char *b = doc_url;
-    if (base.ref && url_resolve(doc_url ? doc_url : base.ref, base.ref, &base_url) == URL_OK)
+    if (c->base && url_resolve(doc_url ? doc_url : c->base, c->base, &base_url) == URL_OK)
         b = base_url;
-    for (size_t i = 0; i < c.n; i++) {
-        char *u = link_url(b, c.v[i].ref);
-        if (u && add_link(out, &seen, u, &c.v[i]) != 0) goto done;
+    /* A reference written twice (navigation bars) is resolved once. */
+    for (size_t i = 0; i < c->n; i++) {
+        const char *ref = c->v[i].ref;
+        uint64_t h = hash_str(ref);
+        size_t k = map_get(&refs, ref, h);
+        if (k == MAP_ABSENT) {
+            char *u = link_url(b, ref);
+            size_t before = out->n;
+            k = u ? add_link(out, &urls, u, &c->v[i]) : REJECTED;
+            if (k == MAP_ABSENT || map_put(&refs, ref, h, k) != 0) goto done;
+            if (out->n > before && (c->flags & HTML_LINKS_TEXT) &&
+                !(out->v[k].text = link_text(&c->v[i])))
+                goto done;
+        }
+        if (k != REJECTED) out->v[k].nofollow = out->v[k].nofollow && c->v[i].nofollow;
     }
     rc = 0;
 done:
-    for (size_t i = 0; i < c.n; i++) {
-        xmlFree(c.v[i].owned);
-        free(c.v[i].copy);
-    }
-    free(c.v);
-    xmlFree(base.owned);
     free(base_url);
-    free(seen.slot);
+    free(urls.slot);
+    free(refs.slot);
+    return rc;
+}
+
+int html_links(xmlDocPtr doc, const char *doc_url, unsigned flags, html_links_t *out)
+{
+    struct collect c = {.flags = flags};
+    int rc = -1;
+    memset(out, 0, sizeof(*out));
+    xmlNodePtr top = (xmlNodePtr)doc;
+    for (xmlNodePtr n = top; n; n = walk_next(n, top, 1))
+        if (n->type == XML_ELEMENT_NODE && visit(&c, (const char *)n->name, n, tree_attr, n) < 0)
+            goto done;
+    rc = resolve_all(&c, doc_url, out);
+done:
+    collect_free(&c);
+    return rc;
+}
+
+/* The SAX pass: the same elements the tree would get, in the same order (the tree is
+ * built from these very events), without building it. */
+struct sax {
+    struct collect c;
+    size_t depth;
+    struct open_a {
+        size_t cand, depth;
+    } * open; /* the <a> elements open (they can nest), whose text is collected */
+    size_t nopen, capopen;
+    int failed;
+};
+
+static void sax_fail(htmlParserCtxtPtr ctxt, struct sax *s)
+{
+    s->failed = 1;
+    xmlStopParser(ctxt);
+}
+
+/* startElement */
+static void sax_start(void *ctx, const xmlChar *name, const xmlChar **atts)
+{
+    htmlParserCtxtPtr ctxt = ctx;
+    struct sax *s = ctxt->_private;
+    s->depth++;
+    int r = visit(&s->c, (const char *)name, atts, sax_attr, NULL);
+    if (r < 0) {
+        sax_fail(ctxt, s);
+        return;
+    }
+    if (r == 0 || !(s->c.flags & HTML_LINKS_TEXT)) return;
+    struct cand *x = &s->c.v[s->c.n - 1];
+    if (strcmp(x->tag, "a") == 0) {
+        if (s->nopen == s->capopen) {
+            size_t cap = s->capopen ? s->capopen * 2 : 8;
+            struct open_a *v = realloc(s->open, cap * sizeof(*v));
+            if (!v) {
+                sax_fail(ctxt, s);
+                return;
+            }
+            s->open = v;
+            s->capopen = cap;
+        }
+        s->open[s->nopen++] = (struct open_a){s->c.n - 1, s->depth};
+    } else if (strcmp(x->tag, "area") == 0 || strcmp(x->tag, "img") == 0) {
+        xmlChar *owned;
+        const char *alt = sax_attr(atts, "alt", &owned);
+        if (append(&x->text, alt ? alt : "", alt ? strlen(alt) : 0) != 0) sax_fail(ctxt, s);
+    }
+}
+
+/* endElement */
+static void sax_end(void *ctx, const xmlChar *name)
+{
+    htmlParserCtxtPtr ctxt = ctx;
+    struct sax *s = ctxt->_private;
+    (void)name;
+    if (s->nopen && s->open[s->nopen - 1].depth == s->depth) s->nopen--;
+    if (s->depth) s->depth--;
+}
+
+/* characters, cdataBlock */
+static void sax_text(void *ctx, const xmlChar *text, int len)
+{
+    htmlParserCtxtPtr ctxt = ctx;
+    struct sax *s = ctxt->_private;
+    for (size_t i = 0; i < s->nopen && len > 0; i++)
+        if (append(&s->c.v[s->open[i].cand].text, text, (size_t)len) != 0) {
+            sax_fail(ctxt, s);
+            return;
+        }
+}
+
+int html_links_body(const char *body, size_t len, const char *http_charset, const char *doc_url,
+                    unsigned flags, html_links_t *out, const char **encoding)
+{
+    struct sax s = {.c = {.flags = flags, .copy_refs = 1}};
+    struct buf buf = {NULL, 0, 0};
+    htmlParserCtxtPtr ctxt = NULL;
+    const char *text;
+    size_t n, bom;
+    int rc = -1;
+    memset(out, 0, sizeof(*out));
+    const struct encoding *e = sniff((const unsigned char *)body, len, http_charset, &bom);
+    if (encoding) *encoding = e->name;
+    if (decode(e, (const unsigned char *)body + bom, len - bom, &text, &n, &buf) != 0) goto done;
+    if (n > 0 && n <= INT_MAX) {
+        if (!(ctxt = htmlCreateMemoryParserCtxt(text, (int)n))) goto done;
+        memset(ctxt->sax, 0, sizeof(*ctxt->sax));
+        ctxt->sax->startElement = sax_start;
+        ctxt->sax->endElement = sax_end;
+        /* Like the tree builder: text (which also opens implied paragraphs), but not
+         * the whitespace the parser deems ignorable. */
+        ctxt->sax->characters = sax_text;
+        ctxt->sax->cdataBlock = sax_text;
+        ctxt->sax->initialized = 1;
+        ctxt->_private = &s;
+        htmlCtxtUseOptions(ctxt, PARSE_OPTIONS);
+        /* As htmlReadMemory(..., "UTF-8", ...) does: without it, the first non-ASCII
+         * character makes this context guess an encoding. */
+        xmlCharEncodingHandlerPtr utf8 = xmlFindCharEncodingHandler("UTF-8");
+        if (!utf8 || xmlSwitchToEncoding(ctxt, utf8) != 0) goto done;
+        xmlFree((xmlChar *)ctxt->input->encoding);
+        ctxt->input->encoding = xmlStrdup((const xmlChar *)"UTF-8");
+        htmlParseDocument(ctxt);
+        if (s.failed) goto done;
+    }
+    rc = resolve_all(&s.c, doc_url, out);
+done:
+    if (ctxt) htmlFreeParserCtxt(ctxt);
+    free(s.open);
+    free(buf.p);
+    collect_free(&s.c);
     return rc;
 }
 
 void html_links_free(html_links_t *links)
 {
-    for (size_t i = 0; i < links->n; i++) free(links->v[i].url);
+    for (size_t i = 0; i < links->n; i++) {
+        free(links->v[i].url);
+        free(links->v[i].text);
+    }
     free(links->v);
     memset(links, 0, sizeof(*links));
 }

@@ -8,6 +8,7 @@
 #include "lua_state.h"
 
 #include <libxml/xpath.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,8 @@ typedef struct ldoc {
     xmlXPathContextPtr xpath;
     char *url;
     const char *encoding;
+    size_t external;     /* the estimated size of the tree */
+    size_t *outstanding; /* the sum of the estimates of the trees alive (see gc_debt) */
 } ldoc_t;
 
 typedef struct lnode {
@@ -34,6 +37,8 @@ typedef struct lxpath {
 
 static void doc_release(ldoc_t *d)
 {
+    if (d->outstanding) *d->outstanding -= d->external;
+    d->external = 0;
     if (d->xpath) xmlXPathFreeContext(d->xpath);
     if (d->doc) xmlFreeDoc(d->doc);
     free(d->url);
@@ -93,6 +98,25 @@ static void push_node(lua_State *L, int idx, ldoc_t *d, xmlNodePtr node)
     lua_setfenv(L, -2);
 }
 
+/* The collector only sees the Lua heap, where a document is a small userdata while
+ * its tree takes about ten times the body's size in malloc'd memory: left alone, a
+ * loop that drops its documents without free() grows by hundreds of megabytes before
+ * a cycle runs. So the trees alive are estimated (eight times their bodies), and
+ * while that estimate is above EXTERNAL_SLACK and above the Lua heap itself, each
+ * parse makes the collector do the work its tree would have caused had it been
+ * allocated by Lua. With free() after use the estimate stays low and costs nothing. */
+#define EXTERNAL_SLACK (64u << 20)
+
+static void gc_debt(lua_State *L, ldoc_t *d, size_t body_len)
+{
+    d->external = body_len * 8;
+    *d->outstanding += d->external;
+    if (*d->outstanding < EXTERNAL_SLACK) return;
+    size_t heap = (size_t)lua_gc(L, LUA_GCCOUNT, 0) << 10;
+    size_t kb = d->external >> 10;
+    if (*d->outstanding > heap && kb > 0) lua_gc(L, LUA_GCSTEP, kb > INT_MAX ? INT_MAX : (int)kb);
+}
+
 /* core.html.parse(body, url, charset) -> doc */
 static int h_parse(lua_State *L)
 {
@@ -103,6 +127,9 @@ static int h_parse(lua_State *L)
     ldoc_t *d = lua_newuserdata(L, sizeof(*d));
     memset(d, 0, sizeof(*d));
     luaL_getmetatable(L, DOC_MT);
+    lua_getfield(L, -1, "__external");
+    d->outstanding = lua_touserdata(L, -1);
+    lua_pop(L, 1);
     lua_setmetatable(L, -2);
     lua_createtable(L, 1, 0); /* the anchor: nodes hold it, it holds the document */
     lua_pushvalue(L, -2);
@@ -111,6 +138,16 @@ static int h_parse(lua_State *L)
     if (url && !(d->url = strdup(url))) return luaL_error(L, "html: out of memory");
     d->doc = html_parse(body, len, charset, &d->encoding);
     if (!d->doc) return luaL_error(L, "html: out of memory parsing the document");
+    gc_debt(L, d, len);
+    return 1;
+}
+
+/* core.html.encoding(label) -> WHATWG encoding name, or nil for an unknown label */
+static int h_encoding(lua_State *L)
+{
+    size_t len;
+    const char *label = luaL_checklstring(L, 1, &len);
+    lua_pushstring(L, html_encoding_label(label, len));
     return 1;
 }
 
@@ -135,14 +172,31 @@ static int h_free(lua_State *L)
 /* libxml2 keeps its XPath messages in a private table; these are its texts, indexed
  * by error code - XML_XPATH_EXPRESSION_OK. */
 static const char *const xpath_messages[] = {
-    "ok", "number encoding", "unfinished literal", "start of literal",
-    "expected $ for variable reference", "undefined variable", "invalid predicate",
-    "invalid expression", "missing closing curly brace", "unregistered function",
-    "invalid operand", "invalid type", "invalid number of arguments",
-    "invalid context size", "invalid context position", "memory allocation error",
-    "syntax error", "resource error", "sub resource error", "undefined namespace prefix",
-    "encoding error", "char out of XML range", "invalid or incomplete context",
-    "stack usage error", "forbidden variable",
+    "ok",
+    "number encoding",
+    "unfinished literal",
+    "start of literal",
+    "expected $ for variable reference",
+    "undefined variable",
+    "invalid predicate",
+    "invalid expression",
+    "missing closing curly brace",
+    "unregistered function",
+    "invalid operand",
+    "invalid type",
+    "invalid number of arguments",
+    "invalid context size",
+    "invalid context position",
+    "memory allocation error",
+    "syntax error",
+    "resource error",
+    "sub resource error",
+    "undefined namespace prefix",
+    "encoding error",
+    "char out of XML range",
+    "invalid or incomplete context",
+    "stack usage error",
+    "forbidden variable",
 };
 
 /* XPath errors are recorded in the context's lastError; this only keeps libxml2 from
@@ -411,52 +465,59 @@ static void set_field_string(lua_State *L, const char *k, const char *v)
     lua_setfield(L, -2, k);
 }
 
-/* The text a link is shown with: an <a>'s text, an <area>'s or <img>'s alt. */
-static void push_link_text(lua_State *L, const html_link_t *l)
+static int push_links(lua_State *L, html_links_t *links, int rc, int detail)
 {
-    if (l->tag[0] == 'a' && l->tag[1] == 0) {
-        size_t len = 0;
-        char *s = html_text(l->node, 1, &len);
-        push_malloced(L, s, len);
-        return;
-    }
-    xmlChar *owned = NULL;
-    const char *alt = NULL;
-    if (strcmp(l->tag, "area") == 0 || strcmp(l->tag, "img") == 0)
-        alt = html_attr(l->node, "alt", &owned);
-    lua_pushstring(L, alt ? alt : "");
-    xmlFree(owned);
-}
-
-/* core.html.links(doc, flags, detail) -> {url, ...} or {{url=, text=, nofollow=, tag=}, ...} */
-static int h_links(lua_State *L)
-{
-    ldoc_t *d = check_doc(L, 1);
-    unsigned flags = (unsigned)luaL_optinteger(L, 2, 0);
-    int detail = lua_toboolean(L, 3);
-    html_links_t links;
-    if (html_links(d->doc, d->url, flags, &links) != 0) {
-        html_links_free(&links);
+    if (rc != 0) {
+        html_links_free(links);
         return luaL_error(L, "html: out of memory extracting links");
     }
-    lua_createtable(L, (int)links.n, 0);
-    for (size_t i = 0; i < links.n; i++) {
-        const html_link_t *l = &links.v[i];
+    lua_createtable(L, (int)links->n, 0);
+    for (size_t i = 0; i < links->n; i++) {
+        const html_link_t *l = &links->v[i];
         if (detail) {
             lua_createtable(L, 0, 4);
             set_field_string(L, "url", l->url);
             set_field_string(L, "tag", l->tag);
+            set_field_string(L, "text", l->text ? l->text : "");
             lua_pushboolean(L, l->nofollow);
             lua_setfield(L, -2, "nofollow");
-            push_link_text(L, l);
-            lua_setfield(L, -2, "text");
         } else {
             lua_pushstring(L, l->url);
         }
         lua_rawseti(L, -2, (int)i + 1);
     }
-    html_links_free(&links);
+    html_links_free(links);
     return 1;
+}
+
+static unsigned link_flags(lua_State *L, int idx, int detail)
+{
+    unsigned flags = (unsigned)luaL_optinteger(L, idx, 0) &
+                     (HTML_LINKS_LINK | HTML_LINKS_FRAMES | HTML_LINKS_IMG);
+    return detail ? flags | HTML_LINKS_TEXT : flags;
+}
+
+/* core.html.links(doc, flags, detail) -> {url, ...} or {{url=, text=, nofollow=, tag=}, ...}
+ * flags: 1 <link>, 2 frames, 4 <img> */
+static int h_links(lua_State *L)
+{
+    ldoc_t *d = check_doc(L, 1);
+    int detail = lua_toboolean(L, 3);
+    html_links_t links;
+    int rc = html_links(d->doc, d->url, link_flags(L, 2, detail), &links);
+    return push_links(L, &links, rc, detail);
+}
+
+/* core.html.body_links(body, url, charset, flags, detail) -> as links, without a tree */
+static int h_body_links(lua_State *L)
+{
+    size_t len;
+    const char *body = luaL_checklstring(L, 1, &len);
+    const char *url = luaL_optstring(L, 2, NULL), *charset = luaL_optstring(L, 3, NULL);
+    int detail = lua_toboolean(L, 5);
+    html_links_t links;
+    int rc = html_links_body(body, len, charset, url, link_flags(L, 4, detail), &links, NULL);
+    return push_links(L, &links, rc, detail);
 }
 
 /* Metatables --------------------------------------------------------------------- */
@@ -470,8 +531,10 @@ static int doc_gc(lua_State *L)
 static int doc_tostring(lua_State *L)
 {
     ldoc_t *d = luaL_checkudata(L, 1, DOC_MT);
-    if (!d->doc) lua_pushliteral(L, "html.doc (freed)");
-    else lua_pushfstring(L, "html.doc (%s)", d->url ? d->url : "no URL");
+    if (!d->doc)
+        lua_pushliteral(L, "html.doc (freed)");
+    else
+        lua_pushfstring(L, "html.doc (%s)", d->url ? d->url : "no URL");
     return 1;
 }
 
@@ -485,10 +548,12 @@ static int node_eq(lua_State *L)
 static int node_tostring(lua_State *L)
 {
     lnode_t *n = luaL_checkudata(L, 1, NODE_MT);
-    if (!n->doc->doc) lua_pushliteral(L, "html.node (document freed)");
+    if (!n->doc->doc)
+        lua_pushliteral(L, "html.node (document freed)");
     else if (n->node->type == XML_ELEMENT_NODE)
         lua_pushfstring(L, "html.node <%s>", (const char *)n->node->name);
-    else lua_pushliteral(L, "html.node (document)");
+    else
+        lua_pushliteral(L, "html.node (document)");
     return 1;
 }
 
@@ -501,10 +566,22 @@ static int h_metatables(lua_State *L)
 }
 
 static const luaL_Reg html_funcs[] = {
-    {"parse", h_parse},   {"info", h_info},   {"free", h_free},   {"compile", h_compile},
-    {"select", h_select}, {"text", h_text},   {"html", h_html},   {"tag", h_tag},
-    {"attr", h_attr},     {"attrs", h_attrs}, {"title", h_title}, {"links", h_links},
-    {"metatables", h_metatables}, {NULL, NULL},
+    {"parse", h_parse},
+    {"info", h_info},
+    {"free", h_free},
+    {"compile", h_compile},
+    {"select", h_select},
+    {"text", h_text},
+    {"html", h_html},
+    {"tag", h_tag},
+    {"attr", h_attr},
+    {"attrs", h_attrs},
+    {"title", h_title},
+    {"links", h_links},
+    {"body_links", h_body_links},
+    {"encoding", h_encoding},
+    {"metatables", h_metatables},
+    {NULL, NULL},
 };
 
 static void new_metatable(lua_State *L, const char *name, const luaL_Reg *methods)
@@ -526,10 +603,16 @@ void lc_register_html(lua_State *L)
     static const luaL_Reg xpath_meta[] = {{"__gc", xpath_gc}, {NULL, NULL}};
     xmlInitParser();
     new_metatable(L, DOC_MT, doc_meta);
+    /* The counter gc_debt keeps; freed with the state, after the last document. */
+    luaL_getmetatable(L, DOC_MT);
+    size_t *outstanding = lua_newuserdata(L, sizeof(*outstanding));
+    *outstanding = 0;
+    lua_setfield(L, -2, "__external");
+    lua_pop(L, 1);
     new_metatable(L, NODE_MT, node_meta);
     new_metatable(L, XPATH_MT, xpath_meta);
-    lua_newtable(L);        /* [core, state, html] */
-    lua_pushvalue(L, -2);   /* [core, state, html, state] */
+    lua_newtable(L);      /* [core, state, html] */
+    lua_pushvalue(L, -2); /* [core, state, html, state] */
     lc_setfuncs(L, html_funcs);
     lua_pop(L, 1);
     lua_setfield(L, -3, "html");

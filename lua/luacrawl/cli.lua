@@ -24,6 +24,8 @@ commands:
       --max-size BYTES       largest body accepted (default 10 MiB)
       --dns-server S         DNS servers, HOST[:PORT][,...]
       --insecure             do not verify TLS certificates
+      --css SEL, --xpath EXPR  print the matches (one per line) instead of the body
+  shell [URL]            a Lua REPL with fetch(url), css(sel), xpath(expr), links()
   --version              print the versions of luacrawl and its libraries
   --help                 this text
 
@@ -113,6 +115,10 @@ local function parse_fetch(args)
       o.dns_server = value(a)
     elseif a == "--insecure" or a == "-k" then
       o.insecure = true
+    elseif a == "--css" then
+      o.css = value(a)
+    elseif a == "--xpath" then
+      o.xpath = value(a)
     elseif a:sub(1, 1) == "-" and a ~= "-" then
       error(("unknown option '%s'"):format(a), 0)
     elseif o.url then
@@ -142,7 +148,16 @@ function M.fetch(args)
       return
     end
     print_headers(res)
-    if not o.head then io.stdout:write(res.body) end
+    if o.css or o.xpath then
+      local doc = res:html()
+      local matches = o.css and doc:css(o.css) or doc:xpath(o.xpath)
+      for _, m in ipairs(matches) do
+        if type(m) == "userdata" then m = m:html() end
+        io.stdout:write(tostring(m), "\n")
+      end
+    elseif not o.head then
+      io.stdout:write(res.body)
+    end
     io.stdout:flush()
   end)
   if not ran then return EXIT_SCRIPT end
@@ -162,7 +177,13 @@ function M.crawl(args)
   return r[2]
 end
 
-local commands = { run = M.run_file, fetch = M.fetch, crawl = M.crawl }
+function M.shell(args)
+  local r = { run_main(function() return require("luacrawl.shell").main(args) end) }
+  if not r[1] then return EXIT_SCRIPT end
+  return r[2]
+end
+
+local commands = { run = M.run_file, fetch = M.fetch, crawl = M.crawl, shell = M.shell }
 M.commands = commands
 
 function M.main(args)

@@ -23,6 +23,11 @@
 --       {url=, text=, nofollow=, tag=} tables instead of strings (text: the link's
 --       squashed text, or alt for area and img; nofollow: every occurrence of the URL
 --       has rel=nofollow).
+--   html.links(body [, opts]) -> as doc:links(opts), from the body alone: one SAX pass
+--       that builds no tree, about twice as fast as parse + links. opts also takes
+--       url= and charset= as for parse.
+--   html.encoding(label) -> the WHATWG name of an encoding label, or nil
+--   html.charset(content_type) -> the charset parameter of a Content-Type, or nil
 --   doc:title() -> string or nil   the first <title>, whitespace squashed
 --   doc:text([opts]), doc:html()   as for nodes, for the whole document
 --   doc:root() -> the root element (<html>) or nil
@@ -128,16 +133,28 @@ Node.attr, Node.attrs = h.attr, h.attrs
 
 local LINK, FRAMES, IMG = 1, 2, 4
 
+local function link_options(opts)
+  local flags = 0
+  if opts == nil then return flags, false end
+  if type(opts) ~= "table" then error("links: options must be a table", 3) end
+  if opts.link then flags = flags + LINK end
+  if opts.frames then flags = flags + FRAMES end
+  if opts.img then flags = flags + IMG end
+  return flags, opts.detail and true or false
+end
+
 function Doc:links(opts)
-  local flags, detail = 0, false
-  if opts ~= nil then
-    if type(opts) ~= "table" then error("links: options must be a table", 2) end
-    if opts.link then flags = flags + LINK end
-    if opts.frames then flags = flags + FRAMES end
-    if opts.img then flags = flags + IMG end
-    detail = opts.detail and true or false
+  return h.links(self, link_options(opts))
+end
+
+-- The links of a body without building its tree (a SAX pass, about twice as fast as
+-- parse + links): for crawlers that want nothing else from a page.
+function M.links(body, opts)
+  if type(body) ~= "string" then
+    error("html.links: body must be a string, got " .. type(body), 2)
   end
-  return h.links(self, flags, detail)
+  local flags, detail = link_options(opts)
+  return h.body_links(body, opts and opts.url, opts and opts.charset, flags, detail)
 end
 
 Doc.title = h.title
@@ -158,6 +175,9 @@ function M.parse(body, opts)
   end
   return h.parse(body, url, charset)
 end
+
+-- The WHATWG name of an encoding label ("latin1" -> "windows-1252"), or nil.
+M.encoding = h.encoding
 
 -- The charset parameter of a Content-Type value, or nil.
 function M.charset(content_type)

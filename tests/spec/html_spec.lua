@@ -17,6 +17,20 @@ local KONNICHIWA_SJIS = "\130\177\130\241\130\201\130\191\130\205"
 local KONNICHIWA = "\227\129\147\227\130\147\227\129\171\227\129\161\227\129\175"
 
 describe("html.parse encoding detection", function()
+  it("maps encoding labels as the Encoding Standard does", function()
+    assert.equal("windows-1252", html.encoding("latin1"))
+    assert.equal("windows-1252", html.encoding("ISO-8859-1"))
+    assert.equal("windows-1252", html.encoding("us-ascii"))
+    assert.equal("UTF-8", html.encoding("  UTF8 \t"))
+    assert.equal("Shift_JIS", html.encoding("x-sjis"))
+    assert.equal("EUC-KR", html.encoding("ks_c_5601-1987"))
+    assert.equal("GBK", html.encoding("gb2312"))
+    assert.equal("UTF-16LE", html.encoding("utf-16"))
+    assert.is_nil(html.encoding("utf"))
+    assert.is_nil(html.encoding("8859-1"))
+    assert.is_nil(html.encoding("latin1 utf-8"))
+  end)
+
   it("reads UTF-8 declared by <meta charset>", function()
     local doc = parse('<meta charset="utf-8"><p>' .. CAFE .. "</p>")
     assert.equal("UTF-8", doc.encoding)
@@ -229,9 +243,9 @@ describe("html links", function()
   end
 
   it("are absolute and normalized", function()
-    assert.same({ "http://h.test/dir/a.html", "http://h.test/up.html", "http://h.test/root",
+    assert.same({ "http://h.test/dir/a.html", "http://h.test/up.html", "http://h.test/top",
       "http://h.test/dir/page.html?q=1", "http://other.test/x" },
-      links([[<a href="a.html">a</a><a href="../up.html">u</a><a href="/root">r</a>
+      links([[<a href="a.html">a</a><a href="../up.html">u</a><a href="/top">r</a>
               <a href="?q=1">q</a><a href="HTTP://Other.TEST:80/./x">o</a>]]))
   end)
 
@@ -301,6 +315,30 @@ describe("html links", function()
       <div><a href=/one>one<a href='/two'>two</div></a></span><p><p><a href="/three">three]]))
   end)
 
+  it("come out the same from html.links(body), which builds no tree", function()
+    local bodies = {
+      [[<base href="/b/"><a href="x#f">x</a><a href="/y" rel=nofollow>y</a><a href="x">again</a>]],
+      [[<a href="/outer"><em><a href="/inner">in</a></em> after</a><area href="/m" alt="map">]],
+      [[<meta http-equiv=refresh content="0; url=/r"><link href="/l"><img src="/i" alt="I">]],
+      [[<div><a href=/one>one<a href='/two'>two</div></a></span><p><p><a href="/three">3]],
+      "<p>" .. string.rep("<a href='/p?x=1&amp;y=2'>a</a> ", 100),
+    }
+    for _, body in ipairs(bodies) do
+      for _, opts in ipairs({ { url = URL }, { url = URL, detail = true, link = true, img = true } }) do
+        assert.same(parse(body, opts):links(opts), html.links(body, opts))
+      end
+    end
+    assert.same({ "https://abs.test/" }, html.links([[<a href="/x">x</a><a href="https://abs.test/">]]))
+  end)
+
+  it("come out of html.links(body) with the body's encoding", function()
+    local body = '<meta charset="Shift_JIS"><a href="/' .. KONNICHIWA_SJIS .. '">x</a>'
+    assert.same({ "http://h.test/%E3%81%93%E3%82%93%E3%81%AB%E3%81%A1%E3%81%AF" },
+      html.links(body, { url = "http://h.test/" }))
+    assert.same(html.links(body, { url = "http://h.test/" }),
+      parse(body, { url = "http://h.test/" }):links())
+  end)
+
   it("keep only absolute links when the document has no URL", function()
     assert.same({ "https://abs.test/x" },
       parse([[<a href="/rel">r</a><a href="https://abs.test/x#f">a</a>]]):links())
@@ -339,9 +377,11 @@ describe("html robustness", function()
     for _ = 1, 20 do
       local bytes = {}
       for i = 1, 20000 do bytes[i] = string.char(math.random(0, 255)) end
-      local doc = parse(table.concat(bytes), { url = "http://h.test/" })
+      local body = table.concat(bytes)
+      local doc = parse(body, { url = "http://h.test/" })
       assert.is_string(doc:text())
-      assert.is_table(doc:links())
+      assert.same(doc:links({ detail = true }),
+        html.links(body, { url = "http://h.test/", detail = true }))
       assert.is_table(doc:css("a, p"))
     end
   end)

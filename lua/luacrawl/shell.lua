@@ -1,0 +1,145 @@
+-- luacrawl.shell: `luacrawl shell [URL]`, a Lua REPL for trying selectors.
+-- Helpers: fetch(url [, opts]) sets `res` and `doc`; css(sel), css1(sel),
+-- xpath(expr), links() query `doc`; view(x) pretty-prints. Every global of a
+-- script (lc = require "luacrawl" included) is there too. Results are printed
+-- pretty. Line editing and history on a terminal (libedit); plain stdin otherwise.
+-- Reading a line blocks the whole process: fetches run between prompts.
+local lc = require "luacrawl"
+local core = require "luacrawl.core"
+
+local M = {}
+
+local function is_node(v)
+  if type(v) ~= "userdata" then return false end
+  local ok, tag = pcall(function() return v.tag end)
+  return ok and tag ~= nil
+end
+
+local function short(s, n)
+  s = s:gsub("%s+", " ")
+  if #s > n then return s:sub(1, n - 3) .. "..." end
+  return s
+end
+
+-- A readable rendering of v: strings quoted, nodes as their HTML, tables nested.
+function M.pretty(v, indent, seen)
+  indent = indent or ""
+  seen = seen or {}
+  local t = type(v)
+  if t == "string" then return ("%q"):format(v):gsub("\\\n", "\\n") end
+  if is_node(v) then return "<" .. v.tag .. "> " .. short(v:html(), 100) end
+  if t ~= "table" then return tostring(v) end
+  if seen[v] then return "<cycle>" end
+  if getmetatable(v) and getmetatable(v).__tostring then return tostring(v) end
+  seen[v] = true
+  local parts, n = {}, #v
+  for i = 1, math.min(n, 50) do parts[#parts + 1] = M.pretty(v[i], indent .. "  ", seen) end
+  if n > 50 then parts[#parts + 1] = ("... (%d more)"):format(n - 50) end
+  local keys = {}
+  for k in pairs(v) do
+    if not (type(k) == "number" and k >= 1 and k <= n and k % 1 == 0) then keys[#keys + 1] = k end
+  end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  for _, k in ipairs(keys) do
+    local val = v[k]
+    if type(val) == "string" and #val > 200 then val = short(val, 200) end
+    parts[#parts + 1] = ("%s = %s"):format(tostring(k), M.pretty(val, indent .. "  ", seen))
+  end
+  seen[v] = nil
+  if #parts == 0 then return "{}" end
+  local one = "{ " .. table.concat(parts, ", ") .. " }"
+  if #one <= 100 then return one end
+  return "{\n" .. indent .. "  " .. table.concat(parts, ",\n" .. indent .. "  ") .. "\n" .. indent .. "}"
+end
+
+local function new_env(out)
+  local env = setmetatable({}, { __index = _G })
+  env.lc = lc
+  env.view = function(v) out(M.pretty(v)) end
+  env.fetch = function(url, opts)
+    local res, err = lc.fetch(url, opts)
+    if not res then return nil, err end
+    env.res = res
+    env.doc = nil
+    local ct = res.headers["content-type"] or ""
+    if ct:find("html", 1, true) or ct == "" then env.doc = res:html() end
+    return res
+  end
+  local function need_doc()
+    if not env.doc then error("no document yet: fetch(url) first", 3) end
+    return env.doc
+  end
+  env.css = function(sel) return need_doc():css(sel) end
+  env.css1 = function(sel) return need_doc():css1(sel) end
+  env.xpath = function(expr) return need_doc():xpath(expr) end
+  env.links = function(opts) return need_doc():links(opts) end
+  return env
+end
+
+-- Compile a line as an expression first ("1+1" prints 2), then as a statement.
+local function compile(src, env)
+  local fn = loadstring("return " .. src, "=shell")
+  if not fn then
+    local err
+    fn, err = loadstring(src, "=shell")
+    if not fn then return nil, err end
+  end
+  setfenv(fn, env)
+  return fn
+end
+
+local function incomplete(err)
+  return err and err:find("<eof>", 1, true) ~= nil
+end
+
+function M.main(args)
+  local interactive = core.isatty(0) and core.isatty(1)
+  local function out(s) io.stdout:write(s, "\n") end
+  local read
+  if interactive then
+    read = function(prompt) return core.readline(prompt) end
+  else
+    read = function() return io.stdin:read("*l") end
+  end
+  local env = new_env(out)
+  if args[1] then
+    local res, err = env.fetch(args[1])
+    if res then
+      out(("res = %d %s (%d bytes)%s"):format(res.status, res.url, #res.body, env.doc and "; doc ready" or ""))
+    else
+      out("fetch failed: " .. tostring(err))
+    end
+  end
+  if interactive then out("luacrawl shell: fetch(url), css(sel), css1(sel), xpath(expr), links(); Ctrl-D quits") end
+  local buffer = ""
+  while true do
+    local line = read(buffer == "" and "lc> " or ".. ")
+    if not line then break end
+    buffer = buffer == "" and line or (buffer .. "\n" .. line)
+    local fn, err = compile(buffer, env)
+    if not fn and incomplete(err) then
+      -- wait for the rest of the statement
+    else
+      if interactive and buffer:find("%S") then core.add_history(buffer) end
+      if not fn then
+        out(err)
+      elseif buffer:find("%S") then
+        local r = { n = 0 }
+        local function collect(ok, ...)
+          r = { n = select("#", ...), ... }
+          return ok
+        end
+        if collect(pcall(fn)) then
+          for i = 1, r.n do out(M.pretty(r[i])) end
+        else
+          out("error: " .. tostring(r[1]))
+        end
+      end
+      buffer = ""
+    end
+  end
+  if interactive then out("") end
+  return 0
+end
+
+return M
