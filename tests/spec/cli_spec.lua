@@ -140,3 +140,66 @@ describe("luacrawl --version and --help", function()
     assert.matches("fetch", out)
   end)
 end)
+
+describe("luacrawl fetch --css and --xpath", function()
+  it("prints each CSS match on its own line", function()
+    local code, out = luacrawl("fetch --css '.item .price::text' '" .. h.url("/items?page=1") .. "'")
+    assert.equal(0, code)
+    local lines = {}
+    for l in out:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    assert.equal(10, #lines)
+    assert.equal("1.99", lines[1])
+  end)
+
+  it("prints XPath matches, elements as HTML", function()
+    local code, out = luacrawl("fetch --xpath '//a[@class=\"next\"]' '" .. h.url("/items?page=1") .. "'")
+    assert.equal(0, code)
+    assert.equal('<a class="next" href="/items?page=2">Next</a>\n', out)
+  end)
+end)
+
+describe("luacrawl shell", function()
+  local function shell(input, url)
+    local path = os.tmpname()
+    local f = io.open(path, "w")
+    f:write(input)
+    f:close()
+    local code, out, err = h.sh(bin .. " shell " .. (url and ("'" .. url .. "'") or "") .. " < " .. path)
+    os.remove(path)
+    return code, out, err
+  end
+
+  it("reads Lua from stdin and prints results pretty", function()
+    local code, out = shell("1 + 1\nt = {a = 1, 'x'}\nt\n")
+    assert.equal(0, code)
+    assert.equal('2\n{ "x", a = 1 }\n', out)
+  end)
+
+  it("fetches the URL it is given and queries it with css, xpath and links", function()
+    local code, out = shell('res.status\ncss1("h1::text")\n#css(".item")\nxpath("count(//a)")\n#links() > 0\n',
+      h.url("/items?page=1"))
+    assert.equal(0, code)
+    assert.matches("^res = 200 ", out)
+    assert.matches('\n200\n"Items, page 1"\n10\n{ 11 }\ntrue\n$', out)
+  end)
+
+  it("fetch() inside the shell sets res and doc", function()
+    local code, out = shell('fetch("' .. h.url("/site/p/4.html") .. '")\ndoc:title()\n')
+    assert.equal(0, code)
+    assert.matches('"Page 4"\n$', out)
+  end)
+
+  it("reports errors and goes on", function()
+    local code, out = shell('error("boom")\n1\nthis is not lua\n2\n')
+    assert.equal(0, code)
+    assert.matches("error: .*boom", out)
+    assert.matches("\n1\n", out)
+    assert.matches("\n2\n$", out)
+  end)
+
+  it("accepts statements over several lines", function()
+    local code, out = shell("for i = 1, 2 do\n  print(i)\nend\n")
+    assert.equal(0, code)
+    assert.equal("1\n2\n", out)
+  end)
+end)
