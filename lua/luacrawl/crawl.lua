@@ -15,6 +15,9 @@
 --   throttle     {target = 2.0, min_delay =, max_delay =}
 --   retries (2), retry_statuses ({429, 500, 502, 503, 504, 522, 524, 408}),
 --   max_redirect (10), depth_first (false), user_agent, fetch (options for lc.fetch)
+--   on_host(key, crawler) is called once per new host key. Policies in hooks can
+--   call crawler:set_delay(key, s), :backoff(key, s) and :delay(key) (in page
+--   hooks, page.crawler and page.key; req.key is the host key).
 --   on_request(req), on_response(page), on_error(req, err), on_item(item): return
 --                false to drop, a table to replace, nil to keep. on_response sees
 --                every response, redirects too (dropping one stops the redirect);
@@ -136,6 +139,10 @@ function Crawler:enqueue(req)
     return false
   end
   req.key = req.key or self:host_key(req.url)
+  if not self.host_keys[req.key] then
+    self.host_keys[req.key] = true
+    if self.spec.on_host then self.spec.on_host(req.key, self) end
+  end
   if self.spec.robots ~= false then
     local origin = req.url:match("^(https?://[^/]+)")
     local rb = self.robots[origin]
@@ -385,7 +392,7 @@ end
 
 function Crawler:make_page(req, res)
   local page = setmetatable({
-    url = res.url, request = req, status = res.status, headers = res.headers, body = res.body,
+    url = res.url, request = req, key = req.key, status = res.status, headers = res.headers, body = res.body,
     depth = req.depth or 0, meta = req.meta or {}, response = res, crawler = self,
     referrer = req.referrer, elapsed = res.time.total,
   }, Page)
@@ -524,6 +531,24 @@ function Crawler:stop(reason)
   self:poke()
 end
 
+-- Politeness controls for policies written in hooks --------------------------------
+
+-- The minimum interval between requests to a host key, now and from now on.
+function Crawler:delay(key)
+  return self.frontier:delay_of(key)
+end
+
+function Crawler:set_delay(key, seconds)
+  self.frontier:set_delay(key, seconds)
+  self:poke()
+end
+
+-- Ask nothing of this host key for `seconds`.
+function Crawler:backoff(key, seconds)
+  self.frontier:backoff(key, now() + seconds)
+  self:poke()
+end
+
 -- Signals, progress and logging ----------------------------------------------------
 
 function Crawler:log(msg)
@@ -651,6 +676,7 @@ function M.new(spec)
     host_trouble = {},
     inflight = {},
     background_tasks = {},
+    host_keys = {},
     outputs = {},
     active = 0, launched = 0, waiting_robots = 0, delayed = 0, starting = 0,
     start_hosts = {},
