@@ -6,7 +6,9 @@
 --       mark wins, then `charset` (the HTTP one), then a <meta> in the first 1024
 --       bytes, else windows-1252. doc.encoding names what was used; doc.url is `url`.
 --   res:html() -> doc         for a fetch response: parsed once with res.url and the
---                             charset of res.headers["content-type"], then cached
+--                             charset of res.headers["content-type"], then cached;
+--                             the tree is built on first need, and doc:links()
+--                             before that takes the tree-free path of html.links
 --   doc:css(sel) -> {...}     matches of a CSS selector (see luacrawl.css): nodes, or
 --                             strings for sel::text and sel::attr(name)
 --   doc:css1(sel) -> first match or nil
@@ -185,19 +187,53 @@ function M.charset(content_type)
   return content_type:lower():match(';%s*charset%s*=%s*"?([^";%s]+)')
 end
 
--- Response:html(), cached per response without adding fields to it.
+-- Response:html(): a document for the response, cached on it. The tree is built
+-- only when something needs it (css, xpath, title, nodes...): doc:links() on a
+-- document whose tree was never needed takes the SAX path of html.links, which is
+-- about twice as fast, and a crawler that only wants links never builds a tree.
 local Response = core.Response
 if Response then
+  local Lazy = {}
+  local LazyMT = {}
   local docs = setmetatable({}, { __mode = "k" })
+
+  -- The tree, parsed now if it never was (or was freed since).
+  local function tree(lazy)
+    local doc = rawget(lazy, "_doc")
+    if not doc or info(doc) == nil then
+      doc = M.parse(rawget(lazy, "_body"), { url = rawget(lazy, "_url"), charset = rawget(lazy, "_charset") })
+      lazy._doc = doc
+    end
+    return doc
+  end
+
+  for name, fn in pairs(Doc) do
+    Lazy[name] = function(self, ...) return fn(tree(self), ...) end
+  end
+
+  function Lazy:links(opts)
+    local doc = rawget(self, "_doc")
+    if doc and info(doc) ~= nil then return doc:links(opts) end
+    local o = { url = rawget(self, "_url"), charset = rawget(self, "_charset") }
+    for k, v in pairs(opts or {}) do o[k] = v end
+    return M.links(rawget(self, "_body"), o)
+  end
+
+  LazyMT.__index = function(self, k)
+    local m = Lazy[k]
+    if m ~= nil then return m end
+    return tree(self)[k] -- encoding, url
+  end
+  LazyMT.__tostring = function(self) return tostring(tree(self)) end
 
   function Response:html()
     local doc = docs[self]
-    if doc == nil or info(doc) == nil then
+    if doc == nil then
       local headers = rawget(self, "headers")
-      doc = M.parse(self.body or "", {
-        url = self.url,
-        charset = M.charset(headers and headers["content-type"]),
-      })
+      doc = setmetatable({
+        _body = self.body or "", _url = self.url,
+        _charset = M.charset(headers and headers["content-type"]),
+      }, LazyMT)
       docs[self] = doc
     end
     return doc
