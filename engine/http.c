@@ -677,6 +677,8 @@ static int take_answer(http_xfer_t *x, const char *host, int port, const dns_ans
     x->dns_time = loop_time() - x->hop_started;
     if (ans->status != DNS_OK)
         fail(x, HTTP_E_DNS, "%s", ans->error ? ans->error : "DNS lookup failed");
+    else if (host == x->host && x->literal)
+        return 0; /* an IP literal: curl needs no resolve entry (see on_resolver_start) */
     else if (add_resolve(x, host, port, ans) < 0)
         fail(x, HTTP_E_PROTOCOL, "%s", "out of memory");
     else
