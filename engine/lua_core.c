@@ -6,6 +6,7 @@
 #include "lua_state.h"
 
 #include <ares.h>
+#include <dlfcn.h>
 #include <curl/curl.h>
 #include <luajit.h>
 #include <stdlib.h>
@@ -182,8 +183,19 @@ static const luaL_Reg core_funcs[] = {
     {"versions", core_versions}, {NULL, NULL},
 };
 
+/* Loaded as a Lua C module, luacrawl.so must stay mapped until the state is gone:
+ * lua_close may unload C modules before it frees the last objects, which go
+ * through our allocator wrapper (lua_limits.c). */
+static void pin_module(void)
+{
+    Dl_info info;
+    if (dladdr((void *)pin_module, &info) && info.dli_fname)
+        dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 int luaopen_luacrawl(lua_State *L)
 {
+    pin_module();
     lua_createtable(L, 0, 32); /* core */
     lc_state_t *st = lua_newuserdata(L, sizeof(*st));
     memset(st, 0, sizeof(*st));
@@ -212,6 +224,7 @@ int luaopen_luacrawl(lua_State *L)
     lc_register_regex(L);
     lc_register_readline(L);
     lc_register_signal(L);
+    lc_register_limits(L);
     lua_pop(L, 1); /* state */
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, "luacrawl.core");

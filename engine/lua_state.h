@@ -45,6 +45,7 @@ void lc_register_sitemap(lua_State *L);
 void lc_register_regex(lua_State *L);
 void lc_register_readline(lua_State *L);
 void lc_register_signal(lua_State *L);
+void lc_register_limits(lua_State *L);
 void lc_signals_free(lc_state_t *st);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum state { T_NEW, T_READY, T_RUNNING, T_WAITING, T_DONE };
 enum outcome { R_NONE, R_OK, R_FAILED, R_CANCELLED };
@@ -47,10 +48,31 @@ struct sched {
     task_t *live;
     int cancel_err_ref;
     unsigned long next_id;
+    double resume_cpu; /* thread CPU time when the running task was resumed */
+    sched_resume_fn on_resume;
+    void *on_resume_arg;
     sched_stats_t stats;
 };
 
 static char cancelled_marker;
+
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double sched_resume_cpu(sched_t *s)
+{
+    return s->current ? thread_cpu() - s->resume_cpu : 0;
+}
+
+void sched_on_resume(sched_t *s, sched_resume_fn fn, void *arg)
+{
+    s->on_resume = fn;
+    s->on_resume_arg = arg;
+}
 
 void *task_cancelled_marker(void)
 {
@@ -228,7 +250,10 @@ static void resume(task_t *t)
     }
     t->state = T_RUNNING;
     s->current = t;
+    s->resume_cpu = thread_cpu();
+    if (s->on_resume) s->on_resume(s->on_resume_arg, 1);
     int status = lua_resume(co, n);
+    if (s->on_resume) s->on_resume(s->on_resume_arg, 0);
     s->current = NULL;
     if (status == LUA_YIELD) {
         if (t->state == T_RUNNING) {

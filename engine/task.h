@@ -80,6 +80,13 @@ int task_state(task_t *t);
  * outcome at once if it has ended: true, results... or false, error. */
 int task_join(sched_t *s, lua_State *L, task_t *target);
 
+/* CPU seconds the running task has used since it was last resumed (0 when no task
+ * runs): for the max_task_cpu guard. */
+double sched_resume_cpu(sched_t *s);
+/* Called around every lua_resume: the memory limit applies only to task code. */
+typedef void (*sched_resume_fn)(void *arg, int entering);
+void sched_on_resume(sched_t *s, sched_resume_fn fn, void *arg);
+
 /* Run the loop until no task can make progress; tasks still blocked then are
  * cancelled (and may run their cleanup). */
 void sched_run(sched_t *s);

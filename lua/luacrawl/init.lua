@@ -101,9 +101,20 @@ end
 -- core.run for callers that want the traceback: true, ... | false, err, traceback
 M._run = core.run
 
+-- lc.configure{dns_servers=, dns_timeout=, dns_tries=, dns_ttl_min=, dns_ttl_max=,
+-- dns_negative_ttl=, max_memory=, max_task_cpu=}
 function M.configure(opts)
   core.configure(opts)
+  if opts.max_memory ~= nil or opts.max_task_cpu ~= nil then
+    core.set_limits({ max_memory = opts.max_memory, max_task_cpu = opts.max_task_cpu })
+  end
 end
+
+-- Bytes of Lua heap in use, and the max_memory limit (nil when none).
+M.memory = core.memory
+
+-- The default heap limit: 2 GB.
+core.set_limits({ max_memory = 2 * 1024 * 1024 * 1024 })
 
 M.stats = core.stats
 M.versions = core.versions

@@ -1,0 +1,135 @@
+/* lua_limits.c: limits on what scripts may take. max_memory caps the Lua heap
+ * (an allocator wrapper refuses to grow it past the limit while task code runs, so
+ * the task that asked gets "not enough memory"; the engine's own bookkeeping
+ * between resumes is never refused). max_task_cpu raises an error in a task that
+ * runs longer than that without waiting, from an instruction-count hook.
+ *
+ * LuaJIT's compiled code never calls hooks: with max_task_cpu set the JIT compiler
+ * is switched off (the interpreter is several times slower on Lua loops, but a
+ * crawl spends most of its time in C). */
+#include "lua_state.h"
+
+#include <luajit.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define HOOK_COUNT 10000
+
+struct memlimit {
+    lua_State *L;
+    lua_Alloc alloc;
+    void *ud;
+    size_t used, limit;
+    int active; /* task code is running */
+};
+
+static double max_task_cpu;
+static sched_t *hooked_sched;
+
+static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    struct memlimit *m = ud;
+    if (nsize > osize && m->active && m->limit && m->used + (nsize - osize) > m->limit) return NULL;
+    void *p = m->alloc(m->ud, ptr, osize, nsize);
+    if (p || nsize == 0) m->used = m->used - osize + nsize;
+    return p;
+}
+
+/* Before a task runs close to the limit, collect: LuaJIT does not retry a refused
+ * allocation after a collection, so garbage (from a task that just failed for
+ * lack of memory, say) would otherwise make every task fail. */
+static void on_resume(void *arg, int entering)
+{
+    struct memlimit *m = arg;
+    if (entering && m->limit && m->used > m->limit - m->limit / 8) lua_gc(m->L, LUA_GCCOLLECT, 0);
+    m->active = entering;
+}
+
+/* The wrapper stays installed for the state's life: it is cheap, and the state's
+ * memory was counted from the start only if installed early, so the count is of
+ * what was allocated since (the estimate errs low, never refusing too early). */
+static struct memlimit *memlimit_of(lua_State *L, lc_state_t *st)
+{
+    void *ud;
+    lua_Alloc f = lua_getallocf(L, &ud);
+    if (f == limited_alloc) return ud;
+    struct memlimit *m = calloc(1, sizeof(*m));
+    if (!m) luaL_error(L, "limits: out of memory");
+    m->L = L;
+    m->alloc = f;
+    m->ud = ud;
+    m->used = (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024;
+    lua_setallocf(L, limited_alloc, m);
+    sched_on_resume(st->sched, on_resume, m);
+    return m;
+}
+
+static void cpu_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    if (!hooked_sched || max_task_cpu <= 0) return;
+    double used = sched_resume_cpu(hooked_sched);
+    if (used <= max_task_cpu) return;
+    char msg[160];
+    snprintf(msg, sizeof(msg), "task used %.2f s of CPU without waiting (max_task_cpu is %g s)",
+             used, max_task_cpu);
+    luaL_where(L, 0); /* inside a hook, level 0 is the function that was running */
+    lua_pushstring(L, msg);
+    lua_concat(L, 2);
+    lua_error(L);
+}
+
+/* core.set_limits{max_memory = bytes (0: none), max_task_cpu = seconds (0: none)} */
+static int l_set_limits(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_getfield(L, 1, "max_memory");
+    if (!lua_isnil(L, -1)) {
+        double bytes = luaL_checknumber(L, -1);
+        if (bytes < 0) return luaL_error(L, "max_memory must be >= 0");
+        memlimit_of(L, st)->limit = (size_t)bytes;
+    }
+    lua_getfield(L, 1, "max_task_cpu");
+    if (!lua_isnil(L, -1)) {
+        double secs = luaL_checknumber(L, -1);
+        if (secs < 0) return luaL_error(L, "max_task_cpu must be >= 0");
+        max_task_cpu = secs;
+        hooked_sched = st->sched;
+        if (secs > 0) {
+            luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
+            lua_sethook(L, cpu_hook, LUA_MASKCOUNT, HOOK_COUNT);
+        } else {
+            lua_sethook(L, NULL, 0, 0);
+            luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_ON);
+        }
+    }
+    lua_pop(L, 2);
+    return 0;
+}
+
+/* core.memory() -> bytes of Lua heap counted, limit */
+static int l_memory(lua_State *L)
+{
+    void *ud;
+    if (lua_getallocf(L, &ud) == limited_alloc) {
+        struct memlimit *m = ud;
+        lua_pushnumber(L, (double)m->used);
+        lua_pushnumber(L, (double)m->limit);
+        return 2;
+    }
+    lua_pushnumber(L, (double)lua_gc(L, LUA_GCCOUNT, 0) * 1024);
+    lua_pushnil(L);
+    return 2;
+}
+
+static const luaL_Reg funcs[] = {
+    {"set_limits", l_set_limits},
+    {"memory", l_memory},
+    {NULL, NULL},
+};
+
+void lc_register_limits(lua_State *L)
+{
+    lc_setfuncs(L, funcs);
+}
