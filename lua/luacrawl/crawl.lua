@@ -24,7 +24,9 @@
 --                parse sees the rest.
 --   output       a file name (.jsonl/.csv, "-" for JSON Lines on stdout) or a
 --                function(item), or a list of those; items = {} collects them too
---   stats_json   file for the final stats; quiet, progress (true on a terminal)
+--   stats_json   file for the final stats; quiet; progress (default: on unless
+--                quiet): a status line on stderr refreshed every 0.5 s on a
+--                terminal, a log line every 10 s otherwise (progress_interval)
 --   signals      (true) SIGINT/SIGTERM stop the crawl gracefully; a second aborts
 -- Returns the stats table.
 local lc = require "luacrawl"
@@ -564,8 +566,8 @@ function Crawler:status_line()
 end
 
 function Crawler:progress()
-  local tty = core.isatty and core.isatty(2)
-  local interval = tty and 0.5 or 10
+  local tty = core.isatty(2)
+  local interval = self.spec.progress_interval or (tty and 0.5 or 10)
   while true do
     lc.sleep(interval)
     if tty then

@@ -134,11 +134,53 @@ describe("luacrawl crawl", function()
     os.remove(errf)
   end)
 
+  it("aborts at once on a second SIGINT, and the output still ends on a complete line", function()
+    local out, errf = os.tmpname() .. ".jsonl", os.tmpname()
+    local urls = { "'" .. h.url("/status/200?first") .. "'" }
+    for i = 1, 8 do urls[#urls + 1] = "'" .. h.url("/slow?delay=20&i=" .. i) .. "'" end
+    local cmd = ("%s crawl -c 8 --per-host 8 --no-robots -o %s %s 2>%s & pid=$!; sleep 1; kill -INT $pid; "
+      .. "sleep 0.3; kill -INT $pid; t0=$(date +%%s); wait $pid; echo $? $(( $(date +%%s) - t0 ))")
+      :format(bin, out, table.concat(urls, " "), errf)
+    local _, result = h.sh(cmd)
+    local status, secs = result:match("(%d+) (%d+)")
+    assert.equal("130", status)
+    assert.is_true(tonumber(secs) <= 2, "took " .. secs .. " s")
+    local f = io.open(out, "rb")
+    local text = f:read("*a")
+    f:close()
+    assert.equal("\n", text:sub(-1))
+    for _, line in ipairs(lines_of(text)) do cjson.decode(line) end
+    os.remove(out)
+    os.remove(errf)
+  end)
+
   it("exits 2 on usage errors", function()
     assert.equal(2, (h.sh(bin .. " crawl")))
     assert.equal(2, (h.sh(bin .. " crawl -c 0 http://x/")))
     assert.equal(2, (h.sh(bin .. " crawl --bogus http://x/")))
     assert.equal(2, (h.sh(bin .. " crawl --deny '(' http://x/")))
     assert.equal(2, (h.sh(bin .. " crawl -o out.txt http://x/")))
+  end)
+end)
+
+describe("crawl progress", function()
+  it("logs a status line periodically when stderr is not a terminal", function()
+    local script = os.tmpname() .. ".lua"
+    local f = io.open(script, "w")
+    f:write(([[
+      local crawl = require "luacrawl.crawl"
+      local start = {}
+      for i = 1, 6 do start[i] = "%s" .. i end
+      crawl.run({ start = start, robots = false, per_host = 1, progress_interval = 0.2 })
+    ]]):format(h.url("/slow?delay=0.2&i=")))
+    f:close()
+    local code, _, err = h.sh(bin .. " run " .. script)
+    os.remove(script)
+    assert.equal(0, code)
+    local n = 0
+    for line in err:gmatch("[^\n]+") do
+      if line:match("^luacrawl: %d+ pages, [%d.]+ pages/s, %d+ queued, %d+ in flight, %d+ errors") then n = n + 1 end
+    end
+    assert.is_true(n >= 3, "progress lines: " .. n)
   end)
 end)
