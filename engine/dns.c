@@ -218,6 +218,8 @@ static void add_address(struct entry *e, const struct sockaddr *sa)
                           ? (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr
                           : (const void *)&((const struct sockaddr_in *)sa)->sin_addr;
     if (!inet_ntop(sa->sa_family, src, buf, sizeof(buf))) return;
+    /* 0.0.0.0 and :: mean "this host" to connect(): never a crawl target. */
+    if (strcmp(buf, "0.0.0.0") == 0 || strcmp(buf, "::") == 0) return;
     for (int i = 0; i < e->naddrs; i++)
         if (strcmp(e->addrs[i], buf) == 0) return;
     if (e->naddrs < MAX_ADDRS && (e->addrs[e->naddrs] = strdup(buf))) e->naddrs++;
@@ -248,7 +250,7 @@ static void on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinf
             e->status = DNS_OK;
             e->expires = loop_now(dns->loop) + clamp(ttl, dns->ttl_min, dns->ttl_max);
         } else {
-            set_failure(e, DNS_NOTFOUND, "%s: %s", "no address for this name");
+            set_failure(e, DNS_NOTFOUND, "%s: %s", "no usable address for this name");
         }
     } else if (status == ARES_ENOTFOUND || status == ARES_ENODATA) {
         set_failure(e, DNS_NOTFOUND, "%s: %s", "no such host");
@@ -432,6 +434,10 @@ static int literal_address(struct entry *e)
                                                     : 0;
     if (!family) return 0;
     e->state = RESOLVED;
+    if (strcmp(h, "0.0.0.0") == 0 || strcmp(h, "::") == 0) {
+        set_failure(e, DNS_FAILED, "%s: %s", "the unspecified address is never fetched");
+        return 1;
+    }
     e->status = DNS_OK;
     e->addrs[0] = strdup(h);
     e->naddrs = e->addrs[0] ? 1 : 0;

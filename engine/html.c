@@ -899,11 +899,6 @@ static int skipped_scheme(const char *ref)
     return 0;
 }
 
-static int http_url(const char *u)
-{
-    return strncasecmp(u, "http://", 7) == 0 || strncasecmp(u, "https://", 8) == 0;
-}
-
 /* An open-addressing map from strings (not copied) to indexes. */
 struct map {
     struct slot {
@@ -981,14 +976,12 @@ fail:
 }
 
 /* The absolute, normalized http(s) URL of ref, or NULL. */
-static char *link_url(const char *base, const char *ref)
+static char *link_url(const url_base_t *base, const char *ref)
 {
-    char *abs = NULL, *norm = NULL;
+    char *norm = NULL;
     if (skipped_scheme(ref)) return NULL;
     /* Without a base only absolute references resolve (against themselves). */
-    if (url_resolve(base ? base : ref, ref, &abs) != URL_OK) return NULL;
-    if (http_url(abs)) url_normalize(abs, NULL, &norm);
-    free(abs);
+    url_resolve_base(base, ref, NULL, &norm);
     return norm;
 }
 
@@ -1030,13 +1023,15 @@ static int resolve_all(struct collect *c, const char *doc_url, html_links_t *out
     const char *b = doc_url;
     if (c->base && url_resolve(doc_url ? doc_url : c->base, c->base, &base_url) == URL_OK)
         b = base_url;
+    url_base_t base;
+    url_base_prepare(b, &base);
     /* A reference written twice (navigation bars) is resolved once. */
     for (size_t i = 0; i < c->n; i++) {
         const char *ref = c->v[i].ref;
         uint64_t h = hash_str(ref);
         size_t k = map_get(&refs, ref, h);
         if (k == MAP_ABSENT) {
-            char *u = link_url(b, ref);
+            char *u = link_url(&base, ref);
             size_t before = out->n;
             k = u ? add_link(out, &urls, u, &c->v[i]) : REJECTED;
             if (k == MAP_ABSENT || map_put(&refs, ref, h, k) != 0) goto done;

@@ -19,7 +19,7 @@
 #define POOL_MAX 64
 
 enum xfer_state { X_DNS, X_CURL, X_DEFERRED, X_DONE };
-enum abort_reason { ABORT_NONE, ABORT_BODY, ABORT_HEADER };
+enum abort_reason { ABORT_NONE, ABORT_BODY, ABORT_HEADER, ABORT_TRUNCATED };
 
 struct http_req {
     char *url;
@@ -35,6 +35,7 @@ struct http_req {
     size_t max_body, max_header;
     int follow;
     int insecure;
+    int truncate;
 };
 
 struct buf {
@@ -204,6 +205,11 @@ void http_req_follow(http_req_t *req, int max_redirects)
     req->follow = max_redirects > 0 ? max_redirects : 0;
 }
 
+void http_req_truncate(http_req_t *req, int truncate)
+{
+    req->truncate = truncate;
+}
+
 void http_req_insecure(http_req_t *req, int insecure)
 {
     req->insecure = insecure;
@@ -303,6 +309,7 @@ static void finish(http_xfer_t *x)
     res.redirects = x->redirects;
     res.t_dns = x->dns_time;
     res.t_total = loop_time() - x->started;
+    res.truncated = x->aborted == ABORT_TRUNCATED;
     res.http_version = "1.1";
     res.ip = "";
     if (x->easy && x->error == HTTP_OK) {
@@ -373,7 +380,13 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
     http_xfer_t *x = arg;
     size_t n = size * nmemb;
     if (x->body.len + n > x->req->max_body) {
-        x->aborted = ABORT_BODY;
+        if (x->req->truncate) {
+            /* Keep what fits and stop the transfer; reported as a success. */
+            buf_append(&x->body, data, x->req->max_body - x->body.len);
+            x->aborted = ABORT_TRUNCATED;
+        } else {
+            x->aborted = ABORT_BODY;
+        }
         return 0;
     }
     if (buf_append(&x->body, data, n) < 0) return 0;
@@ -785,9 +798,15 @@ static void map_curl_error(http_xfer_t *x, CURLcode rc)
     case CURLE_URL_MALFORMAT: fail(x, HTTP_E_INVALID_URL, "invalid URL: %s", detail); break;
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY: fail(x, HTTP_E_DNS, "%s", detail); break;
+    case CURLE_RECV_ERROR:
+        /* curl 7.88 reports broken chunked encoding as a receive error too. */
+        if (strstr(detail, "chunk"))
+            fail(x, HTTP_E_PROTOCOL, "%s", detail);
+        else
+            fail(x, HTTP_E_CONNECT, "%s", detail);
+        break;
     case CURLE_COULDNT_CONNECT:
     case CURLE_SEND_ERROR:
-    case CURLE_RECV_ERROR:
     case CURLE_GOT_NOTHING: fail(x, HTTP_E_CONNECT, "%s", detail); break;
     case CURLE_OPERATION_TIMEDOUT: fail(x, HTTP_E_TIMEOUT, "%s", detail); break;
     case CURLE_SSL_CONNECT_ERROR:
@@ -819,7 +838,7 @@ static void transfer_done(http_t *http, CURL *easy, CURLcode rc)
     curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
     curl_multi_remove_handle(http->multi, easy);
     if (!x) return;
-    if (rc != CURLE_OK) {
+    if (rc != CURLE_OK && !(x->aborted == ABORT_TRUNCATED && rc == CURLE_WRITE_ERROR)) {
         map_curl_error(x, rc);
         finish(x);
         return;
@@ -935,3 +954,74 @@ void http_cancel(http_t *http, http_xfer_t *x)
     loop_unref(http->loop);
     free_xfer(x);
 }
+
+#ifdef LUACRAWL_FUZZING
+/* ---- fuzzing only: fuzz/fuzz_http_response.c (cmake -DLUACRAWL_FUZZ=ON) ----
+ * A response without a network. data's lines up to the first empty one go through
+ * on_header one call per line, as curl delivers them (after an interim 1xx status,
+ * the next response's lines too); the rest through on_body in growing chunks; then
+ * the header list is walked as finish() walks it. max_body and max_header of 0 keep
+ * the defaults. Returns the number of headers, -1 when a callback told curl to
+ * abort, -2 when the walk does not end exactly at the end of hdrbuf (a bug). */
+int http_fuzz_response(const char *data, size_t len, size_t max_body, size_t max_header);
+
+static size_t fuzz_feed(size_t (*fn)(char *, size_t, size_t, void *), const char *data, size_t n,
+                        http_xfer_t *x)
+{
+    char *copy = malloc(n ? n : 1); /* exactly n bytes, so overreads are caught */
+    if (!copy) return 0;
+    memcpy(copy, data, n);
+    size_t took = fn(copy, 1, n, x);
+    free(copy);
+    return took;
+}
+
+int http_fuzz_response(const char *data, size_t len, size_t max_body, size_t max_header)
+{
+    http_xfer_t *x = calloc(1, sizeof(*x));
+    if (!x || !(x->req = http_req_new("http://fuzz.test/"))) {
+        free(x);
+        return -1;
+    }
+    http_req_max_size(x->req, max_body, max_header);
+    int rc = -1, interim = 0;
+    size_t off = 0;
+    while (off < len) {
+        const char *nl = memchr(data + off, '\n', len - off);
+        size_t n = nl ? (size_t)(nl - (data + off)) + 1 : len - off;
+        const char *line = data + off;
+        int blank = line[0] == '\n' || (n == 2 && line[0] == '\r');
+        if (n > 9 && memcmp(line, "HTTP/", 5) == 0) {
+            const char *sp = memchr(line, ' ', n);
+            interim = sp && (size_t)(sp - line) + 1 < n && sp[1] == '1';
+        }
+        if (fuzz_feed(on_header, line, n, x) != n) goto out;
+        off += n;
+        if (blank) {
+            if (!interim || len - off < 5 || memcmp(data + off, "HTTP/", 5) != 0) break;
+            interim = 0;
+        }
+    }
+    for (size_t chunk = 1; off < len; chunk *= 4) {
+        size_t n = len - off < chunk ? len - off : chunk;
+        if (fuzz_feed(on_body, data + off, n, x) != n) goto out;
+        off += n;
+    }
+    /* As finish() does, but bounded, to tell a walk off the end from a good one. */
+    const char *p = x->hdrbuf.data ? x->hdrbuf.data : "";
+    const char *end = p + x->hdrbuf.len;
+    rc = x->nheaders;
+    for (int i = 0; i < 2 * x->nheaders; i++) {
+        size_t n = p < end ? strnlen(p, (size_t)(end - p)) : 0;
+        if (p >= end || p + n == end) {
+            rc = -2;
+            break;
+        }
+        p += n + 1;
+    }
+    if (rc >= 0 && p != end) rc = -2;
+out:
+    free_xfer(x);
+    return rc;
+}
+#endif

@@ -49,6 +49,7 @@ typedef struct http_res {
     const char *ip;
     const char *http_version; /* "1.0", "1.1", "2", "3" */
     int redirects;            /* redirects followed */
+    int truncated;            /* the body was cut at max_body (http_req_truncate) */
     /* Seconds from the start of the request (the last hop's, after a redirect) to
      * the end of each phase; 0 where a phase did not happen (a reused connection). */
     double t_dns, t_connect, t_tls, t_ttfb, t_total;
@@ -78,6 +79,9 @@ int http_req_proxy(http_req_t *req, const char *proxy);
 void http_req_timeout(http_req_t *req, double total, double connect);
 void http_req_max_size(http_req_t *req, size_t max_body, size_t max_header);
 void http_req_follow(http_req_t *req, int max_redirects);
+/* With truncate set, a body over max_body is cut there and returned (res.truncated)
+ * instead of failing with HTTP_E_TOO_LARGE. */
+void http_req_truncate(http_req_t *req, int truncate);
 void http_req_insecure(http_req_t *req, int insecure);
 /* Verify TLS peers against the CA certificates in this PEM file instead of the
  * system's. */

@@ -99,6 +99,10 @@ static int build_response(lua_State *L)
         set_str(L, "ip", res->ip);
         set_str(L, "http_version", res->http_version);
         set_num(L, "redirects", res->redirects);
+        if (res->truncated) {
+            lua_pushboolean(L, 1);
+            lua_setfield(L, -2, "truncated");
+        }
         lua_createtable(L, 0, 5);
         set_num(L, "dns", res->t_dns);
         set_num(L, "connect", res->t_connect);
@@ -217,7 +221,9 @@ static http_req_t *make_request(lua_State *L, const char *url)
     http_req_follow(req, (int)opt_number(L, 2, "follow", 0));
     lua_getfield(L, 2, "insecure");
     http_req_insecure(req, lua_toboolean(L, -1));
-    lua_pop(L, 1);
+    lua_getfield(L, 2, "truncate");
+    http_req_truncate(req, lua_toboolean(L, -1));
+    lua_pop(L, 2);
     return req;
 }
 

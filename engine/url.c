@@ -8,6 +8,7 @@
  * Hot path: url_fingerprint runs for every link of every page. Apart from curl's
  * own allocations it allocates nothing for URLs that fit SCRATCH_STACK. */
 #include "url.h"
+#include "url_internal.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -487,8 +488,9 @@ int url_resolve(const char *base, const char *ref, char **out)
     return resolve_call(base, ref, NULL, out);
 }
 
-int url_resolve_normalize(const char *base, const char *ref, const url_norm_opts_t *opts,
-                          char **out)
+/* url_resolve_normalize without the fast path (below). */
+int url_resolve_normalize_slow(const char *base, const char *ref, const url_norm_opts_t *opts,
+                               char **out)
 {
     struct norm norm = {opts};
     return resolve_call(base, ref, &norm, out);
@@ -739,7 +741,8 @@ static int normalize(CURLU *h, scratch_t *sc, const char *url, const url_norm_op
     return render_normalized(h, sc, opts, res, reslen);
 }
 
-int url_normalize(const char *url, const url_norm_opts_t *opts, char **out)
+/* url_normalize without the fast path (below). */
+int url_normalize_slow(const char *url, const url_norm_opts_t *opts, char **out)
 {
     *out = NULL;
     CURLU *h = curl_url();
@@ -756,6 +759,274 @@ int url_normalize(const char *url, const url_norm_opts_t *opts, char **out)
     return err;
 }
 
+/* Fast paths -------------------------------------------------------------------
+ *
+ * Most URLs a crawler handles are already in the form url_normalize gives: the links
+ * it extracted, which seen:add fingerprints again, and the many links written that
+ * way in the first place. For those, normalizing is a copy, and resolving a plain
+ * reference against a normalized base is string surgery: the RFC 3986 merge and
+ * dot-segment removal on the strings, the result checked to be in that form.
+ * normal_form() recognises the form in one scan, and is conservative: what it
+ * accepts, the curl-based path gives back unchanged (tests/unit/test_url_fast.c
+ * checks this on random URLs); anything else takes that path. */
+
+/* pchar but '%' (ALPHA DIGIT - . _ ~ ! $ & ' ( ) * + , ; = : @), and '/' */
+static const uint32_t PATH_SAFE[8] = {0, 0x2fffffd2, 0x87ffffff, 0x47fffffe, 0, 0, 0, 0};
+
+/* The same, '?', '[' and ']' */
+static const uint32_t QUERY_SAFE[8] = {0, 0xafffffd2, 0xafffffff, 0x47fffffe, 0, 0, 0, 0};
+
+static int is_lower_alnum(unsigned c)
+{
+    return (c >= 'a' && c <= 'z') || is_digit(c);
+}
+
+static int is_upper_hex(unsigned c)
+{
+    return is_digit(c) || (c >= 'A' && c <= 'F');
+}
+
+/* Whether u[i] == '%' starts an escape norm_escapes keeps as it is: two upper-case
+ * hex digits, of a byte that is not unreserved. */
+static int kept_escape(const char *u, size_t i, size_t n)
+{
+    if (i + 2 >= n) return 0;
+    unsigned hi = (unsigned char)u[i + 1], lo = (unsigned char)u[i + 2];
+    return is_upper_hex(hi) && is_upper_hex(lo) &&
+           !is_unreserved((unsigned)(hexval(hi) << 4 | hexval(lo)));
+}
+
+static int dot_segment(const char *s, size_t n)
+{
+    return (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.');
+}
+
+/* Whether h (n bytes, of digits, letters, '-' and '.') is an IPv4 address in the
+ * dotted-decimal form curl renders: four numbers 0..255 without leading zeros. */
+static int dotted_quad(const char *h, size_t n)
+{
+    size_t i = 0;
+    for (int part = 0; part < 4; part++) {
+        if (part && (i == n || h[i++] != '.')) return 0;
+        size_t start = i;
+        unsigned v = 0;
+        while (i < n && i - start < 4 && is_digit((unsigned char)h[i]))
+            v = v * 10 + (unsigned)(h[i++] - '0');
+        size_t len = i - start;
+        if (len == 0 || len > 3 || v > 255 || (len > 1 && h[start] == '0')) return 0;
+    }
+    return i == n;
+}
+
+/* The longest host taken here; curl takes longer ones, but DNS does not. */
+#define FAST_HOST_MAX 253
+
+/* If url (n bytes) is in the form url_normalize gives with default options, the
+ * length of that form: n, or the offset of the '#' of a fragment, which goes; else 0.
+ * The form: "http://" or "https://"; a host of labels of lower-case letters, digits
+ * and '-' (not first or last) joined by single dots, that curl does not read as an
+ * IPv4 address unless it is one in dotted-decimal form; a port other than the
+ * scheme's, 1..65535 without leading zeros; a path from '/' on of pchar without "."
+ * or ".." segments; a query, not empty, of pchar, '/', '?', '[' and ']'; in path and
+ * query escapes only of bytes that are not unreserved, in upper case; a fragment of
+ * printable ASCII. Nothing else: no userinfo, no empty path. */
+static size_t normal_form(const char *u, size_t n)
+{
+    size_t i;
+    const char *port;
+    if (n > URL_MAX_LENGTH) return 0;
+    if (n > 7 && memcmp(u, "http://", 7) == 0) {
+        i = 7;
+        port = "80";
+    } else if (n > 8 && memcmp(u, "https://", 8) == 0) {
+        i = 8;
+        port = "443";
+    } else {
+        return 0;
+    }
+
+    size_t host = i;
+    int numeric = 1;
+    for (;;) {
+        size_t label = i;
+        while (i < n && (is_lower_alnum((unsigned char)u[i]) || u[i] == '-'))
+            i++;
+        if (i == label || u[label] == '-' || u[i - 1] == '-') return 0;
+        numeric &= is_digit((unsigned char)u[label]);
+        if (i == n || u[i] != '.') break;
+        i++;
+    }
+    if (i - host > FAST_HOST_MAX || (numeric && !dotted_quad(u + host, i - host))) return 0;
+
+    if (i < n && u[i] == ':') {
+        size_t p = ++i;
+        unsigned v = 0;
+        while (i < n && i - p < 6 && is_digit((unsigned char)u[i]))
+            v = v * 10 + (unsigned)(u[i++] - '0');
+        size_t len = i - p;
+        if (len == 0 || len > 5 || u[p] == '0' || v > 65535) return 0;
+        if (len == strlen(port) && memcmp(u + p, port, len) == 0) return 0;
+    }
+
+    if (i == n || u[i] != '/') return 0;
+    size_t seg = i;
+    for (i++; i < n; i++) {
+        unsigned c = (unsigned char)u[i];
+        if (c == '/') {
+            if (dot_segment(u + seg + 1, i - seg - 1)) return 0;
+            seg = i;
+        } else if (c == '%') {
+            if (!kept_escape(u, i, n)) return 0;
+            i += 2;
+        } else if (!in_set(PATH_SAFE, c)) {
+            break;
+        }
+    }
+    if (dot_segment(u + seg + 1, i - seg - 1)) return 0;
+
+    if (i < n && u[i] == '?') {
+        if (++i == n || u[i] == '#') return 0; /* an empty query goes */
+        for (; i < n; i++) {
+            unsigned c = (unsigned char)u[i];
+            if (c == '%') {
+                if (!kept_escape(u, i, n)) return 0;
+                i += 2;
+            } else if (!in_set(QUERY_SAFE, c)) {
+                break;
+            }
+        }
+    }
+    if (i == n) return n;
+    if (u[i] != '#') return 0;
+    for (size_t j = i + 1; j < n; j++)
+        if ((unsigned char)u[j] <= 0x20 || (unsigned char)u[j] >= 0x7f) return 0;
+    return i;
+}
+
+size_t url_normal_form(const char *url, size_t n)
+{
+    return normal_form(url, n);
+}
+
+/* Whether the fast paths may serve these options: they only copy. */
+static int plain_opts(const url_norm_opts_t *opts)
+{
+    return !opts || (!opts->sort_query && !opts->strip);
+}
+
+int url_normalize(const char *url, const url_norm_opts_t *opts, char **out)
+{
+    if (plain_opts(opts)) {
+        size_t n = strlen(url), len = normal_form(url, n);
+        if (len && (len == n || !opts || !opts->keep_fragment)) {
+            *out = malloc(len + 1);
+            if (!*out) return URL_E_NOMEM;
+            memcpy(*out, url, len);
+            (*out)[len] = '\0';
+            return URL_OK;
+        }
+    }
+    return url_normalize_slow(url, opts, out);
+}
+
+void url_base_prepare(const char *base, url_base_t *b)
+{
+    memset(b, 0, sizeof(*b));
+    b->url = base;
+    if (!base) return;
+    size_t len = normal_form(base, strlen(base));
+    if (!len) return;
+    size_t path = base[4] == ':' ? 7 : 8, query;
+    while (base[path] != '/')
+        path++;
+    for (query = path; query < len && base[query] != '?'; query++) {
+    }
+    size_t dir = query;
+    while (base[dir - 1] != '/')
+        dir--;
+    b->len = len;
+    b->path = path;
+    b->dir = dir;
+    b->query = query;
+}
+
+/* RFC 3986 section 5.2 on the strings (url_internal.h says when). */
+int url_resolve_fast(const url_base_t *b, const char *ref, const url_norm_opts_t *opts, char **out)
+{
+    if (!plain_opts(opts) || (b->url && !b->len)) return -1;
+    /* Bytes that clean() would change, and '\', are for the slow path. */
+    size_t rn, frag = 0;
+    int has_frag = 0;
+    for (rn = 0; ref[rn]; rn++) {
+        unsigned c = (unsigned char)ref[rn];
+        if (c <= 0x20 || c >= 0x7f || c == '\\' || rn >= URL_MAX_LENGTH) return -1;
+        if (c == '#' && !has_frag) {
+            frag = rn;
+            has_frag = 1;
+        }
+    }
+    if (!has_frag) frag = rn;
+    if (has_frag && opts && opts->keep_fragment) return -1;
+
+    /* RFC 3986 section 5.2.2, ref having no scheme but http(s) with an authority. */
+    size_t keep; /* the bytes of the base the target starts with */
+    if ((rn > 7 && memcmp(ref, "http://", 7) == 0) || (rn > 8 && memcmp(ref, "https://", 8) == 0))
+        keep = 0;
+    else if (!b->len || scheme_len(ref, rn))
+        return -1;
+    else if (frag >= 2 && ref[0] == '/' && ref[1] == '/')
+        keep = b->url[4] == ':' ? 5 : 6; /* "http:" or "https:" */
+    else if (frag == 0)
+        keep = b->len;
+    else if (ref[0] == '?')
+        keep = b->query;
+    else if (ref[0] == '/')
+        keep = b->path;
+    else
+        keep = b->dir;
+
+    size_t tn = keep + frag;
+    char *t = malloc(tn + 1);
+    if (!t) return URL_E_NOMEM;
+    if (keep) memcpy(t, b->url, keep);
+    memcpy(t + keep, ref, frag);
+    t[tn] = '\0';
+
+    /* remove_dot_segments on the path, as curl does when it parses the target. */
+    size_t path = t[4] == ':' ? 7 : 8, end;
+    while (path < tn && t[path] != '/' && t[path] != '?')
+        path++;
+    for (end = path; end < tn && t[end] != '?'; end++) {
+    }
+    if (path < end && t[path] == '/') {
+        size_t pn = remove_dots(t + path, end - path);
+        memmove(t + path + pn, t + end, tn - end + 1);
+        tn -= end - path - pn;
+    }
+    if (normal_form(t, tn) != tn) {
+        free(t);
+        return -1;
+    }
+    *out = t;
+    return URL_OK;
+}
+
+int url_resolve_base(const url_base_t *b, const char *ref, const url_norm_opts_t *opts, char **out)
+{
+    *out = NULL;
+    int err = url_resolve_fast(b, ref, opts, out);
+    if (err >= 0) return err;
+    return url_resolve_normalize_slow(b->url ? b->url : ref, ref, opts, out);
+}
+
+int url_resolve_normalize(const char *base, const char *ref, const url_norm_opts_t *opts,
+                          char **out)
+{
+    url_base_t b;
+    url_base_prepare(base, &b);
+    return url_resolve_base(&b, ref, opts, out);
+}
+
 uint64_t url_hash(const char *s, size_t len)
 {
     return XXH3_64bits(s, len);
@@ -763,6 +1034,8 @@ uint64_t url_hash(const char *s, size_t len)
 
 uint64_t url_fingerprint(const char *url)
 {
+    size_t fast = normal_form(url, strlen(url));
+    if (fast) return url_hash(url, fast);
     CURLU *h = curl_url();
     scratch_t sc;
     sc.used = 0;

@@ -69,6 +69,24 @@ int url_normalize(const char *url, const url_norm_opts_t *opts, char **out);
 int url_resolve_normalize(const char *base, const char *ref, const url_norm_opts_t *opts,
                           char **out);
 
+/* A base URL checked once for the many references of a document. url_normalize and
+ * url_resolve_normalize skip curl for a URL already in normalized form and for
+ * plain references against such a base (with results the same to the byte); a
+ * prepared base saves checking the base again for each reference. */
+typedef struct url_base {
+    const char *url;              /* as given, not copied: it must outlive the base */
+    size_t len, path, dir, query; /* where the fast path cuts it; len 0: no fast path */
+} url_base_t;
+
+/* Prepare base (NULL: none, and references resolve against themselves, so that
+ * only absolute ones do). Never fails: a base url_resolve_normalize would reject
+ * makes url_resolve_base fail the same way. */
+void url_base_prepare(const char *base, url_base_t *b);
+
+/* url_resolve_normalize(base, ref, opts, out), the base prepared (with none, ref
+ * against itself). */
+int url_resolve_base(const url_base_t *b, const char *ref, const url_norm_opts_t *opts, char **out);
+
 /* 64-bit xxhash (XXH3) of a string; url_fingerprint normalizes first (with
  * default options) and hashes the result; an unparsable URL hashes as given. */
 uint64_t url_hash(const char *s, size_t len);

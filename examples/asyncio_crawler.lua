@@ -67,7 +67,7 @@ end
 function Crawler:record(url, status)
   self.fetched = self.fetched + 1
   self.statuses[status] = (self.statuses[status] or 0) + 1
-  io.stdout:write(status, " ", url, "\n")
+  io.stdout:write(status, " ", lc.url.redact(url), "\n")
 end
 
 function Crawler:follow_redirect(url, res, max_redirect)
@@ -99,7 +99,7 @@ function Crawler:fetch(url, max_redirect)
   local res, err = lc.fetch(url)
   if not res then
     self.errors = self.errors + 1
-    io.stdout:write("ERR ", url, " ", err.kind, "\n")
+    io.stdout:write("ERR ", lc.url.redact(url), " ", err.kind, "\n")
     return
   end
   self:record(url, res.status)

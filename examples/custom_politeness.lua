@@ -32,6 +32,8 @@ local base_of = function(key) return fragile[key] and FRAGILE or BASE end
 
 local stats = crawl.run({
   start = starts,
+  progress = false, -- stdout carries the pages; keep stderr for the stats
+  progress = false, -- stdout carries the pages; keep stderr for the stats
   host_key = "domain",
   per_host = 1,
   max_depth = 2,

@@ -30,6 +30,7 @@ for _, u in ipairs(starts) do hosts[#hosts + 1] = lc.url.host(u) end
 
 crawl.run({
   start = starts,
+  progress = false, -- stdout carries the pages; keep stderr for the stats
   allow = { hosts = hosts },
   max_depth = depth,
   concurrency = 32,   -- many hosts at once...

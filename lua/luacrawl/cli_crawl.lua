@@ -20,6 +20,7 @@ usage: luacrawl crawl URL... [options]
   --allow RE             only follow URLs matching the regular expression (repeatable)
   --deny RE              never follow URLs matching it (repeatable)
   --no-robots            do not fetch or obey robots.txt
+  --insecure             do not verify TLS certificates
   -A, --user-agent UA    User-Agent (its product token is matched in robots.txt)
   -o, --output FILE      pages as JSON Lines (.jsonl) or CSV (.csv); - for stdout
                          (default: stdout)
@@ -39,7 +40,10 @@ local flags = {
 }
 local numeric = { depth = true, max_pages = true, concurrency = true, per_host = true, delay = true, max_time = true }
 local lists = { ["--allow-host"] = "allow_hosts", ["--allow"] = "allow", ["--deny"] = "deny" }
-local switches = { ["--span-hosts"] = "span_hosts", ["--no-robots"] = "no_robots", ["-q"] = "quiet", ["--quiet"] = "quiet" }
+local switches = {
+  ["--span-hosts"] = "span_hosts", ["--no-robots"] = "no_robots", ["-q"] = "quiet", ["--quiet"] = "quiet",
+  ["--insecure"] = "insecure", ["-k"] = "insecure",
+}
 
 function M.parse_args(args)
   local o = { urls = {}, allow_hosts = {}, allow = {}, deny = {} }
@@ -86,9 +90,9 @@ local function record(page)
   local title
   if page.status < 300 and page:is_html() then title = page:html():title() end
   return {
-    url = page.request.url, status = page.status, depth = page.depth,
+    url = lc.url.redact(page.request.url), status = page.status, depth = page.depth,
     content_type = ctype or cjson.null, length = #page.body, title = title or cjson.null,
-    referrer = page.referrer or cjson.null, elapsed = math.floor(page.elapsed * 1e6 + 0.5) / 1e6,
+    referrer = page.referrer and lc.url.redact(page.referrer) or cjson.null, elapsed = math.floor(page.elapsed * 1e6 + 0.5) / 1e6,
   }
 end
 
@@ -140,11 +144,18 @@ function M.spec(o)
     stats_json = o.stats_json, output = o.output or "-", fields = M.fields,
     allow = function(url) return allowed(url) end, deny = deny,
     on_response = function(page) page:emit(record(page)) end,
+    fetch = o.insecure and { insecure = true } or nil,
   }
   return spec
 end
 
 function M.main(args)
+  for _, a in ipairs(args) do
+    if a == "--help" or a == "-h" then
+      io.stdout:write(M.usage)
+      return 0
+    end
+  end
   local ok, o = pcall(M.parse_args, args)
   if not ok then
     io.stderr:write("luacrawl: ", o, "\n", M.usage)

@@ -9,7 +9,8 @@
 --                page:css/css1/xpath/links/text/json, page:follow(...), page:emit(item)
 --   allow, deny  scope: {hosts = {...}, urls = {regex, ...}} or function(url, req)
 --                (default: the start URLs' hosts; span_hosts = true for any host)
---   max_depth, max_pages, max_time
+--   max_depth, max_pages (requests for new URLs: retries and redirect hops are
+--                not counted), max_time (seconds before scheduling stops)
 --   concurrency (16), per_host (2), delay (0 s), host_key ("host" | "domain" | "ip"
 --                | function(url) -> key), robots (true), max_delay (30 s),
 --   throttle     {target = 2.0, min_delay =, max_delay =}
@@ -18,8 +19,9 @@
 --   on_host(key, crawler) is called once per new host key. Policies in hooks can
 --   call crawler:set_delay(key, s), :backoff(key, s) and :delay(key) (in page
 --   hooks, page.crawler and page.key; req.key is the host key).
---   on_request(req), on_response(page), on_error(req, err), on_item(item): return
---                false to drop, a table to replace, nil to keep. on_response sees
+--   on_request(req), on_response(page), on_item(item): return false to drop, a
+--                table to replace, nil to keep; on_error(req, err) is told of each
+--                request that failed for good (its return is ignored). on_response sees
 --                every response, redirects too (dropping one stops the redirect);
 --                parse sees the rest.
 --   output       a file name (.jsonl/.csv, "-" for JSON Lines on stdout) or a
@@ -135,6 +137,7 @@ function Crawler:enqueue(req)
     st.duplicates = st.duplicates + 1
     return false
   end
+  req.key = req.key or self:host_key(req.url)
   req = apply_hook(self.spec.on_request, req)
   if not req then
     st.dropped = st.dropped + 1
@@ -172,12 +175,14 @@ end
 -- requests that waited for it are let through or counted as denied.
 function Crawler:fetch_robots(origin, key)
   local st = self.stats
-  local res, err = lc.fetch(origin .. "/robots.txt", self:fetch_opts({ follow = 5, max_size = 512 * 1024 }))
+  -- RFC 9309: at most 500 KiB is parsed; a larger file is cut there, not refused.
+  local res, err = lc.fetch(origin .. "/robots.txt",
+    self:fetch_opts({ follow = 5, max_size = robots.max_bytes, truncate = true }))
   local rules
   st.robots_fetched = st.robots_fetched + 1
   if not res then
     rules = robots.disallow_all()
-    self:log(("robots.txt of %s unreachable (%s): the host is not crawled"):format(origin, tostring(err)))
+    self:log(("robots.txt of %s unreachable (%s): the host is not crawled"):format(lc.url.redact(origin), tostring(err)))
   else
     local what = robots.for_status(res.status)
     if what == "parse" then
@@ -186,7 +191,7 @@ function Crawler:fetch_robots(origin, key)
       rules = robots.allow_all()
     else
       rules = robots.disallow_all()
-      self:log(("robots.txt of %s answered %d: the host is not crawled"):format(origin, res.status))
+      self:log(("robots.txt of %s answered %d: the host is not crawled"):format(lc.url.redact(origin), res.status))
     end
   end
   local rb = self.robots[origin]
@@ -362,7 +367,7 @@ function Crawler:redirect(req, res)
   local scheme = to:match("^(%a[%w+.-]*):")
   if not scheme or (scheme:lower() ~= "http" and scheme:lower() ~= "https") then
     self:count_error("invalid_url")
-    self:log(("refused redirect from %s to %s"):format(req.url, to))
+    self:log(("refused redirect from %s to %s"):format(lc.url.redact(req.url), lc.url.redact(to)))
     return
   end
   local hops = (req.redirects or 0) + 1
@@ -463,7 +468,8 @@ end
 
 function Crawler:launch(req)
   self.active = self.active + 1
-  self.launched = self.launched + 1
+  -- max_pages counts pages: not the retries of a request, nor its redirect hops.
+  if not req.retries and not req.redirects then self.launched = self.launched + 1 end
   local t
   t = lc.spawn(function()
     local ok, err = pcall(self.process, self, req)
@@ -473,7 +479,7 @@ function Crawler:launch(req)
     if not ok then
       if type(err) == "table" and err.kind == "cancelled" then error(err, 0) end
       self.stats.parse_errors = self.stats.parse_errors + 1
-      self:log(("error in parse for %s: %s"):format(req.url, tostring(err)))
+      self:log(("error in parse for %s: %s"):format(lc.url.redact(req.url), tostring(err)))
       if self.spec.on_error then self.spec.on_error(req, lc.error("script", tostring(err))) end
     end
     self:poke()
@@ -728,6 +734,14 @@ function Crawler:run()
   local show = self.spec.progress
   if show == nil then show = not self.spec.quiet end
   if show then helpers[#helpers + 1] = lc.spawn(self.progress, self) end
+  if #self.outputs > 0 then
+    helpers[#helpers + 1] = lc.spawn(function()
+      while true do
+        lc.sleep(1)
+        for _, out in ipairs(self.outputs) do out:flush() end
+      end
+    end)
+  end
   self:start()
   self:dispatch()
   self:stop(self.stop_reason or "done")

@@ -2,9 +2,9 @@
 -- name's extension ("-" is JSON Lines on stdout), a Lua table (items appended), or
 -- a function called with each item.
 --
--- Every record is written with one write of whole lines, and flushed at least once
--- a second, so a crawl that is stopped (even by a second Ctrl-C) leaves files that
--- end on a complete line.
+-- Records are buffered as whole lines and written 256 at a time (and whenever the
+-- crawl flushes, once a second), so a crawl that is stopped (even by a second
+-- Ctrl-C) leaves files that end on a complete line.
 local cjson = require "cjson"
 
 local M = {}
@@ -38,7 +38,12 @@ local function sorted_keys(item)
 end
 
 function Output:write(item)
-  if self.fn then return self.fn(item) end
+  if self.fn then
+    -- A function output reports a failure by returning nil (or false) and a message.
+    local ok, err = self.fn(item)
+    if not ok and err ~= nil then return nil, err end
+    return true
+  end
   if self.list then
     self.list[#self.list + 1] = item
     return true

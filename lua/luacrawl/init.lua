@@ -18,8 +18,14 @@ local M = {}
 -- cancelled), err.message says it for people.
 local Error = {}
 Error.__index = Error
+-- A URL fit for logs and outputs: user name and password replaced by "***".
+local function redact(url)
+  if type(url) ~= "string" then return url end
+  return (url:gsub("^(%a[%w+.-]*://)[^/?#@]*@", "%1***@", 1))
+end
+
 Error.__tostring = function(e)
-  if e.url then return e.kind .. ": " .. e.message .. " (" .. e.url .. ")" end
+  if e.url then return e.kind .. ": " .. e.message .. " (" .. redact(e.url) .. ")" end
   return e.kind .. ": " .. e.message
 end
 
@@ -331,6 +337,7 @@ M.signals = {
 }
 
 M.url, M.seen = core.url, core.seen
+M.url.redact = redact
 M.regex = require "luacrawl.regex"
 core.Response = Response
 M.html = require "luacrawl.html"

@@ -4,6 +4,7 @@ local M = {}
 M.fixture_port = os.getenv("LC_FIXTURE_PORT")
 M.fixture_url = os.getenv("LC_FIXTURE_URL")
 M.dns_server = os.getenv("LC_DNS_SERVER")
+M.dns_faults = os.getenv("LC_DNS_FAULTS")
 M.luacrawl_bin = os.getenv("LUACRAWL_BIN")
 M.source_dir = os.getenv("LC_SOURCE_DIR") or "."
 
