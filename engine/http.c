@@ -530,6 +530,13 @@ static int parse_url(http_xfer_t *x, const char *url, char **host, int *port, in
     char *scheme = NULL, *h = NULL, *p = NULL;
     int rc = -1;
     if (!u) return -1;
+    if (strlen(url) > HTTP_MAX_URL) {
+        char limit[32];
+        snprintf(limit, sizeof(limit), "%d", HTTP_MAX_URL);
+        fail(x, HTTP_E_INVALID_URL, "URL longer than %s bytes", limit);
+        curl_url_cleanup(u);
+        return -1;
+    }
     unsigned flags = proxy ? CURLU_GUESS_SCHEME : 0;
     CURLUcode uc = curl_url_set(u, CURLUPART_URL, url, flags);
     if (uc) {
@@ -623,7 +630,9 @@ static void setup_easy(http_xfer_t *x)
     curl_easy_setopt(e, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
     curl_easy_setopt(e, CURLOPT_RESOLVER_START_DATA, x);
     curl_easy_setopt(e, CURLOPT_RESOLVE, x->resolve);
-    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->max_body);
+    /* A declared length over the limit fails at once, unless the caller wants the
+     * body truncated (on_body cuts it). */
+    if (!r->truncate) curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->max_body);
     double remaining = r->timeout - (loop_time() - x->started);
     long timeout_ms = remaining > 0.001 ? (long)(remaining * 1000) : 1;
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);

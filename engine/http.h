@@ -13,6 +13,10 @@
 
 #include <stddef.h>
 
+/* Longer URLs are refused with HTTP_E_INVALID_URL (browsers and servers commonly
+ * stop at 8 KiB too). */
+#define HTTP_MAX_URL 8192
+
 typedef struct http http_t;
 typedef struct http_req http_req_t;
 typedef struct http_xfer http_xfer_t;

@@ -96,6 +96,13 @@ describe("lc.fetch", function()
     assert.equal("too_large", err.kind)
   end)
 
+  it("with truncate, cuts a body at max_size and says so", function()
+    local res = assert(fetch(h.url("/large?bytes=300000"), { max_size = 100000, truncate = true }))
+    assert.equal(100000, #res.body)
+    assert.is_true(res.truncated)
+    assert.is_nil(assert(fetch(h.url("/large?bytes=10"), { max_size = 100, truncate = true })).truncated)
+  end)
+
   it("aborts a body over the default 10 MiB", function()
     local res, err = fetch(h.url("/large?bytes=" .. (11 * 1024 * 1024)))
     assert.is_nil(res)
