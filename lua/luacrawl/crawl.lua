@@ -24,8 +24,9 @@
 --                request that failed for good (its return is ignored). on_response sees
 --                every response, redirects too (dropping one stops the redirect);
 --                parse sees the rest.
---   output       a file name (.jsonl/.csv, "-" for JSON Lines on stdout) or a
---                function(item), or a list of those; items = {} collects them too
+--   output       a file name (.jsonl/.csv, "-" for JSON Lines on stdout), {path=,
+--                format="jsonl"|"csv"}, a function(item), or a list of those;
+--                items = {} collects them too
 --   stats_json   file for the final stats; quiet; progress (default: on unless
 --                quiet): a status line on stderr refreshed every 0.5 s on a
 --                terminal, a log line every 10 s otherwise (progress_interval)
@@ -600,10 +601,23 @@ function Crawler:watch_signals()
   self:poke()
 end
 
+function Crawler:flush_outputs()
+  for _, out in ipairs(self.outputs) do
+    local ok, err = out:flush()
+    if not ok then
+      self.stats.output_errors = self.stats.output_errors + 1
+      self:log(tostring(err))
+    end
+  end
+end
+
 function Crawler:close_outputs()
   for _, out in ipairs(self.outputs) do
     local ok, err = out:close()
-    if not ok then self:log(tostring(err)) end
+    if not ok then
+      self.stats.output_errors = self.stats.output_errors + 1
+      self:log(tostring(err))
+    end
   end
 end
 
@@ -695,7 +709,7 @@ function M.new(spec)
   }, Crawler)
   for _, s in ipairs(spec.retry_statuses) do self.retry_status[s] = true end
   local outputs = spec.output
-  if type(outputs) ~= "table" then outputs = { outputs } end
+  if type(outputs) ~= "table" or outputs.path then outputs = { outputs } end
   for _, o in ipairs(outputs) do
     self.outputs[#self.outputs + 1] = export.open(o, { fields = spec.fields })
   end
@@ -738,7 +752,7 @@ function Crawler:run()
     helpers[#helpers + 1] = lc.spawn(function()
       while true do
         lc.sleep(1)
-        for _, out in ipairs(self.outputs) do out:flush() end
+        self:flush_outputs()
       end
     end)
   end

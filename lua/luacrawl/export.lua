@@ -74,8 +74,8 @@ function Output:flush()
   if #self.buffer == 0 or not self.file then return true end
   local ok, err = self.file:write(table.concat(self.buffer))
   self.buffer = {}
+  if ok then ok, err = self.file:flush() end
   if not ok then return nil, ("%s: %s"):format(self.name, err) end
-  self.file:flush()
   return true
 end
 
@@ -86,11 +86,16 @@ function Output:close()
   return ok, err
 end
 
--- Open an output for target: "items.jsonl", "items.csv", "-", a table or a function.
+-- Open an output for target: "items.jsonl", "items.csv", "-", {path=, format=}, a
+-- table (items appended) or a function.
 -- opts.fields fixes the CSV columns (else the sorted keys of the first item).
 function M.open(target, opts)
   opts = opts or {}
   local o = setmetatable({ buffer = {}, count = 0, spec_fields = opts.fields }, Output)
+  if type(target) == "table" and target.path then
+    -- {path = "/dev/stdout", format = "csv"}: a file whose name does not say its format.
+    opts.format, target = target.format, target.path
+  end
   if type(target) == "function" then
     o.fn, o.name = target, "function"
     return o
@@ -105,7 +110,7 @@ function M.open(target, opts)
     o.file, o.format = io.stdout, "jsonl"
     return o
   end
-  local ext = target:match("%.([%w]+)$")
+  local ext = opts.format or target:match("%.([%w]+)$")
   ext = ext and ext:lower()
   if ext == "csv" then
     o.format = "csv"

@@ -202,7 +202,9 @@ describe("crawl.run", function()
   it("follows redirect chains through the scheduler, deduplicating targets", function()
     local st = run({ start = { on("a.crawl.test", "/redirect/3"), on("a.crawl.test", "/redirect/1") }, robots = false })
     -- /redirect/1 is asked once though both chains reach it, /redirect/0 once.
-    assert.same({ "/redirect/3", "/redirect/1", "/redirect/2", "/redirect/0" }, paths(log("a.crawl.test").requests))
+    local p = paths(log("a.crawl.test").requests)
+    table.sort(p)
+    assert.same({ "/redirect/0", "/redirect/1", "/redirect/2", "/redirect/3" }, p)
     assert.equal(3, st.redirects)
   end)
 
@@ -370,6 +372,14 @@ describe("crawl.run", function()
     assert.equal(11, #lines)
     os.remove(jsonl)
     os.remove(csv)
+  end)
+
+  it("counts output errors (a full disk) and goes on", function()
+    local st = run({ start = { on("a.crawl.test", "/pagelinks?n=5") }, robots = false, max_depth = 1,
+      output = { path = "/dev/full", format = "jsonl" },
+      parse = function(page) page:follow(page:links()); page:emit({ url = page.url }) end })
+    assert.equal(6, st.pages)
+    assert.is_true(st.output_errors >= 1)
   end)
 
   it("returns stats and writes them as JSON", function()

@@ -622,9 +622,12 @@ static char *two_step(const char *base, const char *ref, int *err)
     return norm;
 }
 
-/* Links html.c keeps only since url_resolve_base: url_resolve counts the fragment in
- * URL_MAX_LENGTH, url_resolve_normalize (which drops it) does not. */
-static long too_long_with_fragment;
+/* Where url_resolve_normalize differs from url_resolve then url_normalize, as html.c
+ * did before: url_resolve counts the fragment in URL_MAX_LENGTH where
+ * url_resolve_normalize, which drops it, does not; and a host curl percent-decodes
+ * to what it reads as an IPv4 address ("//%39") is rewritten ("0.0.0.9") only when
+ * parsed a second time. The fast path may differ only in the first way. */
+static long slow_differs;
 
 /* url_resolve_normalize and url_resolve_base against url_resolve_normalize_slow
  * (base NULL: ref against itself, as html.c does without a base). */
@@ -650,10 +653,16 @@ static void check_resolve(const char *base, const char *ref)
         if (k == 0) { /* html.c's link_url, before and after */
             int et;
             char *t = two_step(sb, ref, &et);
-            if (!t && f && et == URL_E_TOO_LONG && strchr(ref, '#'))
-                too_long_with_fragment++;
-            else if (!same(0, t, 0, f))
-                report("two_step", base, ref, ef, f, 0, t);
+            int known = et == URL_E_TOO_LONG && strchr(ref, '#'); /* the fragment counted */
+            if (!same(0, t, 0, f)) {
+                if (eq == URL_OK && !known)
+                    report("two_step", base, ref, ef, f, 0, t);
+                else if (++slow_differs <= 5)
+                    fprintf(stderr,
+                            "note: url_resolve_normalize and two steps differ: base [%.60s] ref "
+                            "[%.60s]: [%.60s] against [%.60s]\n",
+                            base ? base : "(none)", ref, f ? f : "NULL", t ? t : "NULL");
+            }
             free(t);
         }
         free(f);
@@ -666,7 +675,7 @@ static void check_resolve(const char *base, const char *ref)
 static void test_spec_cases(void)
 {
     long before = mismatches;
-    mismatches = checked = fast_hits = 0;
+    mismatches = checked = fast_hits = slow_differs = 0;
     size_t nu = sizeof(SPEC_URLS) / sizeof(SPEC_URLS[0]);
     size_t nr = sizeof(SPEC_REFS) / sizeof(SPEC_REFS[0]);
     for (size_t i = 0; i < nu; i++)
@@ -692,9 +701,9 @@ static void test_spec_cases(void)
         check_normalize(longu);
         check_resolve("http://a/b", longu + 8);
     }
-    printf("spec cases: %ld checks, %ld fast, %ld mismatches (and %ld links of over %d bytes "
-           "with their fragment that html.c now keeps)\n",
-           checked, fast_hits, mismatches, too_long_with_fragment, URL_MAX_LENGTH);
+    printf("spec cases: %ld checks, %ld fast, %ld mismatches\n", checked, fast_hits, mismatches);
+    printf("(url_resolve_normalize against url_resolve + url_normalize: %ld differences)\n",
+           slow_differs);
     CHECK(mismatches == 0);
     mismatches += before;
 }
@@ -704,7 +713,7 @@ static long n_random = 200000;
 static void test_random_normalize(void)
 {
     long before = mismatches;
-    mismatches = checked = fast_hits = 0;
+    mismatches = checked = fast_hits = slow_differs = 0;
     for (long i = 0; i < n_random; i++) {
         sbuf_t b;
         b.n = 0;
@@ -745,7 +754,7 @@ static void test_random_resolve(void)
         "http://a/b/c/d;p?q#",     "https://h/?",          "http://127.0.0.1/a/b",
     };
     long before = mismatches;
-    mismatches = checked = fast_hits = 0;
+    mismatches = checked = fast_hits = slow_differs = 0;
     for (long i = 0; i < n_random; i++) {
         sbuf_t b, r;
         b.n = r.n = 0;
@@ -774,6 +783,8 @@ static void test_random_resolve(void)
     }
     printf("random resolve: %ld pairs (%ld on the fast path), %ld checks, %ld mismatches\n",
            n_random, fast_hits, checked, mismatches);
+    printf("(url_resolve_normalize against url_resolve + url_normalize: %ld differences)\n",
+           slow_differs);
     CHECK(mismatches == 0);
     mismatches += before;
 }
@@ -948,7 +959,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc > 1) n_random = atol(argv[1]);
-    if (argc > 2) rng_state = strtoull(argv[2], NULL, 0) | 1;
+    if (argc > 2) rng_state ^= strtoull(argv[2], NULL, 0) * 0x9E3779B97F4A7C15u;
     RUN(test_spec_cases);
     RUN(test_random_normalize);
     RUN(test_random_resolve);
