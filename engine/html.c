@@ -1074,6 +1074,9 @@ struct sax {
     } * open; /* the <a> elements open (they can nest), whose text is collected */
     size_t nopen, capopen;
     int failed;
+    struct buf *title;  /* the first <title>'s text, when asked for */
+    size_t title_depth; /* depth of that <title> while inside it, else 0 */
+    int title_seen;
 };
 
 static void sax_fail(htmlParserCtxtPtr ctxt, struct sax *s)
@@ -1088,6 +1091,11 @@ static void sax_start(void *ctx, const xmlChar *name, const xmlChar **atts)
     htmlParserCtxtPtr ctxt = ctx;
     struct sax *s = ctxt->_private;
     s->depth++;
+    if (s->title && !s->title_seen && strcmp((const char *)name, "title") == 0) {
+        s->title_seen = 1;
+        s->title_depth = s->depth;
+        if (append(s->title, "", 0) != 0) sax_fail(ctxt, s);
+    }
     int r = visit(&s->c, (const char *)name, atts, sax_attr, NULL);
     if (r < 0) {
         sax_fail(ctxt, s);
@@ -1120,6 +1128,7 @@ static void sax_end(void *ctx, const xmlChar *name)
     htmlParserCtxtPtr ctxt = ctx;
     struct sax *s = ctxt->_private;
     (void)name;
+    if (s->title_depth == s->depth) s->title_depth = 0;
     if (s->nopen && s->open[s->nopen - 1].depth == s->depth) s->nopen--;
     if (s->depth) s->depth--;
 }
@@ -1129,6 +1138,10 @@ static void sax_text(void *ctx, const xmlChar *text, int len)
 {
     htmlParserCtxtPtr ctxt = ctx;
     struct sax *s = ctxt->_private;
+    if (s->title_depth && len > 0 && append(s->title, text, (size_t)len) != 0) {
+        sax_fail(ctxt, s);
+        return;
+    }
     for (size_t i = 0; i < s->nopen && len > 0; i++)
         if (append(&s->c.v[s->open[i].cand].text, text, (size_t)len) != 0) {
             sax_fail(ctxt, s);
@@ -1139,7 +1152,14 @@ static void sax_text(void *ctx, const xmlChar *text, int len)
 int html_links_body(const char *body, size_t len, const char *http_charset, const char *doc_url,
                     unsigned flags, html_links_t *out, const char **encoding)
 {
-    struct sax s = {.c = {.flags = flags, .copy_refs = 1}};
+    return html_scan_body(body, len, http_charset, doc_url, flags, out, NULL, encoding);
+}
+
+int html_scan_body(const char *body, size_t len, const char *http_charset, const char *doc_url,
+                   unsigned flags, html_links_t *out, char **title, const char **encoding)
+{
+    struct buf title_buf = {NULL, 0, 0};
+    struct sax s = {.c = {.flags = flags, .copy_refs = 1}, .title = title ? &title_buf : NULL};
     struct buf buf = {NULL, 0, 0};
     htmlParserCtxtPtr ctxt = NULL;
     const char *text;
@@ -1171,10 +1191,16 @@ int html_links_body(const char *body, size_t len, const char *http_charset, cons
         if (s.failed) goto done;
     }
     rc = resolve_all(&s.c, doc_url, out);
+    if (rc == 0 && title) {
+        if (title_buf.p) squash(title_buf.p, title_buf.n);
+        *title = title_buf.p; /* NULL without a <title> */
+        title_buf.p = NULL;
+    }
 done:
     if (ctxt) htmlFreeParserCtxt(ctxt);
     free(s.open);
     free(buf.p);
+    free(title_buf.p);
     collect_free(&s.c);
     return rc;
 }

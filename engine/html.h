@@ -61,6 +61,12 @@ void html_links_free(html_links_t *links);
 int html_links_body(const char *body, size_t len, const char *http_charset, const char *doc_url,
                     unsigned flags, html_links_t *out, const char **encoding);
 
+/* html_links_body that also returns, in *title (malloc'd, squashed as html_title;
+ * NULL when the page has none), the first <title>'s text: what a crawler records of
+ * a page without building its tree. */
+int html_scan_body(const char *body, size_t len, const char *http_charset, const char *doc_url,
+                   unsigned flags, html_links_t *out, char **title, const char **encoding);
+
 /* The value of attribute name (lower case) of an element: without a copy when it is
  * one text node (the usual case), else a copy in *owned (xmlFree it; NULL if no copy
  * was made). NULL if the attribute is absent, "" if it has no value. */

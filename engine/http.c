@@ -970,9 +970,12 @@ void http_cancel(http_t *http, http_xfer_t *x)
  * on_header one call per line, as curl delivers them (after an interim 1xx status,
  * the next response's lines too); the rest through on_body in growing chunks; then
  * the header list is walked as finish() walks it. max_body and max_header of 0 keep
- * the defaults. Returns the number of headers, -1 when a callback told curl to
- * abort, -2 when the walk does not end exactly at the end of hdrbuf (a bug). */
-int http_fuzz_response(const char *data, size_t len, size_t max_body, size_t max_header);
+ * the defaults. With as_curl, a header line with a NUL byte ends the transfer as
+ * curl (7.83 and later) ends it; without, on_header gets it. Returns the number of
+ * headers, -1 when the transfer ended early, -2 when the walk does not end exactly at
+ * the end of hdrbuf (a bug). */
+int http_fuzz_response(const char *data, size_t len, size_t max_body, size_t max_header,
+                       int as_curl);
 
 static size_t fuzz_feed(size_t (*fn)(char *, size_t, size_t, void *), const char *data, size_t n,
                         http_xfer_t *x)
@@ -985,7 +988,8 @@ static size_t fuzz_feed(size_t (*fn)(char *, size_t, size_t, void *), const char
     return took;
 }
 
-int http_fuzz_response(const char *data, size_t len, size_t max_body, size_t max_header)
+int http_fuzz_response(const char *data, size_t len, size_t max_body, size_t max_header,
+                       int as_curl)
 {
     http_xfer_t *x = calloc(1, sizeof(*x));
     if (!x || !(x->req = http_req_new("http://fuzz.test/"))) {
@@ -1004,6 +1008,7 @@ int http_fuzz_response(const char *data, size_t len, size_t max_body, size_t max
             const char *sp = memchr(line, ' ', n);
             interim = sp && (size_t)(sp - line) + 1 < n && sp[1] == '1';
         }
+        if (as_curl && memchr(line, '\0', n)) goto out;
         if (fuzz_feed(on_header, line, n, x) != n) goto out;
         off += n;
         if (blank) {

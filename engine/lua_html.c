@@ -520,6 +520,28 @@ static int h_body_links(lua_State *L)
     return push_links(L, &links, rc, detail);
 }
 
+/* core.html.scan(body, url, charset, flags, detail) -> links, title: as body_links,
+ * with the first <title>'s text (or nil) from the same pass */
+static int h_scan(lua_State *L)
+{
+    size_t len;
+    const char *body = luaL_checklstring(L, 1, &len);
+    const char *url = luaL_optstring(L, 2, NULL), *charset = luaL_optstring(L, 3, NULL);
+    int detail = lua_toboolean(L, 5);
+    html_links_t links;
+    char *title = NULL;
+    int rc = html_scan_body(body, len, charset, url, link_flags(L, 4, detail), &links, &title, NULL);
+    if (title) {
+        lua_pushstring(L, title); /* before push_links, which may raise */
+        free(title);
+    } else {
+        lua_pushnil(L);
+    }
+    push_links(L, &links, rc, detail);
+    lua_insert(L, -2);
+    return 2;
+}
+
 /* Metatables --------------------------------------------------------------------- */
 
 static int doc_gc(lua_State *L)
@@ -579,6 +601,7 @@ static const luaL_Reg html_funcs[] = {
     {"title", h_title},
     {"links", h_links},
     {"body_links", h_body_links},
+    {"scan", h_scan},
     {"encoding", h_encoding},
     {"metatables", h_metatables},
     {NULL, NULL},

@@ -5,8 +5,10 @@
  * merge of a relative reference (curl's own gets "", "#s" and "..//x" wrong),
  * percent-escape normalization and query rewriting.
  *
- * Hot path: url_fingerprint runs for every link of every page. Apart from curl's
- * own allocations it allocates nothing for URLs that fit SCRATCH_STACK. */
+ * Hot path: url_resolve_normalize and url_fingerprint run for every link of every
+ * page. URLs already normalized, and plain references against such a base, skip
+ * curl altogether (Fast paths, below). Otherwise, apart from curl's own allocations,
+ * nothing is allocated for URLs that fit SCRATCH_STACK. */
 #include "url.h"
 #include "url_internal.h"
 
@@ -953,6 +955,7 @@ void url_base_prepare(const char *base, url_base_t *b)
 /* RFC 3986 section 5.2 on the strings (url_internal.h says when). */
 int url_resolve_fast(const url_base_t *b, const char *ref, const url_norm_opts_t *opts, char **out)
 {
+    *out = NULL;
     if (!plain_opts(opts) || (b->url && !b->len)) return -1;
     /* Bytes that clean() would change, and '\', are for the slow path. */
     size_t rn, frag = 0;
@@ -968,12 +971,14 @@ int url_resolve_fast(const url_base_t *b, const char *ref, const url_norm_opts_t
     if (!has_frag) frag = rn;
     if (has_frag && opts && opts->keep_fragment) return -1;
 
-    /* RFC 3986 section 5.2.2, ref having no scheme but http(s) with an authority. */
-    size_t keep; /* the bytes of the base the target starts with */
+    /* RFC 3986 section 5.2.2, for an absolute http(s) ref or one without a scheme. */
+    size_t keep, sl; /* keep: the bytes of the base the target starts with */
     if ((rn > 7 && memcmp(ref, "http://", 7) == 0) || (rn > 8 && memcmp(ref, "https://", 8) == 0))
         keep = 0;
-    else if (!b->len || scheme_len(ref, rn))
+    else if (!b->len)
         return -1;
+    else if ((sl = scheme_len(ref, rn)) != 0)
+        return is_special(ref, sl) ? -1 : URL_E_SCHEME; /* mailto:, javascript:... */
     else if (frag >= 2 && ref[0] == '/' && ref[1] == '/')
         keep = b->url[4] == ':' ? 5 : 6; /* "http:" or "https:" */
     else if (frag == 0)
@@ -998,7 +1003,7 @@ int url_resolve_fast(const url_base_t *b, const char *ref, const url_norm_opts_t
         path++;
     for (end = path; end < tn && t[end] != '?'; end++) {
     }
-    if (path < end && t[path] == '/') {
+    if (path < end && t[path] == '/' && memmem(t + path, end - path, "/.", 2)) {
         size_t pn = remove_dots(t + path, end - path);
         memmove(t + path + pn, t + end, tn - end + 1);
         tn -= end - path - pn;

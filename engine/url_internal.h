@@ -19,8 +19,8 @@ size_t url_normal_form(const char *url, size_t n);
  * ref is plain enough: a relative or absolute path, a query, a fragment or nothing,
  * "//" and an authority, or an absolute http(s) URL, with no byte clean() would
  * change, and opts no more than keep_fragment; and when the result is in normal
- * form. -1 if not, else URL_OK or URL_E_NOMEM with *out set as url_resolve_base
- * sets it. */
+ * form; or when ref has another scheme than http(s), which url_resolve_normalize
+ * refuses. -1 if not, else what url_resolve_base returns, *out set as it sets it. */
 int url_resolve_fast(const url_base_t *b, const char *ref, const url_norm_opts_t *opts, char **out);
 
 #endif

@@ -7,8 +7,8 @@
 --       bytes, else windows-1252. doc.encoding names what was used; doc.url is `url`.
 --   res:html() -> doc         for a fetch response: parsed once with res.url and the
 --                             charset of res.headers["content-type"], then cached;
---                             the tree is built on first need, and doc:links()
---                             before that takes the tree-free path of html.links
+--                             the tree is built on first need; doc:links() and
+--                             doc:title() before that take one tree-free pass
 --   doc:css(sel) -> {...}     matches of a CSS selector (see luacrawl.css): nodes, or
 --                             strings for sel::text and sel::attr(name)
 --   doc:css1(sel) -> first match or nil
@@ -211,12 +211,32 @@ if Response then
     Lazy[name] = function(self, ...) return fn(tree(self), ...) end
   end
 
+  -- One tree-free pass for the default links and the title, remembered: a crawler
+  -- recording each page's title and following its links parses it once.
+  local function scan(lazy)
+    local links, title = h.scan(rawget(lazy, "_body"), rawget(lazy, "_url"), rawget(lazy, "_charset"), 0, false)
+    lazy._links, lazy._title = links, title or false
+  end
+
   function Lazy:links(opts)
     local doc = rawget(self, "_doc")
     if doc and info(doc) ~= nil then return doc:links(opts) end
+    if opts == nil then
+      if rawget(self, "_links") == nil then scan(self) end
+      local copy, links = {}, rawget(self, "_links")
+      for i = 1, #links do copy[i] = links[i] end
+      return copy
+    end
     local o = { url = rawget(self, "_url"), charset = rawget(self, "_charset") }
-    for k, v in pairs(opts or {}) do o[k] = v end
+    for k, v in pairs(opts) do o[k] = v end
     return M.links(rawget(self, "_body"), o)
+  end
+
+  function Lazy:title()
+    local doc = rawget(self, "_doc")
+    if doc and info(doc) ~= nil then return doc:title() end
+    if rawget(self, "_title") == nil then scan(self) end
+    return rawget(self, "_title") or nil
   end
 
   LazyMT.__index = function(self, k)
