@@ -744,7 +744,7 @@ static int normalize(CURLU *h, scratch_t *sc, const char *url, const url_norm_op
 }
 
 /* url_normalize without the fast path (below). */
-int url_normalize_slow(const char *url, const url_norm_opts_t *opts, char **out)
+static int url_normalize_slow_once(const char *url, const url_norm_opts_t *opts, char **out)
 {
     *out = NULL;
     CURLU *h = curl_url();
@@ -758,6 +758,33 @@ int url_normalize_slow(const char *url, const url_norm_opts_t *opts, char **out)
     err = malloc_copy(err, res, len, out);
     scratch_free(&sc);
     curl_url_cleanup(h);
+    return err;
+}
+
+/* Whether the authority ("//...") of url holds a percent sign. */
+static int host_has_escape(const char *url)
+{
+    const char *a = strstr(url, "//");
+    if (!a) return 0;
+    for (a += 2; *a && *a != '/' && *a != '?' && *a != '#'; a++)
+        if (*a == '%') return 1;
+    return 0;
+}
+
+int url_normalize_slow(const char *url, const url_norm_opts_t *opts, char **out)
+{
+    int err = url_normalize_slow_once(url, opts, out);
+    /* curl decodes escapes in hosts ("%39" -> "9") after its own checks of numeric
+     * hosts: a second pass gives the form a third would keep ("0.0.0.9"), so
+     * normalizing stays idempotent. */
+    if (err == URL_OK && host_has_escape(url)) {
+        char *again = NULL;
+        int err2 = url_normalize_slow_once(*out, opts, &again);
+        if (err2 == URL_OK) {
+            free(*out);
+            *out = again;
+        }
+    }
     return err;
 }
 

@@ -459,3 +459,76 @@ describe("lc.seen", function()
     assert.has_error(function() set.add({}, "http://example.org/") end)
   end)
 end)
+
+-- url.c takes a fast path, without curl, for URLs already in normalized form and for
+-- plain references against such a base; tests/unit/test_url_fast.c checks it against
+-- the curl path on random URLs. These pin the cases at its edges.
+describe("lc.url fast path", function()
+  it("gives back a URL already normalized as it is, fragment dropped unless kept", function()
+    local u = "https://www.example.com:8443/a/b%20c/%C3%A9;v=1?q=a+b&x[]=1&y=%2F"
+    assert.equal(u, url.normalize(u))
+    assert.equal(u, url.normalize(u .. "#frag"))
+    assert.equal(u .. "#frag", url.normalize(u .. "#frag", { keep_fragment = true }))
+    assert.equal("http://127.0.0.1/x", url.normalize("http://127.0.0.1/x"))
+    assert.equal("http://a/.../c", url.normalize("http://a/.../c"))
+  end)
+
+  it("leaves to the slow path what it would change", function()
+    local cases = {
+      { "http://9/", "http://0.0.0.9/" },
+      { "http://1.2.3/", "http://1.2.0.3/" },
+      { "http://010.0.0.1/", "http://8.0.0.1/" },
+      { "http://a:80/x", "http://a/x" },
+      { "https://a:443/x", "https://a/x" },
+      { "http://a:08080/x", "http://a:8080/x" },
+      { "http://a/x?", "http://a/x" },
+      { "http://a/x?#f", "http://a/x" },
+      { "http://a", "http://a/" },
+      { "http://a?x", "http://a/?x" },
+      { "http://a/%7e", "http://a/~" },
+      { "http://a/%c3%a9", "http://a/%C3%A9" },
+      { "http://a/b/./c", "http://a/b/c" },
+      { "http://a/b/../c", "http://a/c" },
+      { "http://a/b/.", "http://a/b/" },
+      { "http://A.com/x", "http://a.com/x" },
+      { "http://a/x y", "http://a/x%20y" },
+    }
+    for _, case in ipairs(cases) do
+      assert.equal(case[2], url.normalize(case[1]), case[1])
+    end
+    assert.equal("http://a/x#y%20z", url.normalize("http://a/x#y z", { keep_fragment = true }))
+  end)
+
+  it("resolves a page's links as the slow path does", function()
+    local page = [[<a href="g">1</a><a href="../x/./y">2</a><a href="?q=1">3</a>
+      <a href="#top">4</a><a href="//cdn.example.org/s.css">5</a><a href="/a/b/..">6</a>
+      <a href="mailto:x@y">7</a><a href="ftp://f/x">8</a><a href="HTTP://Example.ORG:80/%7e">9</a>
+      <a href="g?">10</a><a href="https://x.example/p#f">11</a><a href="g h">12</a>]]
+    assert.same({
+      "https://www.example.com/blog/2024/g",
+      "https://www.example.com/blog/x/y",
+      "https://www.example.com/blog/2024/post?q=1",
+      "https://www.example.com/blog/2024/post?id=3",
+      "https://cdn.example.org/s.css",
+      "https://www.example.com/a/",
+      "http://example.org/~",
+      "https://x.example/p",
+      "https://www.example.com/blog/2024/g%20h",
+    }, lc.html.links(page, { url = "https://www.example.com/blog/2024/post?id=3" }))
+    assert.same({ "http://example.org/~", "https://x.example/p" }, lc.html.links(page))
+  end)
+
+  it("fingerprints a normalized URL and its unnormalized forms alike", function()
+    local fp = url.fingerprint("https://example.org/a%20b?x=1")
+    assert.equal(fp, url.fingerprint("HTTPS://Example.org:443/./a%20b?x=1#f"))
+    assert.equal(fp, url.fingerprint("https://example.org/a%20b?x=1#f"))
+  end)
+end)
+
+describe("lc.url.normalize on escaped hosts", function()
+  it("is idempotent when curl decodes a numeric host", function()
+    local once = lc.url.normalize("http://%39/")
+    assert.equal("http://0.0.0.9/", once)
+    assert.equal(once, lc.url.normalize(once))
+  end)
+end)
