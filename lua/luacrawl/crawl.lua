@@ -279,7 +279,9 @@ function Page:follow(what, opts)
   for _, item in ipairs(what) do
     local href = item
     if type(item) ~= "string" then href = item:attr("href") or item:attr("src") end
-    local url = href and lc.url.resolve(self.url, href)
+    -- Links from page:links() are absolute already: enqueue normalizes them (a
+    -- copy, for a normalized URL) without resolving them again.
+    local url = href and (href:find("^https?://") and href or lc.url.resolve(self.url, href))
     if url then
       local ok = crawler:enqueue({
         url = url, depth = self.depth + 1, referrer = self.url, meta = opts.meta,
