@@ -63,7 +63,8 @@ static void arm_timer(dns_t *dns);
 static unsigned hash_host(const char *s)
 {
     unsigned h = 2166136261u;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
     return h;
 }
 
@@ -95,7 +96,8 @@ static void grow_buckets(dns_t *dns)
 
 static void clear_result(struct entry *e)
 {
-    for (int i = 0; i < e->naddrs; i++) free(e->addrs[i]);
+    for (int i = 0; i < e->naddrs; i++)
+        free(e->addrs[i]);
     e->naddrs = 0;
     free(e->error);
     e->error = NULL;
@@ -200,7 +202,8 @@ static double clamp(double v, double lo, double hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-static void set_failure(struct entry *e, enum dns_status status, const char *fmt, const char *detail)
+static void set_failure(struct entry *e, enum dns_status status, const char *fmt,
+                        const char *detail)
 {
     char msg[512];
     snprintf(msg, sizeof(msg), fmt, e->host, detail);
@@ -396,10 +399,9 @@ void dns_set_timeout(dns_t *dns, int timeout_ms, int tries)
         opts.sock_state_cb_data = dns;
         opts.timeout = timeout_ms;
         opts.tries = tries;
-        if (dns->inflight == 0 &&
-            ares_init_options(&fresh, &opts,
-                              ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES) ==
-                ARES_SUCCESS) {
+        if (dns->inflight == 0 && ares_init_options(&fresh, &opts,
+                                                    ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS |
+                                                        ARES_OPT_TRIES) == ARES_SUCCESS) {
             ares_set_servers_ports(fresh, list);
             ares_destroy(dns->channel);
             dns->channel = fresh;
@@ -412,7 +414,8 @@ static int lower_host(char *dst, const char *src)
 {
     size_t n = strlen(src);
     if (n == 0 || n > MAX_HOST) return -1;
-    for (size_t i = 0; i <= n; i++) dst[i] = (char)tolower((unsigned char)src[i]);
+    for (size_t i = 0; i <= n; i++)
+        dst[i] = (char)tolower((unsigned char)src[i]);
     if (n > 1 && dst[n - 1] == '.') dst[n - 1] = '\0'; /* "example.org." */
     return 0;
 }
@@ -429,7 +432,7 @@ static int literal_address(struct entry *e)
         tmp[n - 2] = '\0';
         h = tmp;
     }
-    int family = inet_pton(AF_INET, h, buf) == 1 ? AF_INET
+    int family = inet_pton(AF_INET, h, buf) == 1    ? AF_INET
                  : inet_pton(AF_INET6, h, buf) == 1 ? AF_INET6
                                                     : 0;
     if (!family) return 0;

@@ -23,7 +23,7 @@ enum dns_status {
 
 typedef struct dns_answer {
     enum dns_status status;
-    const char *error;  /* human message when status != DNS_OK */
+    const char *error; /* human message when status != DNS_OK */
     int naddrs;
     const char **addrs; /* textual addresses, IPv6 without brackets */
     double ttl;         /* seconds the answer stays cached from now */

@@ -226,7 +226,8 @@ static int buf_reserve(struct buf *b, size_t extra)
 {
     if (b->len + extra <= b->cap) return 0;
     size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra) cap *= 2;
+    while (cap < b->len + extra)
+        cap *= 2;
     char *d = realloc(b->data, cap);
     if (!d) return -1;
     b->data = d;
@@ -259,10 +260,14 @@ static void fail(http_xfer_t *x, enum http_error e, const char *fmt, const char 
 static const char *version_name(long v)
 {
     switch (v) {
-    case CURL_HTTP_VERSION_1_0: return "1.0";
-    case CURL_HTTP_VERSION_2_0: return "2";
-    case CURL_HTTP_VERSION_3: return "3";
-    default: return "1.1";
+    case CURL_HTTP_VERSION_1_0:
+        return "1.0";
+    case CURL_HTTP_VERSION_2_0:
+        return "2";
+    case CURL_HTTP_VERSION_3:
+        return "3";
+    default:
+        return "1.1";
     }
 }
 
@@ -395,7 +400,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 
 static void trim(const char **s, size_t *n)
 {
-    while (*n && (**s == ' ' || **s == '\t')) (*s)++, (*n)--;
+    while (*n && (**s == ' ' || **s == '\t'))
+        (*s)++, (*n)--;
     while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t' || (*s)[*n - 1] == '\r' ||
                   (*s)[*n - 1] == '\n'))
         (*n)--;
@@ -407,8 +413,7 @@ static int store_header(http_xfer_t *x, const char *line, size_t n)
     if (n && (line[0] == ' ' || line[0] == '\t') && x->nheaders) {
         trim(&line, &n);
         x->hdrbuf.len--; /* reopen the last value */
-        if (buf_append(&x->hdrbuf, " ", 1) < 0 || buf_append(&x->hdrbuf, line, n) < 0)
-            return -1;
+        if (buf_append(&x->hdrbuf, " ", 1) < 0 || buf_append(&x->hdrbuf, line, n) < 0) return -1;
         return buf_append(&x->hdrbuf, "", 1);
     }
     const char *colon = memchr(line, ':', n);
@@ -583,7 +588,8 @@ static int is_literal(const char *host)
 static int add_resolve(http_xfer_t *x, const char *host, int port, const dns_answer_t *ans)
 {
     size_t n = strlen(host) + 16;
-    for (int i = 0; i < ans->naddrs; i++) n += strlen(ans->addrs[i]) + 3;
+    for (int i = 0; i < ans->naddrs; i++)
+        n += strlen(ans->addrs[i]) + 3;
     char *entry = malloc(n);
     if (!entry) return -1;
     size_t off = (size_t)snprintf(entry, n, "+%s:%d:", host, port);
@@ -637,7 +643,8 @@ static void setup_easy(http_xfer_t *x)
     long timeout_ms = remaining > 0.001 ? (long)(remaining * 1000) : 1;
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->connect_timeout * 1000));
-    curl_easy_setopt(e, CURLOPT_USERAGENT, r->user_agent ? r->user_agent : "luacrawl/" LUACRAWL_VERSION);
+    curl_easy_setopt(e, CURLOPT_USERAGENT,
+                     r->user_agent ? r->user_agent : "luacrawl/" LUACRAWL_VERSION);
     if (r->headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
     if (r->proxy) curl_easy_setopt(e, CURLOPT_PROXY, r->proxy);
     if (r->ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
@@ -804,9 +811,13 @@ static void map_curl_error(http_xfer_t *x, CURLcode rc)
     }
     switch (rc) {
     case CURLE_UNSUPPORTED_PROTOCOL:
-    case CURLE_URL_MALFORMAT: fail(x, HTTP_E_INVALID_URL, "invalid URL: %s", detail); break;
+    case CURLE_URL_MALFORMAT:
+        fail(x, HTTP_E_INVALID_URL, "invalid URL: %s", detail);
+        break;
     case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY: fail(x, HTTP_E_DNS, "%s", detail); break;
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        fail(x, HTTP_E_DNS, "%s", detail);
+        break;
     case CURLE_RECV_ERROR:
         /* curl 7.88 reports broken chunked encoding as a receive error too. */
         if (strstr(detail, "chunk"))
@@ -816,8 +827,12 @@ static void map_curl_error(http_xfer_t *x, CURLcode rc)
         break;
     case CURLE_COULDNT_CONNECT:
     case CURLE_SEND_ERROR:
-    case CURLE_GOT_NOTHING: fail(x, HTTP_E_CONNECT, "%s", detail); break;
-    case CURLE_OPERATION_TIMEDOUT: fail(x, HTTP_E_TIMEOUT, "%s", detail); break;
+    case CURLE_GOT_NOTHING:
+        fail(x, HTTP_E_CONNECT, "%s", detail);
+        break;
+    case CURLE_OPERATION_TIMEDOUT:
+        fail(x, HTTP_E_TIMEOUT, "%s", detail);
+        break;
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CERTPROBLEM:
@@ -829,7 +844,9 @@ static void map_curl_error(http_xfer_t *x, CURLcode rc)
     case CURLE_SSL_CRL_BADFILE:
     case CURLE_SSL_ENGINE_INITFAILED:
     case CURLE_SSL_SHUTDOWN_FAILED:
-    case CURLE_USE_SSL_FAILED: fail(x, HTTP_E_TLS, "%s", detail); break;
+    case CURLE_USE_SSL_FAILED:
+        fail(x, HTTP_E_TLS, "%s", detail);
+        break;
     case CURLE_OUT_OF_MEMORY:
         /* curl 7.88 reports a header line over its 100 KiB limit this way. */
         if (x->body.len == 0)
@@ -837,7 +854,9 @@ static void map_curl_error(http_xfer_t *x, CURLcode rc)
         else
             fail(x, HTTP_E_PROTOCOL, "%s", detail);
         break;
-    default: fail(x, HTTP_E_PROTOCOL, "%s", detail); break;
+    default:
+        fail(x, HTTP_E_PROTOCOL, "%s", detail);
+        break;
     }
 }
 
@@ -909,7 +928,8 @@ void http_free(http_t *http)
 {
     if (!http) return;
     if (http->timer) loop_timer_cancel(http->loop, http->timer);
-    for (int i = 0; i < http->npool; i++) curl_easy_cleanup(http->pool[i]);
+    for (int i = 0; i < http->npool; i++)
+        curl_easy_cleanup(http->pool[i]);
     curl_multi_cleanup(http->multi);
     curl_share_cleanup(http->share);
     free(http);

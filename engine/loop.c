@@ -68,7 +68,8 @@ loop_t *loop_new(void)
 void loop_free(loop_t *loop)
 {
     if (!loop) return;
-    for (size_t i = 0; i < loop->nheap; i++) free(loop->heap[i]);
+    for (size_t i = 0; i < loop->nheap; i++)
+        free(loop->heap[i]);
     free(loop->heap);
     struct deferred *d, *next;
     for (d = loop->dhead; d; d = next) {
@@ -90,7 +91,8 @@ static int grow_watchers(loop_t *loop, int fd)
 {
     if (fd < loop->nwatchers) return 0;
     int n = loop->nwatchers ? loop->nwatchers : 64;
-    while (n <= fd) n *= 2;
+    while (n <= fd)
+        n *= 2;
     struct watcher *w = realloc(loop->watchers, (size_t)n * sizeof(*w));
     if (!w) return -1;
     memset(w + loop->nwatchers, 0, (size_t)(n - loop->nwatchers) * sizeof(*w));
@@ -260,7 +262,8 @@ static void run_deferred(loop_t *loop)
         if (loop->stopped && next) {
             /* Put the rest back in front so nothing deferred is lost. */
             struct deferred *tail = next;
-            while (tail->next) tail = tail->next;
+            while (tail->next)
+                tail = tail->next;
             tail->next = loop->dhead;
             if (!loop->dhead) loop->dtail = tail;
             loop->dhead = next;
@@ -327,7 +330,8 @@ int loop_run_once(loop_t *loop, int block)
     struct epoll_event events[MAX_EVENTS];
     int n = epoll_wait(loop->epfd, events, MAX_EVENTS, poll_timeout_ms(loop, block));
     loop->now = loop_time();
-    for (int i = 0; i < n && !loop->stopped; i++) dispatch(loop, &events[i]);
+    for (int i = 0; i < n && !loop->stopped; i++)
+        dispatch(loop, &events[i]);
     fire_timers(loop);
     return loop->refs > 0 || loop->dhead != NULL;
 }

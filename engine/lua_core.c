@@ -179,8 +179,9 @@ static int core_versions(lua_State *L)
 }
 
 static const luaL_Reg core_funcs[] = {
-    {"init", core_init},   {"configure", core_configure}, {"stats", core_stats},
-    {"versions", core_versions}, {NULL, NULL},
+    {"init", core_init},   {"configure", core_configure},
+    {"stats", core_stats}, {"versions", core_versions},
+    {NULL, NULL},
 };
 
 /* Loaded as a Lua C module, luacrawl.so must stay mapped until the state is gone:

@@ -530,7 +530,8 @@ static int h_scan(lua_State *L)
     int detail = lua_toboolean(L, 5);
     html_links_t links;
     char *title = NULL;
-    int rc = html_scan_body(body, len, charset, url, link_flags(L, 4, detail), &links, &title, NULL);
+    int rc =
+        html_scan_body(body, len, charset, url, link_flags(L, 4, detail), &links, &title, NULL);
     if (title) {
         lua_pushstring(L, title); /* before push_links, which may raise */
         free(title);

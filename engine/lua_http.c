@@ -32,7 +32,8 @@ static void deliver(struct op *op, lua_CFunction builder)
         lua_rawgeti(L, LUA_REGISTRYINDEX, op->ref);
         luaL_unref(L, LUA_REGISTRYINDEX, op->ref);
         n = (int)lua_objlen(L, -1);
-        for (int i = 1; i <= n; i++) lua_rawgeti(L, -i, i);
+        for (int i = 1; i <= n; i++)
+            lua_rawgeti(L, -i, i);
         lua_xmove(L, co, n);
         lua_pop(L, 1);
     }
@@ -60,7 +61,8 @@ static void push_headers(lua_State *L, lc_state_t *st, const http_res_t *res)
     for (int i = 0; i < res->nheaders; i++) {
         size_t n = strlen(res->headers[i].name);
         if (n >= sizeof(name)) continue;
-        for (size_t j = 0; j <= n; j++) name[j] = (char)tolower((unsigned char)res->headers[i].name[j]);
+        for (size_t j = 0; j <= n; j++)
+            name[j] = (char)tolower((unsigned char)res->headers[i].name[j]);
         lua_getfield(L, -1, name);
         if (lua_isnil(L, -1)) {
             lua_pop(L, 1);
@@ -156,8 +158,10 @@ static double opt_number(lua_State *L, int idx, const char *key, double def)
 static void bad_header(lua_State *L, http_req_t *req, const char *name)
 {
     http_req_free(req);
-    luaL_error(L, "fetch: header '%s' refused: names and values must not contain CR or LF "
-                  "(and names no colon)", name);
+    luaL_error(L,
+               "fetch: header '%s' refused: names and values must not contain CR or LF "
+               "(and names no colon)",
+               name);
 }
 
 static void apply_headers(lua_State *L, int idx, http_req_t *req)

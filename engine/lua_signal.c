@@ -112,7 +112,8 @@ static void abort_wait(void *arg)
 {
     struct waiter *w = arg;
     struct waiter **p = &w->owner->waiters;
-    while (*p && *p != w) p = &(*p)->next;
+    while (*p && *p != w)
+        p = &(*p)->next;
     if (*p) *p = w->next;
     free(w);
 }
@@ -132,7 +133,8 @@ static int l_wait(lua_State *L)
     w->task = t;
     w->owner = s;
     struct waiter **p = &s->waiters;
-    while (*p) p = &(*p)->next;
+    while (*p)
+        p = &(*p)->next;
     *p = w;
     task_wait(t, abort_wait, w);
     return lua_yield(L, 0);

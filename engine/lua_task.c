@@ -189,8 +189,8 @@ static int t_gc(lua_State *L)
 }
 
 static const luaL_Reg task_methods[] = {
-    {"_join", t_join}, {"cancel", t_cancel}, {"done", t_done},
-    {"state", t_state}, {"id", t_id},        {NULL, NULL},
+    {"_join", t_join},  {"cancel", t_cancel}, {"done", t_done},
+    {"state", t_state}, {"id", t_id},         {NULL, NULL},
 };
 
 static const luaL_Reg core_funcs[] = {

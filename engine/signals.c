@@ -22,7 +22,8 @@ static void on_readable(loop_t *loop, int fd, int events, void *arg)
     (void)events;
     sigwatch_t *w = arg;
     struct signalfd_siginfo info;
-    while (read(fd, &info, sizeof(info)) == (ssize_t)sizeof(info)) w->fn(w->arg, (int)info.ssi_signo);
+    while (read(fd, &info, sizeof(info)) == (ssize_t)sizeof(info))
+        w->fn(w->arg, (int)info.ssi_signo);
 }
 
 sigwatch_t *sigwatch_new(loop_t *loop, sigwatch_fn fn, void *arg)

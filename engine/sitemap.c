@@ -28,19 +28,27 @@ static int gunzip(const char *in, size_t len, char **out, size_t *outlen, char *
     size_t cap = len * 4 < 65536 ? 65536 : len * 4, n = 0;
     if (cap > SITEMAP_MAX_BYTES + 1) cap = SITEMAP_MAX_BYTES + 1;
     char *buf = malloc(cap);
+    if (!buf) {
+        snprintf(err, errlen, "sitemap: out of memory");
+        goto fail;
+    }
     int rc = Z_OK;
     zs.next_in = (Bytef *)in;
     zs.avail_in = (uInt)len;
-    while (buf && rc != Z_STREAM_END) {
+    while (rc != Z_STREAM_END) {
         if (n == cap) {
             if (cap > SITEMAP_MAX_BYTES) {
-                snprintf(err, errlen, "sitemap: more than %u bytes uncompressed (the protocol's limit is 50 MB)",
+                snprintf(err, errlen,
+                         "sitemap: more than %u bytes uncompressed (the protocol's limit is 50 MB)",
                          SITEMAP_MAX_BYTES);
                 goto fail;
             }
             size_t ncap = cap * 2 > SITEMAP_MAX_BYTES + 1 ? SITEMAP_MAX_BYTES + 1 : cap * 2;
             char *nb = realloc(buf, ncap);
-            if (!nb) break;
+            if (!nb) {
+                snprintf(err, errlen, "sitemap: out of memory");
+                goto fail;
+            }
             buf = nb;
             cap = ncap;
         }
@@ -57,12 +65,9 @@ static int gunzip(const char *in, size_t len, char **out, size_t *outlen, char *
             goto fail;
         }
     }
-    if (!buf) {
-        snprintf(err, errlen, "sitemap: out of memory");
-        goto fail;
-    }
     if (n > SITEMAP_MAX_BYTES) {
-        snprintf(err, errlen, "sitemap: more than %u bytes uncompressed (the protocol's limit is 50 MB)",
+        snprintf(err, errlen,
+                 "sitemap: more than %u bytes uncompressed (the protocol's limit is 50 MB)",
                  SITEMAP_MAX_BYTES);
         goto fail;
     }
@@ -85,8 +90,10 @@ static int too_many(char *err, size_t errlen)
 /* Copy s without surrounding whitespace into a fresh string. */
 static char *trimmed(const char *s, size_t n)
 {
-    while (n && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')) s++, n--;
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n')) n--;
+    while (n && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n'))
+        s++, n--;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
+        n--;
     char *t = malloc(n + 1);
     if (t) {
         memcpy(t, s, n);
@@ -108,7 +115,8 @@ static int parse_text(const char *p, size_t len, sitemap_fn fn, void *arg, char 
             snprintf(err, errlen, "sitemap: out of memory");
             return -1;
         }
-        if (*line && (strncasecmp(line, "http://", 7) == 0 || strncasecmp(line, "https://", 8) == 0)) {
+        if (*line &&
+            (strncasecmp(line, "http://", 7) == 0 || strncasecmp(line, "https://", 8) == 0)) {
             if (++count > SITEMAP_MAX_URLS) {
                 free(line);
                 return too_many(err, errlen);
@@ -172,11 +180,13 @@ static int emit(struct xml_state *st, sitemap_fn fn, void *arg, int *stop, char 
         if (++st->count > SITEMAP_MAX_URLS) {
             rc = too_many(err, errlen);
         } else {
-            sitemap_entry_t e = {clean[F_LOC], clean[F_LASTMOD], clean[F_CHANGEFREQ], clean[F_PRIORITY]};
+            sitemap_entry_t e = {clean[F_LOC], clean[F_LASTMOD], clean[F_CHANGEFREQ],
+                                 clean[F_PRIORITY]};
             *stop = fn(arg, &e);
         }
     }
-    for (int i = 0; i < F_COUNT; i++) free(clean[i]);
+    for (int i = 0; i < F_COUNT; i++)
+        free(clean[i]);
     clear_fields(st);
     return rc;
 }
@@ -185,8 +195,8 @@ static int parse_xml(const char *p, size_t len, enum sitemap_kind *kind, sitemap
                      char *err, size_t errlen)
 {
     xmlTextReaderPtr r = xmlReaderForMemory(p, (int)len, NULL, NULL,
-                                            XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
-                                                XML_PARSE_COMPACT);
+                                            XML_PARSE_NONET | XML_PARSE_NOERROR |
+                                                XML_PARSE_NOWARNING | XML_PARSE_COMPACT);
     if (!r) {
         snprintf(err, errlen, "sitemap: cannot read XML");
         return -1;
@@ -204,8 +214,8 @@ static int parse_xml(const char *p, size_t len, enum sitemap_kind *kind, sitemap
                 else if (strcmp(name, "urlset") == 0)
                     *kind = SITEMAP_URLSET;
                 else {
-                    snprintf(err, errlen, "sitemap: root element is <%s>, not <urlset> or <sitemapindex>",
-                             name);
+                    snprintf(err, errlen,
+                             "sitemap: root element is <%s>, not <urlset> or <sitemapindex>", name);
                     rc = -1;
                 }
             } else if (strcmp(name, "url") == 0 || strcmp(name, "sitemap") == 0) {
@@ -250,7 +260,8 @@ static int parse_xml(const char *p, size_t len, enum sitemap_kind *kind, sitemap
 static int looks_like_xml(const char *p, size_t n)
 {
     if (n >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3, n -= 3;
-    while (n && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++, n--;
+    while (n && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++, n--;
     return n && *p == '<';
 }
 

@@ -20,7 +20,7 @@ typedef int (*sitemap_fn)(void *arg, const sitemap_entry_t *entry);
 
 /* Parse body (gzip is detected by its magic bytes). Returns 0 and sets *kind, or
  * -1 with a message in err. */
-int sitemap_parse(const char *body, size_t len, enum sitemap_kind *kind, sitemap_fn fn,
-                  void *arg, char *err, size_t errlen);
+int sitemap_parse(const char *body, size_t len, enum sitemap_kind *kind, sitemap_fn fn, void *arg,
+                  char *err, size_t errlen);
 
 #endif

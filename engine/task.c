@@ -107,7 +107,8 @@ static void push_outcome(lua_State *L, task_t *t)
         lua_pop(L, 1);
         luaL_checkstack(L, n + 2, "too many results to join");
         lua_pushboolean(L, 1);
-        for (int i = 1; i <= n; i++) lua_rawgeti(L, -1 - i, i);
+        for (int i = 1; i <= n; i++)
+            lua_rawgeti(L, -1 - i, i);
         lua_remove(L, -2 - n); /* the table */
     } else {
         lua_getfield(L, -1, "err");
@@ -200,7 +201,8 @@ static void store_results(task_t *t, int status)
         lua_createtable(L, n, 1);
         int tidx = lua_gettop(L);
         lua_xmove(co, L, n);
-        for (int i = n; i >= 1; i--) lua_rawseti(L, tidx, i);
+        for (int i = n; i >= 1; i--)
+            lua_rawseti(L, tidx, i);
         lua_pushinteger(L, n);
         lua_setfield(L, tidx, "n");
     } else {
@@ -406,15 +408,18 @@ task_t *task_waitable(sched_t *s, lua_State *L, const char *what)
 {
     task_t *t = s->current;
     if (!t)
-        raise_at_caller(L, what, "must be called from a luacrawl task (inside lc.run or a task "
-                                 "it spawned)");
+        raise_at_caller(L, what,
+                        "must be called from a luacrawl task (inside lc.run or a task "
+                        "it spawned)");
     else if (t->co != L)
-        raise_at_caller(L, what, "called from a coroutine the task created itself; luacrawl "
-                                 "can only wait in the task's own coroutine");
+        raise_at_caller(L, what,
+                        "called from a coroutine the task created itself; luacrawl "
+                        "can only wait in the task's own coroutine");
     else if (!lua_isyieldable(L))
-        raise_at_caller(L, what, "cannot wait here: the call is inside a function called from C "
-                                 "(a table.sort comparator, a string.gsub callback, a "
-                                 "metamethod called by C)");
+        raise_at_caller(L, what,
+                        "cannot wait here: the call is inside a function called from C "
+                        "(a table.sort comparator, a string.gsub callback, a "
+                        "metamethod called by C)");
     return t;
 }
 
@@ -461,11 +466,15 @@ int task_suspended(task_t *t)
 void task_cancel(task_t *t)
 {
     switch (t->state) {
-    case T_DONE: return;
+    case T_DONE:
+        return;
     case T_NEW:
     case T_READY:
-    case T_RUNNING: t->cancel_pending = 1; return;
-    case T_WAITING: break;
+    case T_RUNNING:
+        t->cancel_pending = 1;
+        return;
+    case T_WAITING:
+        break;
     }
     task_abort_fn abort = t->abort;
     t->abort = NULL;
@@ -539,6 +548,7 @@ void sched_run(sched_t *s)
     for (int round = 0; round < 16; round++) {
         loop_run(s->loop);
         if (!s->live) return;
-        for (task_t *t = s->live; t; t = t->live_next) task_cancel(t);
+        for (task_t *t = s->live; t; t = t->live_next)
+            task_cancel(t);
     }
 }

@@ -81,7 +81,10 @@ end
 
 function Output:close()
   local ok, err = self:flush()
-  if self.file and self.file ~= io.stdout then self.file:close() end
+  if self.file and self.file ~= io.stdout then
+    local cok, cerr = self.file:close()
+    if ok and not cok then ok, err = nil, ("%s: %s"):format(self.name, cerr) end
+  end
   self.file = nil
   return ok, err
 end

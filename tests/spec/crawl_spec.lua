@@ -379,7 +379,7 @@ describe("crawl.run", function()
       output = { path = "/dev/full", format = "jsonl" },
       parse = function(page) page:follow(page:links()); page:emit({ url = page.url }) end })
     assert.equal(6, st.pages)
-    assert.is_true(st.output_errors >= 1)
+    assert.is_true(st.output_errors >= 1, "output_errors " .. st.output_errors .. ", items " .. st.items)
   end)
 
   it("returns stats and writes them as JSON", function()

@@ -29,7 +29,8 @@ static void wait_all(struct result *r, int n)
 {
     for (;;) {
         int done = 1;
-        for (int i = 0; i < n; i++) done &= r[i].done;
+        for (int i = 0; i < n; i++)
+            done &= r[i].done;
         if (done) return;
         loop_run_once(loop, 1);
     }
@@ -67,12 +68,14 @@ static void concurrent_lookups_share_one_query(void)
     dns_stats_t before, after;
     dns_get_stats(dns, &before);
     struct result r[50];
-    for (int i = 0; i < 50; i++) resolve("b.crawl.test", &r[i]);
+    for (int i = 0; i < 50; i++)
+        resolve("b.crawl.test", &r[i]);
     wait_all(r, 50);
     dns_get_stats(dns, &after);
     CHECK(after.queries - before.queries == 1);
     CHECK(after.coalesced - before.coalesced == 49);
-    for (int i = 0; i < 50; i++) CHECK(strcmp(r[i].addr, "127.0.0.3") == 0);
+    for (int i = 0; i < 50; i++)
+        CHECK(strcmp(r[i].addr, "127.0.0.3") == 0);
 }
 
 static void cached_answers_need_no_query(void)
@@ -115,7 +118,8 @@ static void answers_expire_after_their_ttl(void)
     dns_get_stats(dns, &after);
     CHECK(after.queries == before.queries); /* still fresh */
     double until = loop_time() + 0.3;
-    while (loop_time() < until) loop_run_once(loop, 0);
+    while (loop_time() < until)
+        loop_run_once(loop, 0);
     resolve("c.crawl.test", &r);
     wait_all(&r, 1);
     dns_get_stats(dns, &after);

@@ -23,7 +23,8 @@ static void timers_fire_in_deadline_order(void)
     loop_timer_add(loop, 0.010, record, "a");
     loop_timer_add(loop, 0.020, record, "b");
     loop_ref(loop);
-    while (norder < 3) loop_run_once(loop, 1);
+    while (norder < 3)
+        loop_run_once(loop, 1);
     CHECK(strcmp(order, "abc") == 0);
     loop_free(loop);
 }
@@ -33,9 +34,11 @@ static void equal_deadlines_fire_in_insertion_order(void)
     loop_t *loop = loop_new();
     norder = 0;
     static const char *letters = "abcdefgh";
-    for (int i = 0; i < 8; i++) loop_timer_add(loop, 0, record, (void *)(letters + i));
+    for (int i = 0; i < 8; i++)
+        loop_timer_add(loop, 0, record, (void *)(letters + i));
     loop_ref(loop);
-    while (norder < 8) loop_run_once(loop, 1);
+    while (norder < 8)
+        loop_run_once(loop, 1);
     CHECK(strcmp(order, "abcdefgh") == 0);
     loop_free(loop);
 }
@@ -51,9 +54,11 @@ static void cancelled_timers_never_fire(void)
     loop_timer_cancel(loop, t1);
     loop_timer_cancel(loop, t3);
     loop_ref(loop);
-    while (norder < 2) loop_run_once(loop, 1);
+    while (norder < 2)
+        loop_run_once(loop, 1);
     double until = loop_time() + 0.03;
-    while (loop_time() < until) loop_run_once(loop, 0);
+    while (loop_time() < until)
+        loop_run_once(loop, 0);
     CHECK(strcmp(order, "ab") == 0);
     loop_free(loop);
 }
@@ -84,9 +89,11 @@ static void many_timers_stay_ordered(void)
         loop_timer_t *t = loop_timer_add(loop, when[i], fire_in_order, &when[i]);
         if (i % 5 == 0) cancel[i / 5] = t;
     }
-    for (int i = 0; i < 40; i++) loop_timer_cancel(loop, cancel[i]);
+    for (int i = 0; i < 40; i++)
+        loop_timer_cancel(loop, cancel[i]);
     loop_ref(loop);
-    while (fire_count < 160) loop_run_once(loop, 1);
+    while (fire_count < 160)
+        loop_run_once(loop, 1);
     CHECK(fire_out_of_order == 0);
     loop_free(loop);
 }
@@ -131,7 +138,8 @@ static void fd_watchers_report_readable(void)
     CHECK(loop_watch(loop, p[0], LOOP_READ, on_readable, &got) == 0);
     CHECK(write(p[1], "hi", 2) == 2);
     loop_ref(loop);
-    for (int i = 0; i < 10 && got == 0; i++) loop_run_once(loop, 1);
+    for (int i = 0; i < 10 && got == 0; i++)
+        loop_run_once(loop, 1);
     CHECK(got == 2);
     CHECK(loop_watch(loop, p[0], 0, NULL, NULL) == 0);
     close(p[0]);
