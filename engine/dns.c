@@ -79,6 +79,7 @@ static struct entry *find_entry(dns_t *dns, const char *host, unsigned hash)
 static void grow_buckets(dns_t *dns)
 {
     size_t n = dns->nbuckets * 2;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     struct entry **b = calloc(n, sizeof(*b));
     if (!b) return; /* keep the old table: longer chains, still correct */
     for (size_t i = 0; i < dns->nbuckets; i++) {
@@ -324,6 +325,7 @@ dns_t *dns_new(loop_t *loop, const char *servers, char *err, size_t errlen)
     if (!dns) goto oom;
     dns->loop = loop;
     dns->nbuckets = 256;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     dns->buckets = calloc(dns->nbuckets, sizeof(*dns->buckets));
     if (!dns->buckets) goto oom;
     dns->ttl_min = 60;
@@ -414,8 +416,9 @@ static int lower_host(char *dst, const char *src)
 {
     size_t n = strlen(src);
     if (n == 0 || n > MAX_HOST) return -1;
-    for (size_t i = 0; i <= n; i++)
+    for (size_t i = 0; i < n; i++)
         dst[i] = (char)tolower((unsigned char)src[i]);
+    dst[n] = '\0';
     if (n > 1 && dst[n - 1] == '.') dst[n - 1] = '\0'; /* "example.org." */
     return 0;
 }

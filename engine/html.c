@@ -479,9 +479,11 @@ static void drop_nuls(struct buf *b)
 
 static int decode_iconv(const struct encoding *e, const unsigned char *s, size_t n, struct buf *out)
 {
+    /* NOLINTNEXTLINE(performance-no-int-to-ptr): iconv_open's failure value, by its API */
+    const iconv_t failed = (iconv_t)-1;
     iconv_t cd = iconv_open("UTF-8", e->iconv);
-    if (cd == (iconv_t)-1) cd = iconv_open("UTF-8", "CP1252");
-    if (cd == (iconv_t)-1) return -1;
+    if (cd == failed) cd = iconv_open("UTF-8", "CP1252");
+    if (cd == failed) return -1;
     size_t unit = e->kind == K_UTF16LE || e->kind == K_UTF16BE ? 2 : 1;
     int rc = -1;
     if (reserve(out, n * 2 + 16) != 0) goto done;

@@ -31,6 +31,9 @@ enum {
     HTML_LINKS_FRAMES = 1 << 1, /* <iframe src>, <frame src> */
     HTML_LINKS_IMG = 1 << 2,    /* <img src> */
     HTML_LINKS_TEXT = 1 << 3,   /* fill html_link_t.text */
+    /* html_scan_body and html_links_body only, for tests and measurements: */
+    HTML_LINKS_FORCE_SAX = 1 << 4, /* libxml2's SAX pass, never the fast scan */
+    HTML_LINKS_FAST_ONLY = 1 << 5, /* the fast scan alone: 1 where it is not sure */
 };
 
 typedef struct html_link {
@@ -63,9 +66,27 @@ int html_links_body(const char *body, size_t len, const char *http_charset, cons
 
 /* html_links_body that also returns, in *title (malloc'd, squashed as html_title;
  * NULL when the page has none), the first <title>'s text: what a crawler records of
- * a page without building its tree. */
+ * a page without building its tree.
+ *
+ * Both take a tokenizer-level scan of the decoded text (html_scan_tags) that gives
+ * what the SAX pass gives, and take the SAX pass for the rare pages the scan is not
+ * sure of, and whenever HTML_LINKS_TEXT asks for link text. */
 int html_scan_body(const char *body, size_t len, const char *http_charset, const char *doc_url,
                    unsigned flags, html_links_t *out, char **title, const char **encoding);
+
+/* The scan behind html_scan_body (html_scan.c), over UTF-8 text as html_parse decodes
+ * it (no NUL): it reads start tags and attributes as libxml2's HTML parser does, in
+ * one pass that builds nothing. tag is called in document order for each start tag
+ * named in tags (lower case, NULL-ended), with the tag's name and attributes as
+ * libxml2's startElement gets them: NULL-ended name, value pairs (names lower-cased,
+ * the first of a name kept, values decoded; NULL for an attribute without a value),
+ * or NULL without attributes. *title (when title is not NULL) gets the first
+ * <title>'s text, unsquashed (malloc'd; NULL when there is none). 0 when done; 1 when
+ * the scan is not sure to agree with libxml2 and gave up; -1 when out of memory or
+ * when tag returned nonzero. */
+typedef int (*html_tag_fn)(void *arg, const char *name, const char *const *atts);
+int html_scan_tags(const char *text, size_t len, const char *const *tags, html_tag_fn tag,
+                   void *arg, char **title);
 
 /* The value of attribute name (lower case) of an element: without a copy when it is
  * one text node (the usual case), else a copy in *owned (xmlFree it; NULL if no copy

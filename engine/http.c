@@ -83,7 +83,7 @@ struct http {
     http_stats_t stats;
 };
 
-static void start_hop(http_xfer_t *x);
+static int start_hop(http_xfer_t *x);
 static void check_done(http_t *http);
 
 const char *http_error_name(enum http_error e)
@@ -371,10 +371,13 @@ static void finish_deferred(loop_t *loop, void *arg)
     finish(x);
 }
 
-static void finish_later(http_xfer_t *x)
+/* finish() on the next turn. -1, x untouched, when out of memory: finishing now
+ * instead would run the completion inside http_start. */
+static int finish_later(http_xfer_t *x)
 {
+    if (loop_defer(x->http->loop, finish_deferred, x) < 0) return -1;
     x->state = X_DEFERRED;
-    if (loop_defer(x->http->loop, finish_deferred, x) < 0) finish(x);
+    return 0;
 }
 
 /* ---- curl callbacks ---- */
@@ -549,7 +552,7 @@ static int parse_url(http_xfer_t *x, const char *url, char **host, int *port, in
         goto out;
     }
     curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
-    if (!proxy && (!scheme || (strcmp(scheme, "http") && strcmp(scheme, "https")))) {
+    if (!proxy && (!scheme || (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0))) {
         fail(x, HTTP_E_INVALID_URL, "refused scheme '%s': only http and https are fetched",
              scheme ? scheme : "");
         goto out;
@@ -735,8 +738,9 @@ static void on_dns(void *arg, const dns_answer_t *ans)
 
 /* Begin one hop at x->url: check it, resolve its host (and the proxy's), launch.
  * Even an IP literal goes through dns_resolve, which answers it on the next turn,
- * so the completion never runs inside http_start. */
-static void start_hop(http_xfer_t *x)
+ * so the completion never runs inside http_start. -1 when out of memory with
+ * nothing started: the caller finishes or frees x. */
+static int start_hop(http_xfer_t *x)
 {
     curl_slist_free_all(x->resolve);
     x->resolve = NULL;
@@ -744,25 +748,19 @@ static void start_hop(http_xfer_t *x)
     x->host = NULL;
     x->hop_started = loop_time();
     x->dns_time = 0;
-    if (parse_url(x, x->url, &x->host, &x->port, 0) < 0) {
-        finish_later(x);
-        return;
-    }
+    if (parse_url(x, x->url, &x->host, &x->port, 0) < 0) return finish_later(x);
     x->literal = is_literal(x->host);
     const char *proxy = x->req->proxy;
     int rc;
     if (proxy && *proxy) {
         free(x->proxy_host);
         x->proxy_host = NULL;
-        if (parse_url(x, proxy, &x->proxy_host, &x->proxy_port, 1) < 0) {
-            finish_later(x);
-            return;
-        }
+        if (parse_url(x, proxy, &x->proxy_host, &x->proxy_port, 1) < 0) return finish_later(x);
         rc = resolve_next(x, x->proxy_host, on_proxy_dns);
     } else {
         rc = resolve_next(x, x->host, on_dns);
     }
-    if (rc < 0) finish_later(x);
+    return rc < 0 ? finish_later(x) : 0;
 }
 
 /* After a 3xx with Location, when the request asked to follow: next hop, or 0. */
@@ -872,7 +870,7 @@ static void transfer_done(http_t *http, CURL *easy, CURLcode rc)
         return;
     }
     if (x->req->follow && follow_redirect(x)) {
-        start_hop(x);
+        if (start_hop(x) < 0) finish(x);
         return;
     }
     finish(x);
@@ -956,7 +954,13 @@ http_xfer_t *http_start(http_t *http, http_req_t *req, http_fn fn, void *arg)
     http->stats.started++;
     http->stats.active++;
     loop_ref(http->loop);
-    start_hop(x);
+    if (start_hop(x) < 0) { /* out of memory: undo, as if calloc had failed */
+        http->stats.started--;
+        http->stats.active--;
+        loop_unref(http->loop);
+        free_xfer(x);
+        return NULL;
+    }
     return x;
 }
 

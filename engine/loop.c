@@ -184,6 +184,7 @@ loop_timer_t *loop_timer_add(loop_t *loop, double delay, loop_fn fn, void *arg)
 {
     if (loop->nheap == loop->capheap) {
         size_t cap = loop->capheap ? loop->capheap * 2 : 64;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         loop_timer_t **h = realloc(loop->heap, cap * sizeof(*h));
         if (!h) return NULL;
         loop->heap = h;

@@ -11,6 +11,15 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+/* These never return: they unwind to the nearest pcall. lua.h and lauxlib.h do not
+ * say so, and without it the compiler and clang-tidy take the code after them as
+ * reachable: a helper that raises on failure would seem to return NULL or garbage. */
+LUA_API int lua_error(lua_State *L) __attribute__((noreturn));
+LUALIB_API int luaL_error(lua_State *L, const char *fmt, ...) __attribute__((noreturn));
+LUALIB_API int luaL_argerror(lua_State *L, int numarg, const char *extramsg)
+    __attribute__((noreturn));
+LUALIB_API int luaL_typerror(lua_State *L, int narg, const char *tname) __attribute__((noreturn));
+
 typedef struct lc_state {
     lua_State *L; /* the state that runs the scheduler now */
     loop_t *loop;

@@ -200,6 +200,7 @@ static int l_seen(lua_State *L)
 {
     lua_Integer expected = luaL_optinteger(L, 1, 0);
     luaL_argcheck(L, expected >= 0, 1, "expected size must not be negative");
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): the userdata holds a pointer */
     seen_t **s = lua_newuserdata(L, sizeof(*s));
     *s = NULL;
     luaL_getmetatable(L, SEEN_METATABLE);

@@ -87,9 +87,10 @@ static int too_many(char *err, size_t errlen)
     return -1;
 }
 
-/* Copy s without surrounding whitespace into a fresh string. */
+/* Copy s (up to a NUL, if any) without surrounding whitespace into a fresh string. */
 static char *trimmed(const char *s, size_t n)
 {
+    n = strnlen(s, n);
     while (n && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n'))
         s++, n--;
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
@@ -191,6 +192,15 @@ static int emit(struct xml_state *st, sitemap_fn fn, void *arg, int *stop, char 
     return rc;
 }
 
+static void quiet_errors(void *arg, const char *msg, xmlParserSeverities severity,
+                         xmlTextReaderLocatorPtr locator)
+{
+    (void)arg;
+    (void)msg;
+    (void)severity;
+    (void)locator;
+}
+
 static int parse_xml(const char *p, size_t len, enum sitemap_kind *kind, sitemap_fn fn, void *arg,
                      char *err, size_t errlen)
 {
@@ -201,6 +211,9 @@ static int parse_xml(const char *p, size_t len, enum sitemap_kind *kind, sitemap
         snprintf(err, errlen, "sitemap: cannot read XML");
         return -1;
     }
+    /* Errors come back through xmlTextReaderRead's result; libxml2 must not print
+     * them on stderr. */
+    xmlTextReaderSetErrorHandler(r, quiet_errors, NULL);
     struct xml_state st = {0};
     int rc = 0, stop = 0, ret, root_seen = 0;
     while (!stop && rc == 0 && (ret = xmlTextReaderRead(r)) == 1) {
@@ -244,8 +257,12 @@ static int parse_xml(const char *p, size_t len, enum sitemap_kind *kind, sitemap
         const xmlError *e = xmlGetLastError();
         snprintf(err, errlen, "sitemap: malformed XML%s%s", e && e->message ? ": " : "",
                  e && e->message ? e->message : "");
+        /* libxml2's messages span lines: one line here. */
+        for (char *c = err; *c; c++)
+            if (*c == '\n') *c = ' ';
         size_t n = strlen(err);
-        if (n && err[n - 1] == '\n') err[n - 1] = '\0';
+        while (n && err[n - 1] == ' ')
+            err[--n] = '\0';
         rc = -1;
     }
     if (rc == 0 && !root_seen) {

@@ -527,9 +527,9 @@ int task_join(sched_t *s, lua_State *L, task_t *target)
         return n;
     }
     task_t *me = task_waitable(s, L, "join");
-    if (me == target) luaL_error(L, "join: a task cannot join itself");
+    if (me == target) return luaL_error(L, "join: a task cannot join itself");
     struct joiner *j = calloc(1, sizeof(*j));
-    if (!j) luaL_error(L, "join: out of memory");
+    if (!j) return luaL_error(L, "join: out of memory");
     j->waiter = me;
     j->target = target;
     j->next = target->joiners;

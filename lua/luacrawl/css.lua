@@ -89,6 +89,12 @@ local function is_escape(p, k)
   return peek(p, k) == "\\" and peek(p, (k or 0) + 1) ~= "\n"
 end
 
+-- Control characters (XML allows only tab, newline and return) can be in no
+-- document XPath reads, nor in an XPath literal.
+local function is_control(cp)
+  return cp < 0x20 and cp ~= 9 and cp ~= 10 and cp ~= 13 or cp == 0x7F
+end
+
 -- Consume the escape at p.i (the backslash) and return the character it stands for.
 local function escape(p)
   local s, i = p.s, p.i + 1
@@ -100,15 +106,19 @@ local function escape(p)
     elseif is_space(sub(s, i, i)) then
       i = i + 1
     end
+    local cp = tonumber(hex, 16)
+    if is_control(cp) then fail(p, "invalid character", p.i) end
     p.i = i
-    return utf8(tonumber(hex, 16))
+    return utf8(cp)
   end
   if i > #s then
     p.i = i
     return utf8(0xFFFD)
   end
+  local c = sub(s, i, i)
+  if is_control(c:byte()) then fail(p, "invalid character", p.i) end
   p.i = i + 1
-  return sub(s, i, i)
+  return c
 end
 
 -- Name characters (with escapes) from p.i; "" if none.
@@ -175,8 +185,10 @@ local function literal(s)
   return "concat(" .. concat(parts, ", ") .. ")"
 end
 
+-- An ASCII XML name, safe to write as an XPath node test. Names with other
+-- characters (some of which XML forbids, like U+00D7) are compared with name().
 local function is_ncname(s)
-  return find(s, "^[%a_\128-\255][%w_%-%.\128-\255]*$") ~= nil
+  return find(s, "^[%a_][%w_%-%.]*$") ~= nil
 end
 
 -- The node test for an element name, and a condition when the name is not a valid
@@ -568,6 +580,9 @@ local function compile(s)
   local p = { s = s, i = 1 }
   local alts = {}
   if not find(s, "%S") then fail(p, "empty selector") end
+  -- Control characters can be in no document XPath reads, nor in an XPath literal.
+  local bad = find(s, "[%z\1-\8\11\14-\31\127]")
+  if bad then fail(p, "invalid character", bad) end
   repeat
     alts[#alts + 1] = selector(p)
     local more = peek(p) == ","

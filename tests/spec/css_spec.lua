@@ -314,3 +314,25 @@ describe("css errors", function()
     assert.equal([[css: unexpected 'b' at position 9 in "a::text b"]], css_error("a::text b"))
   end)
 end)
+
+describe("css selectors the fuzzer found", function()
+  local html = require("luacrawl").html
+  local doc = html.parse("<div><p>x</p></div>")
+
+  it("matches non-ASCII names without writing them into the XPath", function()
+    assert.same({}, doc:css("×"))
+    assert.same({}, doc:css("[×]"))
+    assert.same({}, doc:css("p[é='1']"))
+  end)
+
+  it("refuses control characters with the position", function()
+    assert.has_error(function() doc:css("p\3") end, 'css: invalid character at position 2 in "p\\3"')
+  end)
+end)
+
+describe("css escapes of control characters", function()
+  it("are refused like the raw characters", function()
+    local doc = require("luacrawl").html.parse("<p>x</p>")
+    assert.has_error(function() doc:css("\\3") end, 'css: invalid character at position 1 in "\\\\3"')
+  end)
+end)

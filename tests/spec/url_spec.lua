@@ -532,3 +532,16 @@ describe("lc.url.normalize on escaped hosts", function()
     assert.equal(once, lc.url.normalize(once))
   end)
 end)
+
+describe("lc.url on inputs the fuzzer found", function()
+  it("strips path parameters of a long path without reading past it", function()
+    local u = "http://a.test/" .. ("a"):rep(700) .. ";x"
+    assert.equal(u, lc.url.normalize(u, { strip = { "sid" } }))
+    assert.equal("http://a.test/b", lc.url.normalize("http://a.test/b;sid=1", { strip = { "sid" } }))
+  end)
+
+  it("keeps a reference with a scheme over 40 characters absolute", function()
+    local ref = ("a"):rep(41) .. "://x"
+    assert.equal(ref, lc.url.resolve("https://example.com/a/b", ref))
+  end)
+end)

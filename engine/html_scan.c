@@ -1,0 +1,693 @@
+/* html_scan.c: the fast path of html_scan_body: start tags, their attributes and the
+ * first <title>'s text in one pass over the decoded UTF-8 text, without libxml2's
+ * parser (which does a lot of work per character).
+ *
+ * The reference is not the WHATWG tokenizer but what libxml2 2.9's HTML parser (the
+ * SAX pass this replaces) reports, so that both paths give the same links and title.
+ * Where the two differ, this follows libxml2:
+ *   - only <script> and <style> hold raw text, up to the first "</script" or "</style"
+ *     (any case, whatever follows: no escape states); <title>, <textarea>, <xmp>,
+ *     <iframe>, <noembed>, <noframes>, <noscript>, <template> and <plaintext> hold
+ *     markup, and there is no foreign content (an <svg><a href> is a link);
+ *     "<script/>" is empty;
+ *   - names (tags and attributes) are [A-Za-z_:.][A-Za-z0-9_:.-]* (tags start with a
+ *     letter), lower-cased and cut at 100 characters; a character that cannot be in a
+ *     name (a '/', a form feed) makes the rest up to a blank an ignored attribute; the
+ *     blanks are space, tab, LF and CR;
+ *   - a start tag cut off by the end of the text still counts, as does the value of
+ *     its last attribute;
+ *   - "<!--" ends at the first "-->" or "--!>" at least two characters after it ("<!-->"
+ *     does not end it); a comment never closed runs to the end; "<!x" and "</ x" are
+ *     text; "<?target ...>" ends at the first '>'; "<!DOCTYPE" skips its quoted
+ *     literals, and after one in the body a "<" that is not a comment, processing
+ *     instruction or start tag is text;
+ *   - an end tag skips to the first '>';
+ *   - in attribute values, "&#...;" follows htmlParseCharRef (no windows-1252 remap;
+ *     a reference that is not an XML character ends the value, as libxml2 writes a NUL)
+ *     and named references are decoded only with their ';' and when libxml2's HTML 4
+ *     table knows them.
+ * Where emulating libxml2 would take its tree (the stack of open elements) or its
+ * Unicode name tables, the pass gives up and says so (1), and the caller takes the SAX
+ * pass: a start tag, a DOCTYPE or an end tag other than </title> inside the first
+ * <title>; an end tag other than its own at the start of a <script>'s or <style>'s
+ * text, or one that starts like it ("</scripts>"); a reference or a processing
+ * instruction or DOCTYPE name with non-ASCII letters; a NUL in the text. */
+#include "html.h"
+
+#include <libxml/HTMLparser.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define NAME_MAX 100 /* libxml2's HTML_PARSER_BUFFER_SIZE: longer names are cut there */
+
+enum { DONE = 0, UNSURE = 1, FAILED = -1 };
+
+/* Character classes, by byte. */
+enum {
+    C_BLANK = 1,    /* space, tab, LF, CR */
+    C_LETTER = 2,   /* ASCII letter */
+    C_NAME = 4,     /* in an HTML name after its first character: letter, digit : - _ . */
+    C_START = 8,    /* first character of an attribute name: letter _ : . */
+    C_XSTART = 16,  /* first character of an XML name (entity, PI target): letter _ : */
+    C_DROPPED = 32, /* C0 controls libxml2 drops from text: not XML characters */
+};
+
+/* By byte; the bytes from 0x80 are in no class. */
+static const unsigned char cls[256] = {
+    32, 32, 32, 32, 32, 32, 32, 32, 32, 1,  1,  32, 32, 1,  32, 32, /* C0 */
+    32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, /* C0 */
+    1,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  4,  12, 0,  /* space - . */
+    4,  4,  4,  4,  4,  4,  4,  4,  4,  4,  28, 0,  0,  0,  0,  0,  /* digits : */
+    0,  30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, /* A-O */
+    30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 0,  0,  0,  0,  28, /* P-Z _ */
+    0,  30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, /* a-o */
+    30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 0,  0,  0,  0,  0,  /* p-z */
+};
+
+static int is(unsigned char c, unsigned k)
+{
+    return (cls[c] & k) != 0;
+}
+
+struct bytes {
+    char *p;
+    size_t n, cap;
+};
+
+static int add(struct bytes *b, const void *s, size_t n)
+{
+    if (b->cap - b->n < n + 1) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap - b->n < n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) return -1;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+    return 0;
+}
+
+static int add_utf8(struct bytes *b, unsigned c)
+{
+    unsigned char u[4];
+    size_t n;
+    if (c < 0x80) {
+        u[0] = (unsigned char)c;
+        n = 1;
+    } else if (c < 0x800) {
+        u[0] = (unsigned char)(0xC0 | (c >> 6));
+        u[1] = (unsigned char)(0x80 | (c & 0x3F));
+        n = 2;
+    } else if (c < 0x10000) {
+        u[0] = (unsigned char)(0xE0 | (c >> 12));
+        u[1] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        u[2] = (unsigned char)(0x80 | (c & 0x3F));
+        n = 3;
+    } else {
+        u[0] = (unsigned char)(0xF0 | (c >> 18));
+        u[1] = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+        u[2] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        u[3] = (unsigned char)(0x80 | (c & 0x3F));
+        n = 4;
+    }
+    return add(b, u, n);
+}
+
+struct scanner {
+    const unsigned char *end; /* of the text, which holds no NUL */
+    const char *const *tags;
+    html_tag_fn tag;
+    void *arg;
+    /* The attributes of a start tag being reported: "name\0value\0" in attrs, where
+     * each starts in off (SIZE_MAX: an attribute without a value). */
+    struct bytes attrs;
+    size_t *off, noff, capoff;
+    const char **atts;
+    size_t capatts;
+    enum { T_NONE, T_IN, T_DONE } title_state;
+    struct bytes title;
+    int rc; /* UNSURE or FAILED once the pass must stop */
+};
+
+static const unsigned char *skip_blanks(const unsigned char *p, const unsigned char *end)
+{
+    while (p < end && is(*p, C_BLANK))
+        p++;
+    return p;
+}
+
+/* htmlParseHTMLName: a tag or attribute name at p, lower-cased in name (NAME_MAX + 1
+ * bytes), *len 0 when there is none; returns the end of the name. */
+static const unsigned char *html_name(const unsigned char *p, const unsigned char *end,
+                                      char *name, size_t *len)
+{
+    size_t n = 0;
+    if (p < end && is(*p, C_START))
+        while (n < NAME_MAX && p < end && is(*p, C_NAME)) {
+            unsigned char c = *p++;
+            name[n++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+        }
+    name[n] = 0;
+    *len = n;
+    return p;
+}
+
+/* htmlParseName, for entity names, processing instruction targets and DOCTYPE names:
+ * the end of an ASCII name at p, or p when there is none (libxml2 finds none when the
+ * name runs to the end of the text too). NULL when libxml2 would read it with its
+ * Unicode tables (a non-ASCII letter at or after its start): not sure. */
+static const unsigned char *xml_name(const unsigned char *p, const unsigned char *end)
+{
+    if (p >= end) return p;
+    if (*p >= 0x80) return NULL;
+    if (!is(*p, C_XSTART)) return p;
+    const unsigned char *q = p + 1;
+    while (q < end && is(*q, C_NAME))
+        q++;
+    if (q == end) return p;
+    return *q >= 0x80 ? NULL : q;
+}
+
+static int is_xml_char(unsigned c)
+{
+    if (c < 0x20) return c == 0x9 || c == 0xA || c == 0xD;
+    return c <= 0xD7FF || (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+}
+
+static int hex_digit(unsigned char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* htmlParseCharRef at "&#": *value is the character, 0 when libxml2 finds none (not an
+ * XML character, or no digits); returns the end of the reference. */
+static const unsigned char *char_ref(const unsigned char *p, const unsigned char *end,
+                                     unsigned *value)
+{
+    unsigned val = 0;
+    p += 2;
+    if (p < end && (*p == 'x' || *p == 'X')) {
+        for (p++; p < end && *p != ';'; p++) {
+            int d = hex_digit(*p);
+            if (d < 0) break;
+            if (val < 0x110000) val = val * 16 + (unsigned)d;
+        }
+    } else {
+        for (; p < end && *p != ';'; p++) {
+            if (*p < '0' || *p > '9') break;
+            if (val < 0x110000) val = val * 10 + (unsigned)(*p - '0');
+        }
+    }
+    if (p < end && *p == ';') p++;
+    *value = is_xml_char(val) ? val : 0;
+    return p;
+}
+
+/* htmlParseEntityRef just after a '&' (not "&#"): appends to out what libxml2 makes of
+ * it (the character of a known name followed by ';', else '&' and the name, the ';'
+ * left as text) and returns where the text goes on; NULL when not sure. */
+static const unsigned char *entity_ref(const unsigned char *p, const unsigned char *end,
+                                       struct bytes *out, int *failed)
+{
+    const unsigned char *q = xml_name(p, end);
+    if (!q) return NULL;
+    const htmlEntityDesc *ent = NULL;
+    if (q > p && q < end && *q == ';' && q - p < 32) {
+        char name[32];
+        memcpy(name, p, (size_t)(q - p));
+        name[q - p] = 0;
+        ent = htmlEntityLookup((const xmlChar *)name);
+    }
+    if (ent && ent->value > 0) {
+        if (add_utf8(out, ent->value) != 0) *failed = 1;
+        return q + 1;
+    }
+    if (add(out, "&", 1) != 0 || add(out, p, (size_t)(q - p)) != 0) *failed = 1;
+    return q;
+}
+
+/* ---- comments, processing instructions, DOCTYPE ---- */
+
+/* htmlParseComment at "<!--": the end of the comment, the end of the text when it is
+ * never closed. */
+static const unsigned char *comment(const unsigned char *p, const unsigned char *end)
+{
+    const unsigned char *s = p + 4, *q = s + 2;
+    while (q < end && (q = memchr(q, '>', (size_t)(end - q)))) {
+        if (q[-1] == '-' && q[-2] == '-') return q + 1;
+        if (q - 3 >= s && q[-1] == '!' && q[-2] == '-' && q[-3] == '-') return q + 1;
+        q++;
+    }
+    return end;
+}
+
+/* htmlParsePI at "<?"; NULL when not sure. */
+static const unsigned char *pi(const unsigned char *p, const unsigned char *end)
+{
+    p += 2;
+    const unsigned char *q = xml_name(p, end);
+    if (!q) return NULL;
+    if (q == p) return p; /* no target: "<?" is dropped, the rest is text */
+    if (q < end && *q == '>') return q + 1;
+    q = memchr(q, '>', (size_t)(end - q));
+    return q ? q + 1 : end;
+}
+
+static int at_ci(const unsigned char *p, const unsigned char *end, const char *upper)
+{
+    size_t n = strlen(upper);
+    if ((size_t)(end - p) < n) return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((p[i] >= 'a' && p[i] <= 'z' ? p[i] - 32 : p[i]) != upper[i]) return 0;
+    return 1;
+}
+
+/* A system or public literal of a DOCTYPE (htmlParseSystemLiteral and
+ * htmlParsePubidLiteral skip the same way). */
+static const unsigned char *literal(const unsigned char *p, const unsigned char *end)
+{
+    if (p >= end || (*p != '"' && *p != '\'')) return p;
+    const unsigned char *q = memchr(p + 1, *p, (size_t)(end - p - 1));
+    return q ? q + 1 : end;
+}
+
+/* htmlParseDocTypeDecl at "<!DOCTYPE"; NULL when not sure. */
+static const unsigned char *doctype(const unsigned char *p, const unsigned char *end)
+{
+    p = skip_blanks(p + 9, end);
+    p = xml_name(p, end);
+    if (!p) return NULL;
+    p = skip_blanks(p, end);
+    if (at_ci(p, end, "SYSTEM")) {
+        p = literal(skip_blanks(p + 6, end), end);
+    } else if (at_ci(p, end, "PUBLIC")) {
+        p = skip_blanks(literal(skip_blanks(p + 6, end), end), end);
+        p = literal(p, end);
+    }
+    p = skip_blanks(p, end);
+    if (p < end && *p != '>') {
+        p = memchr(p, '>', (size_t)(end - p));
+        if (!p) return end;
+    }
+    return p < end ? p + 1 : end;
+}
+
+/* ---- tags ---- */
+
+static int reported(const struct scanner *sc, const char *name)
+{
+    for (const char *const *t = sc->tags; *t; t++)
+        if ((*t)[0] == name[0] && strcmp(*t, name) == 0) return 1;
+    return 0;
+}
+
+static int has_attr(const struct scanner *sc, const char *name)
+{
+    for (size_t i = 0; i < sc->noff; i += 2)
+        if (strcmp(sc->attrs.p + sc->off[i], name) == 0) return 1;
+    return 0;
+}
+
+static int push_off(struct scanner *sc, size_t off)
+{
+    if (sc->noff == sc->capoff) {
+        size_t cap = sc->capoff ? sc->capoff * 2 : 16;
+        size_t *v = realloc(sc->off, cap * sizeof(*v));
+        if (!v) return -1;
+        sc->off = v;
+        sc->capoff = cap;
+    }
+    sc->off[sc->noff++] = off;
+    return 0;
+}
+
+/* htmlParseAttValue at p (after '=' and blanks); the value is appended to sc->attrs
+ * when kept. */
+static const unsigned char *att_value(struct scanner *sc, const unsigned char *p, int keep)
+{
+    const unsigned char *end = sc->end;
+    unsigned char stop = 0;
+    if (p < end && (*p == '"' || *p == '\'')) stop = *p++;
+    if (!keep && stop) { /* references never hide the quote */
+        const unsigned char *q = memchr(p, stop, (size_t)(end - p));
+        return q ? q + 1 : end;
+    }
+    const unsigned char *run = p;
+    int cut = !keep; /* nothing more is kept: a reference gave NUL */
+    while (p < end) {
+        unsigned char c = *p;
+        if (stop ? c == stop : c == '>' || is(c, C_BLANK)) break;
+        if (c != '&' || cut) {
+            p++;
+            continue;
+        }
+        if (add(&sc->attrs, run, (size_t)(p - run)) != 0) goto fail;
+        if (p + 1 < end && p[1] == '#') {
+            unsigned v;
+            p = char_ref(p, end, &v);
+            if (!v)
+                cut = 1;
+            else if (add_utf8(&sc->attrs, v) != 0)
+                goto fail;
+        } else {
+            int failed = 0;
+            const unsigned char *q = entity_ref(p + 1, end, &sc->attrs, &failed);
+            if (failed) goto fail;
+            if (!q) {
+                sc->rc = UNSURE;
+                return p;
+            }
+            p = q;
+        }
+        run = p;
+    }
+    if (keep && !cut && add(&sc->attrs, run, (size_t)(p - run)) != 0) goto fail;
+    if (keep && add(&sc->attrs, "", 1) != 0) goto fail; /* its NUL */
+    if (stop && p < end) p++;
+    return p;
+fail:
+    sc->rc = FAILED;
+    return p;
+}
+
+/* Call the callback with the attributes collected. */
+static int report(struct scanner *sc, const char *name)
+{
+    size_t need = sc->noff + 2;
+    if (need > sc->capatts) {
+        const char **v = realloc(sc->atts, need * sizeof(*v));
+        if (!v) return -1;
+        sc->atts = v;
+        sc->capatts = need;
+    }
+    for (size_t i = 0; i < sc->noff; i++)
+        sc->atts[i] = sc->off[i] == SIZE_MAX ? NULL : sc->attrs.p + sc->off[i];
+    sc->atts[sc->noff] = sc->atts[sc->noff + 1] = NULL;
+    return sc->tag(sc->arg, name, sc->noff ? sc->atts : NULL) != 0 ? -1 : 0;
+}
+
+/* Which element holds raw text once its start tag is read. */
+enum raw { RAW_NONE, RAW_SCRIPT, RAW_STYLE };
+
+/* htmlParseStartTag at '<' and a letter; *raw says whether <script> or <style>
+ * text follows. */
+static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p, enum raw *raw)
+{
+    const unsigned char *end = sc->end;
+    char name[NAME_MAX + 1], an[NAME_MAX + 1];
+    size_t nl, al;
+    *raw = RAW_NONE;
+    if (sc->title_state == T_IN) { /* an element inside the title: libxml2's tree decides */
+        sc->rc = UNSURE;
+        return p;
+    }
+    p = html_name(p + 1, end, name, &nl);
+    int keep = reported(sc, name);
+    sc->attrs.n = 0;
+    sc->noff = 0;
+    p = skip_blanks(p, end);
+    while (p < end && *p != '>' && !(*p == '/' && p + 1 < end && p[1] == '>')) {
+        const unsigned char *q = html_name(p, end, an, &al);
+        if (al == 0) { /* not a name: skipped up to a blank */
+            while (p < end && !is(*p, C_BLANK) && *p != '>' &&
+                   !(*p == '/' && p + 1 < end && p[1] == '>'))
+                p++;
+        } else {
+            int k = keep && !has_attr(sc, an); /* the first of a name wins */
+            if (k && (push_off(sc, sc->attrs.n) != 0 || add(&sc->attrs, an, al + 1) != 0))
+                goto fail;
+            p = skip_blanks(q, end);
+            if (p < end && *p == '=') {
+                if (k && push_off(sc, sc->attrs.n) != 0) goto fail;
+                p = att_value(sc, skip_blanks(p + 1, end), k);
+                if (sc->rc) return p;
+            } else if (k && push_off(sc, SIZE_MAX) != 0) {
+                goto fail;
+            }
+        }
+        p = skip_blanks(p, end);
+    }
+    int open = 0; /* ended by '>' (not "/>", not the end of the text) */
+    if (p < end) {
+        open = *p == '>';
+        p += open ? 1 : 2;
+    }
+    if (keep && report(sc, name) != 0) goto fail;
+    if (sc->title_state == T_NONE && strcmp(name, "title") == 0) {
+        if (add(&sc->title, "", 0) != 0) goto fail;
+        sc->title_state = open ? T_IN : T_DONE;
+    }
+    if (open && strcmp(name, "script") == 0) *raw = RAW_SCRIPT;
+    if (open && strcmp(name, "style") == 0) *raw = RAW_STYLE;
+    return p;
+fail:
+    sc->rc = FAILED;
+    return p;
+}
+
+/* The rest of an end tag after its name: htmlParseEndTag skips to the first '>'. */
+static const unsigned char *end_of_end_tag(const unsigned char *p, const unsigned char *end)
+{
+    p = skip_blanks(p, end);
+    if (p < end && *p != '>') {
+        p = memchr(p, '>', (size_t)(end - p));
+        if (!p) return end;
+    }
+    return p < end ? p + 1 : end;
+}
+
+/* htmlParseEndTag at "</". */
+static const unsigned char *end_tag(struct scanner *sc, const unsigned char *p)
+{
+    char name[NAME_MAX + 1];
+    size_t nl;
+    const unsigned char *q = html_name(p + 2, sc->end, name, &nl);
+    if (nl == 0) return p + 2; /* "</" is dropped, the rest is text */
+    if (sc->title_state == T_IN) {
+        if (strcmp(name, "title") != 0) { /* it may close the title, or not */
+            sc->rc = UNSURE;
+            return p;
+        }
+        sc->title_state = T_DONE;
+    }
+    return end_of_end_tag(q, sc->end);
+}
+
+/* The text of a <script> or <style> from p: htmlParseContentInternal with that
+ * element current, which hands the text to htmlParseScript. Returns where markup
+ * starts again. */
+static const unsigned char *raw_text(struct scanner *sc, const unsigned char *p, enum raw raw)
+{
+    const unsigned char *end = sc->end;
+    const char *elem = raw == RAW_SCRIPT ? "script" : "style";
+    size_t el = strlen(elem);
+    char name[NAME_MAX + 1];
+    size_t nl;
+    for (;;) {
+        if (p >= end) return end;
+        /* What the content loop looks at before it hands the text over. */
+        if (p[0] == '<' && p + 1 < end && p[1] == '/') {
+            const unsigned char *q = html_name(p + 2, end, name, &nl);
+            if (nl == 0) { /* "</" dropped */
+                p += 2;
+                continue;
+            }
+            if (strcmp(name, elem) == 0) return end_of_end_tag(q, end);
+            sc->rc = UNSURE; /* an end tag that may close elements around it */
+            return p;
+        }
+        if (p[0] == '<' && p + 1 < end && (is(p[1], C_LETTER) || p[1] == '_' || p[1] == ':')) {
+            /* A start tag that closes the element (htmlCheckAutoClose, with the name
+             * read as htmlParseHTMLName_nonInvasive does: no '.'). */
+            size_t n = 0;
+            char nm[NAME_MAX + 1];
+            for (const unsigned char *q = p + 1; n < NAME_MAX && q < end && is(*q, C_NAME) &&
+                                                 *q != '.';
+                 q++)
+                nm[n++] = (char)(*q >= 'A' && *q <= 'Z' ? *q + 32 : *q);
+            nm[n] = 0;
+            if (raw == RAW_SCRIPT ? strcmp(nm, "noscript") == 0
+                                  : strcmp(nm, "body") == 0 || strcmp(nm, "frameset") == 0)
+                return p;
+        }
+        /* htmlParseScript: up to "</" and the element's name, in any case. */
+        const unsigned char *q = p;
+        for (;;) {
+            q = memchr(q, '<', (size_t)(end - q));
+            if (!q) return end;
+            if (q + 1 < end && q[1] == '/' && (size_t)(end - q - 2) >= el &&
+                strncasecmp((const char *)q + 2, elem, el) == 0)
+                break;
+            q++;
+        }
+        p = q;
+        q = html_name(p + 2, end, name, &nl);
+        if (strcmp(name, elem) != 0) { /* "</scripts>": it may close elements */
+            sc->rc = UNSURE;
+            return p;
+        }
+        return end_of_end_tag(q, end);
+    }
+}
+
+/* The first title's text from p up to the next '<': htmlParseCharData (which drops
+ * what is not an XML character) and htmlParseReference. */
+static const unsigned char *title_text(struct scanner *sc, const unsigned char *p)
+{
+    const unsigned char *end = sc->end, *run = p;
+    while (p < end && *p != '<') {
+        unsigned char c = *p;
+        if (c != '&' && !is(c, C_DROPPED) &&
+            !(c == 0xEF && end - p >= 3 && p[1] == 0xBF && (p[2] == 0xBE || p[2] == 0xBF))) {
+            p++;
+            continue;
+        }
+        if (add(&sc->title, run, (size_t)(p - run)) != 0) goto fail;
+        if (c != '&') { /* dropped: a C0 control, U+FFFE or U+FFFF */
+            p += c == 0xEF ? 3 : 1;
+        } else if (p + 1 < end && p[1] == '#') {
+            unsigned v;
+            p = char_ref(p, end, &v);
+            if (v && add_utf8(&sc->title, v) != 0) goto fail;
+        } else {
+            int failed = 0;
+            const unsigned char *q = entity_ref(p + 1, end, &sc->title, &failed);
+            if (failed) goto fail;
+            if (!q) {
+                sc->rc = UNSURE;
+                return p;
+            }
+            p = q;
+        }
+        run = p;
+    }
+    if (add(&sc->title, run, (size_t)(p - run)) != 0) goto fail;
+    return p;
+fail:
+    sc->rc = FAILED;
+    return p;
+}
+
+static int at_doctype(const unsigned char *p, const unsigned char *end)
+{
+    return end - p >= 9 && p[0] == '<' && p[1] == '!' && at_ci(p + 2, end, "DOCTYPE");
+}
+
+static int at_comment(const unsigned char *p, const unsigned char *end)
+{
+    return end - p >= 4 && p[0] == '<' && p[1] == '!' && p[2] == '-' && p[3] == '-';
+}
+
+/* A start tag, and the raw text after it when it opened a <script> or <style>. */
+static const unsigned char *element(struct scanner *sc, const unsigned char *p)
+{
+    enum raw raw;
+    p = start_tag(sc, p, &raw);
+    if (!sc->rc && raw != RAW_NONE) p = raw_text(sc, p, raw);
+    return p;
+}
+
+/* htmlParseContentInternal from p to the end of the text. */
+static void content(struct scanner *sc, const unsigned char *p)
+{
+    const unsigned char *end = sc->end;
+    while (!sc->rc) {
+        if (sc->title_state == T_IN) {
+            p = title_text(sc, p);
+            if (sc->rc) return;
+        } else {
+            p = memchr(p, '<', (size_t)(end - p));
+        }
+        if (!p || p >= end) return;
+        unsigned char c1 = p + 1 < end ? p[1] : 0;
+        if (c1 == '/') {
+            p = end_tag(sc, p);
+        } else if (is(c1, C_LETTER)) {
+            p = element(sc, p);
+        } else if (at_doctype(p, end)) {
+            if (sc->title_state == T_IN) {
+                sc->rc = UNSURE;
+                return;
+            }
+            p = doctype(p, end);
+            if (!p) {
+                sc->rc = UNSURE;
+                return;
+            }
+            /* The same turn of libxml2's loop goes on without looking for an end tag
+             * (or another DOCTYPE): a '<' that starts no comment, processing
+             * instruction or start tag is text. */
+            if (p < end && *p == '<') {
+                c1 = p + 1 < end ? p[1] : 0;
+                if (at_comment(p, end))
+                    p = comment(p, end);
+                else if (c1 == '?')
+                    p = pi(p, end);
+                else if (is(c1, C_LETTER))
+                    p = element(sc, p);
+                else
+                    p++;
+            }
+        } else if (at_comment(p, end)) {
+            p = comment(p, end);
+        } else if (c1 == '?') {
+            p = pi(p, end);
+        } else {
+            if (sc->title_state == T_IN && add(&sc->title, "<", 1) != 0) sc->rc = FAILED;
+            p++;
+        }
+        if (!p) sc->rc = UNSURE;
+    }
+}
+
+/* The comments and processing instructions htmlParseDocument reads before content;
+ * NULL when not sure. */
+static const unsigned char *misc(const unsigned char *p, const unsigned char *end)
+{
+    p = skip_blanks(p, end);
+    while (at_comment(p, end) || (end - p >= 2 && p[0] == '<' && p[1] == '?')) {
+        if (at_comment(p, end)) p = comment(p, end);
+        if (end - p >= 2 && p[0] == '<' && p[1] == '?' && !(p = pi(p, end))) return NULL;
+        p = skip_blanks(p, end);
+    }
+    return p;
+}
+
+int html_scan_tags(const char *text, size_t len, const char *const *tags, html_tag_fn tag,
+                   void *arg, char **title)
+{
+    static const unsigned char bom[] = {0xEF, 0xBB, 0xBF};
+    if (title) *title = NULL;
+    if (memchr(text, 0, len)) return UNSURE; /* libxml2 reads a NUL as a space */
+    struct scanner sc = {.end = (const unsigned char *)text + len, .tags = tags, .tag = tag,
+                         .arg = arg};
+    const unsigned char *p = (const unsigned char *)text, *end = sc.end;
+    /* Switching the context to UTF-8 skips a byte order mark, and the check of the
+     * first four bytes in htmlParseDocument another. */
+    if (end - p >= 3 && memcmp(p, bom, 3) == 0) p += 3;
+    if (end - p >= 4 && memcmp(p, bom, 3) == 0) p += 3;
+    p = misc(p, end);
+    if (p && at_doctype(p, end) && (p = doctype(p, end))) p = misc(p, end);
+    if (!p)
+        sc.rc = UNSURE;
+    else
+        content(&sc, p);
+    free(sc.attrs.p);
+    free(sc.off);
+    free(sc.atts);
+    if (sc.rc == DONE && title) {
+        *title = sc.title.p; /* NULL without a <title> */
+        sc.title.p = NULL;
+    }
+    free(sc.title.p);
+    return sc.rc;
+}
