@@ -1157,13 +1157,50 @@ int html_links_body(const char *body, size_t len, const char *http_charset, cons
     return html_scan_body(body, len, http_charset, doc_url, flags, out, NULL, encoding);
 }
 
+/* The SAX pass over decoded text into s: 0, or -1 when out of memory. */
+static int sax_pass(const char *text, size_t n, struct sax *s)
+{
+    htmlParserCtxtPtr ctxt = htmlCreateMemoryParserCtxt(text, (int)n);
+    int rc = -1;
+    if (!ctxt) return -1;
+    memset(ctxt->sax, 0, sizeof(*ctxt->sax));
+    ctxt->sax->startElement = sax_start;
+    ctxt->sax->endElement = sax_end;
+    /* Like the tree builder: text (which also opens implied paragraphs), but not
+     * the whitespace the parser deems ignorable. */
+    ctxt->sax->characters = sax_text;
+    ctxt->sax->cdataBlock = sax_text;
+    ctxt->sax->initialized = 1;
+    ctxt->_private = s;
+    htmlCtxtUseOptions(ctxt, PARSE_OPTIONS);
+    /* As htmlReadMemory(..., "UTF-8", ...) does: without it, the first non-ASCII
+     * character makes this context guess an encoding. */
+    xmlCharEncodingHandlerPtr utf8 = xmlFindCharEncodingHandler("UTF-8");
+    if (!utf8 || xmlSwitchToEncoding(ctxt, utf8) != 0) goto done;
+    xmlFree((xmlChar *)ctxt->input->encoding);
+    ctxt->input->encoding = xmlStrdup((const xmlChar *)"UTF-8");
+    htmlParseDocument(ctxt);
+    rc = s->failed ? -1 : 0;
+done:
+    htmlFreeParserCtxt(ctxt);
+    return rc;
+}
+
+/* The elements visit reads: the fast scan reports these with their attributes. */
+static const char *const scan_tags[] = {"a",   "area", "base", "frame", "iframe",
+                                        "img", "link", "meta", NULL};
+
+static int scan_tag(void *arg, const char *name, const char *const *atts)
+{
+    return visit(arg, name, atts, sax_attr, NULL) < 0 ? -1 : 0;
+}
+
 int html_scan_body(const char *body, size_t len, const char *http_charset, const char *doc_url,
                    unsigned flags, html_links_t *out, char **title, const char **encoding)
 {
     struct buf title_buf = {NULL, 0, 0};
     struct sax s = {.c = {.flags = flags, .copy_refs = 1}, .title = title ? &title_buf : NULL};
     struct buf buf = {NULL, 0, 0};
-    htmlParserCtxtPtr ctxt = NULL;
     const char *text;
     size_t n, bom;
     int rc = -1;
@@ -1172,25 +1209,22 @@ int html_scan_body(const char *body, size_t len, const char *http_charset, const
     if (encoding) *encoding = e->name;
     if (decode(e, (const unsigned char *)body + bom, len - bom, &text, &n, &buf) != 0) goto done;
     if (n > 0 && n <= INT_MAX) {
-        if (!(ctxt = htmlCreateMemoryParserCtxt(text, (int)n))) goto done;
-        memset(ctxt->sax, 0, sizeof(*ctxt->sax));
-        ctxt->sax->startElement = sax_start;
-        ctxt->sax->endElement = sax_end;
-        /* Like the tree builder: text (which also opens implied paragraphs), but not
-         * the whitespace the parser deems ignorable. */
-        ctxt->sax->characters = sax_text;
-        ctxt->sax->cdataBlock = sax_text;
-        ctxt->sax->initialized = 1;
-        ctxt->_private = &s;
-        htmlCtxtUseOptions(ctxt, PARSE_OPTIONS);
-        /* As htmlReadMemory(..., "UTF-8", ...) does: without it, the first non-ASCII
-         * character makes this context guess an encoding. */
-        xmlCharEncodingHandlerPtr utf8 = xmlFindCharEncodingHandler("UTF-8");
-        if (!utf8 || xmlSwitchToEncoding(ctxt, utf8) != 0) goto done;
-        xmlFree((xmlChar *)ctxt->input->encoding);
-        ctxt->input->encoding = xmlStrdup((const xmlChar *)"UTF-8");
-        htmlParseDocument(ctxt);
-        if (s.failed) goto done;
+        /* The fast scan, unless link text is wanted (it does not follow the tree);
+         * the SAX pass when it is not sure of this page. */
+        int fast = !(flags & (HTML_LINKS_TEXT | HTML_LINKS_FORCE_SAX));
+        char **scan_title = title ? &title_buf.p : NULL;
+        int r = fast ? html_scan_tags(text, n, scan_tags, scan_tag, &s.c, scan_title) : 1;
+        if (r < 0) goto done;
+        if (r == 0 && title_buf.p) title_buf.n = strlen(title_buf.p);
+        if (r == 1 && (flags & HTML_LINKS_FAST_ONLY)) {
+            rc = 1;
+            goto done;
+        }
+        if (r == 1 && fast) { /* start again */
+            collect_free(&s.c);
+            s.c = (struct collect){.flags = flags, .copy_refs = 1};
+        }
+        if (r == 1 && sax_pass(text, n, &s) != 0) goto done;
     }
     rc = resolve_all(&s.c, doc_url, out);
     if (rc == 0 && title) {
@@ -1199,7 +1233,6 @@ int html_scan_body(const char *body, size_t len, const char *http_charset, const
         title_buf.p = NULL;
     }
 done:
-    if (ctxt) htmlFreeParserCtxt(ctxt);
     free(s.open);
     free(buf.p);
     free(title_buf.p);

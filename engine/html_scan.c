@@ -26,21 +26,25 @@
  *     a reference that is not an XML character ends the value, as libxml2 writes a NUL)
  *     and named references are decoded only with their ';' and when libxml2's HTML 4
  *     table knows them.
- * Where emulating libxml2 would take its tree (the stack of open elements) or its
- * Unicode name tables, the pass gives up and says so (1), and the caller takes the SAX
- * pass: a start tag, a DOCTYPE or an end tag other than </title> inside the first
- * <title>; an end tag other than its own at the start of a <script>'s or <style>'s
- * text, or one that starts like it ("</scripts>"); a reference or a processing
- * instruction or DOCTYPE name with non-ASCII letters; a NUL in the text. */
+ *   - a name after '&', "<?" or "<!DOCTYPE" is read as htmlParseName does, with
+ *     libxml2's Unicode tables.
+ * libxml2's tree (its stack of open elements, its rules for closing them) is not
+ * emulated: the scan knows only which names were ever opened. Where the tree could
+ * matter it gives up and says so (1), and the caller takes the SAX pass: in the first
+ * <title>, a start tag, a DOCTYPE, or an end tag (other than its own) of an element
+ * that may be open; at the start of the text of a <script> or <style>, or at an end
+ * tag that begins like its own ("</scripts>"), an end tag of an element that may be
+ * open; a NUL in the text (html_parse's decoding leaves none). */
 #include "html.h"
 
 #include <libxml/HTMLparser.h>
+#include <libxml/parserInternals.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#define NAME_MAX 100 /* libxml2's HTML_PARSER_BUFFER_SIZE: longer names are cut there */
+#define HTML_NAME_MAX 100 /* libxml2's HTML_PARSER_BUFFER_SIZE: longer names are cut there */
 
 enum { DONE = 0, UNSURE = 1, FAILED = -1 };
 
@@ -122,6 +126,7 @@ static int add_utf8(struct bytes *b, unsigned c)
 struct scanner {
     const unsigned char *end; /* of the text, which holds no NUL */
     const char *const *tags;
+    unsigned char first[32]; /* the first bytes of tags, as a bit set */
     html_tag_fn tag;
     void *arg;
     /* The attributes of a start tag being reported: "name\0value\0" in attrs, where
@@ -130,10 +135,34 @@ struct scanner {
     size_t *off, noff, capoff;
     const char **atts;
     size_t capatts;
+    /* A superset of the names of the open elements: the names of the start tags read
+     * so far and of those libxml2 implies, hashed to bits. */
+    uint64_t opened[4];
     enum { T_NONE, T_IN, T_DONE } title_state;
     struct bytes title;
     int rc; /* UNSURE or FAILED once the pass must stop */
 };
+
+static unsigned name_bit(const char *name)
+{
+    unsigned h = 5381;
+    while (*name)
+        h = h * 33 + (unsigned char)*name++;
+    return h & 255;
+}
+
+static void mark_opened(struct scanner *sc, const char *name)
+{
+    unsigned b = name_bit(name);
+    sc->opened[b >> 6] |= (uint64_t)1 << (b & 63);
+}
+
+/* Can an element of this name be open? When not, libxml2 ignores its end tag. */
+static int maybe_open(const struct scanner *sc, const char *name)
+{
+    unsigned b = name_bit(name);
+    return (sc->opened[b >> 6] >> (b & 63)) & 1;
+}
 
 static const unsigned char *skip_blanks(const unsigned char *p, const unsigned char *end)
 {
@@ -142,14 +171,14 @@ static const unsigned char *skip_blanks(const unsigned char *p, const unsigned c
     return p;
 }
 
-/* htmlParseHTMLName: a tag or attribute name at p, lower-cased in name (NAME_MAX + 1
+/* htmlParseHTMLName: a tag or attribute name at p, lower-cased in name (HTML_NAME_MAX + 1
  * bytes), *len 0 when there is none; returns the end of the name. */
-static const unsigned char *html_name(const unsigned char *p, const unsigned char *end,
-                                      char *name, size_t *len)
+static const unsigned char *html_name(const unsigned char *p, const unsigned char *end, char *name,
+                                      size_t *len)
 {
     size_t n = 0;
     if (p < end && is(*p, C_START))
-        while (n < NAME_MAX && p < end && is(*p, C_NAME)) {
+        while (n < HTML_NAME_MAX && p < end && is(*p, C_NAME)) {
             unsigned char c = *p++;
             name[n++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
         }
@@ -158,20 +187,62 @@ static const unsigned char *html_name(const unsigned char *p, const unsigned cha
     return p;
 }
 
+/* The end of an HTML name at p, for a name nothing is done with (cutting it at
+ * HTML_NAME_MAX would make the rest another name: the tag reads the same). */
+static const unsigned char *skip_name(const unsigned char *p, const unsigned char *end)
+{
+    if (p < end && is(*p, C_START))
+        while (p < end && is(*p, C_NAME))
+            p++;
+    return p;
+}
+
+/* The code point of the UTF-8 character at p (the text is valid UTF-8), its length
+ * in *len. */
+static unsigned utf8_char(const unsigned char *p, const unsigned char *end, size_t *len)
+{
+    unsigned c = p[0];
+    size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    if ((size_t)(end - p) < n) n = 1; /* cannot happen in valid UTF-8 */
+    if (n == 2) c &= 0x1F;
+    if (n == 3) c &= 0x0F;
+    if (n == 4) c &= 0x07;
+    for (size_t i = 1; i < n; i++)
+        c = c << 6 | (p[i] & 0x3Fu);
+    *len = n;
+    return c;
+}
+
+/* htmlParseNameComplex: an XML name read with libxml2's Unicode tables. */
+static const unsigned char *xml_name_complex(const unsigned char *p, const unsigned char *end)
+{
+    size_t l;
+    unsigned c = utf8_char(p, end, &l);
+    if (!IS_LETTER(c) && c != '_' && c != ':') return p;
+    for (p += l; p < end; p += l) {
+        c = utf8_char(p, end, &l);
+        if (!IS_LETTER(c) && !IS_DIGIT(c) && c != '.' && c != '-' && c != '_' && c != ':' &&
+            !IS_COMBINING(c) && !IS_EXTENDER(c))
+            break;
+    }
+    return p;
+}
+
 /* htmlParseName, for entity names, processing instruction targets and DOCTYPE names:
- * the end of an ASCII name at p, or p when there is none (libxml2 finds none when the
- * name runs to the end of the text too). NULL when libxml2 would read it with its
- * Unicode tables (a non-ASCII letter at or after its start): not sure. */
+ * the end of the name at p, or p when there is none (libxml2 finds none when an ASCII
+ * name runs to the end of the text too). */
 static const unsigned char *xml_name(const unsigned char *p, const unsigned char *end)
 {
     if (p >= end) return p;
-    if (*p >= 0x80) return NULL;
-    if (!is(*p, C_XSTART)) return p;
-    const unsigned char *q = p + 1;
-    while (q < end && is(*q, C_NAME))
-        q++;
-    if (q == end) return p;
-    return *q >= 0x80 ? NULL : q;
+    if (*p < 0x80) {
+        if (!is(*p, C_XSTART)) return p;
+        const unsigned char *q = p + 1;
+        while (q < end && is(*q, C_NAME))
+            q++;
+        if (q == end) return p;
+        if (*q < 0x80) return q;
+    }
+    return xml_name_complex(p, end); /* it starts over, and reads on past ASCII */
 }
 
 static int is_xml_char(unsigned c)
@@ -214,12 +285,11 @@ static const unsigned char *char_ref(const unsigned char *p, const unsigned char
 
 /* htmlParseEntityRef just after a '&' (not "&#"): appends to out what libxml2 makes of
  * it (the character of a known name followed by ';', else '&' and the name, the ';'
- * left as text) and returns where the text goes on; NULL when not sure. */
+ * left as text) and returns where the text goes on. */
 static const unsigned char *entity_ref(const unsigned char *p, const unsigned char *end,
                                        struct bytes *out, int *failed)
 {
     const unsigned char *q = xml_name(p, end);
-    if (!q) return NULL;
     const htmlEntityDesc *ent = NULL;
     if (q > p && q < end && *q == ';' && q - p < 32) {
         char name[32];
@@ -242,6 +312,7 @@ static const unsigned char *entity_ref(const unsigned char *p, const unsigned ch
 static const unsigned char *comment(const unsigned char *p, const unsigned char *end)
 {
     const unsigned char *s = p + 4, *q = s + 2;
+    if (end - s < 3) return end; /* no room for "-->" */
     while (q < end && (q = memchr(q, '>', (size_t)(end - q)))) {
         if (q[-1] == '-' && q[-2] == '-') return q + 1;
         if (q - 3 >= s && q[-1] == '!' && q[-2] == '-' && q[-3] == '-') return q + 1;
@@ -250,12 +321,11 @@ static const unsigned char *comment(const unsigned char *p, const unsigned char 
     return end;
 }
 
-/* htmlParsePI at "<?"; NULL when not sure. */
+/* htmlParsePI at "<?". */
 static const unsigned char *pi(const unsigned char *p, const unsigned char *end)
 {
     p += 2;
     const unsigned char *q = xml_name(p, end);
-    if (!q) return NULL;
     if (q == p) return p; /* no target: "<?" is dropped, the rest is text */
     if (q < end && *q == '>') return q + 1;
     q = memchr(q, '>', (size_t)(end - q));
@@ -280,13 +350,11 @@ static const unsigned char *literal(const unsigned char *p, const unsigned char 
     return q ? q + 1 : end;
 }
 
-/* htmlParseDocTypeDecl at "<!DOCTYPE"; NULL when not sure. */
+/* htmlParseDocTypeDecl at "<!DOCTYPE". */
 static const unsigned char *doctype(const unsigned char *p, const unsigned char *end)
 {
     p = skip_blanks(p + 9, end);
-    p = xml_name(p, end);
-    if (!p) return NULL;
-    p = skip_blanks(p, end);
+    p = skip_blanks(xml_name(p, end), end);
     if (at_ci(p, end, "SYSTEM")) {
         p = literal(skip_blanks(p + 6, end), end);
     } else if (at_ci(p, end, "PUBLIC")) {
@@ -305,6 +373,7 @@ static const unsigned char *doctype(const unsigned char *p, const unsigned char 
 
 static int reported(const struct scanner *sc, const char *name)
 {
+    if (!(sc->first[(unsigned char)name[0] >> 3] & (1u << (name[0] & 7)))) return 0;
     for (const char *const *t = sc->tags; *t; t++)
         if ((*t)[0] == name[0] && strcmp(*t, name) == 0) return 1;
     return 0;
@@ -360,13 +429,8 @@ static const unsigned char *att_value(struct scanner *sc, const unsigned char *p
                 goto fail;
         } else {
             int failed = 0;
-            const unsigned char *q = entity_ref(p + 1, end, &sc->attrs, &failed);
+            p = entity_ref(p + 1, end, &sc->attrs, &failed);
             if (failed) goto fail;
-            if (!q) {
-                sc->rc = UNSURE;
-                return p;
-            }
-            p = q;
         }
         run = p;
     }
@@ -403,7 +467,7 @@ enum raw { RAW_NONE, RAW_SCRIPT, RAW_STYLE };
 static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p, enum raw *raw)
 {
     const unsigned char *end = sc->end;
-    char name[NAME_MAX + 1], an[NAME_MAX + 1];
+    char name[HTML_NAME_MAX + 1], an[HTML_NAME_MAX + 1];
     size_t nl, al;
     *raw = RAW_NONE;
     if (sc->title_state == T_IN) { /* an element inside the title: libxml2's tree decides */
@@ -411,12 +475,14 @@ static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p
         return p;
     }
     p = html_name(p + 1, end, name, &nl);
+    mark_opened(sc, name);
     int keep = reported(sc, name);
     sc->attrs.n = 0;
     sc->noff = 0;
     p = skip_blanks(p, end);
     while (p < end && *p != '>' && !(*p == '/' && p + 1 < end && p[1] == '>')) {
-        const unsigned char *q = html_name(p, end, an, &al);
+        const unsigned char *q = keep ? html_name(p, end, an, &al) : skip_name(p, end);
+        if (!keep) al = (size_t)(q - p);
         if (al == 0) { /* not a name: skipped up to a blank */
             while (p < end && !is(*p, C_BLANK) && *p != '>' &&
                    !(*p == '/' && p + 1 < end && p[1] == '>'))
@@ -442,12 +508,14 @@ static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p
         p += open ? 1 : 2;
     }
     if (keep && report(sc, name) != 0) goto fail;
-    if (sc->title_state == T_NONE && strcmp(name, "title") == 0) {
+    if (sc->title_state == T_NONE && nl == 5 && memcmp(name, "title", 5) == 0) {
         if (add(&sc->title, "", 0) != 0) goto fail;
         sc->title_state = open ? T_IN : T_DONE;
     }
-    if (open && strcmp(name, "script") == 0) *raw = RAW_SCRIPT;
-    if (open && strcmp(name, "style") == 0) *raw = RAW_STYLE;
+    if (open && name[0] == 's') {
+        if (nl == 6 && memcmp(name, "script", 6) == 0) *raw = RAW_SCRIPT;
+        if (nl == 5 && memcmp(name, "style", 5) == 0) *raw = RAW_STYLE;
+    }
     return p;
 fail:
     sc->rc = FAILED;
@@ -468,16 +536,19 @@ static const unsigned char *end_of_end_tag(const unsigned char *p, const unsigne
 /* htmlParseEndTag at "</". */
 static const unsigned char *end_tag(struct scanner *sc, const unsigned char *p)
 {
-    char name[NAME_MAX + 1];
+    char name[HTML_NAME_MAX + 1];
     size_t nl;
+    if (sc->title_state != T_IN) {
+        const unsigned char *q = skip_name(p + 2, sc->end);
+        return q == p + 2 ? q : end_of_end_tag(q, sc->end); /* no name: "</" is dropped */
+    }
     const unsigned char *q = html_name(p + 2, sc->end, name, &nl);
-    if (nl == 0) return p + 2; /* "</" is dropped, the rest is text */
-    if (sc->title_state == T_IN) {
-        if (strcmp(name, "title") != 0) { /* it may close the title, or not */
-            sc->rc = UNSURE;
-            return p;
-        }
+    if (nl == 0) return p + 2;
+    if (strcmp(name, "title") == 0)
         sc->title_state = T_DONE;
+    else if (maybe_open(sc, name)) { /* inside the title: it may close it, or not */
+        sc->rc = UNSURE;
+        return p;
     }
     return end_of_end_tag(q, sc->end);
 }
@@ -490,7 +561,7 @@ static const unsigned char *raw_text(struct scanner *sc, const unsigned char *p,
     const unsigned char *end = sc->end;
     const char *elem = raw == RAW_SCRIPT ? "script" : "style";
     size_t el = strlen(elem);
-    char name[NAME_MAX + 1];
+    char name[HTML_NAME_MAX + 1];
     size_t nl;
     for (;;) {
         if (p >= end) return end;
@@ -502,18 +573,23 @@ static const unsigned char *raw_text(struct scanner *sc, const unsigned char *p,
                 continue;
             }
             if (strcmp(name, elem) == 0) return end_of_end_tag(q, end);
-            sc->rc = UNSURE; /* an end tag that may close elements around it */
-            return p;
+            if (maybe_open(sc, name)) { /* it may close elements around this one */
+                sc->rc = UNSURE;
+                return p;
+            }
+            p = end_of_end_tag(q, end); /* ignored */
+            continue;
         }
         if (p[0] == '<' && p + 1 < end && (is(p[1], C_LETTER) || p[1] == '_' || p[1] == ':')) {
             /* A start tag that closes the element (htmlCheckAutoClose, with the name
              * read as htmlParseHTMLName_nonInvasive does: no '.'). */
+            char nm[HTML_NAME_MAX + 1];
             size_t n = 0;
-            char nm[NAME_MAX + 1];
-            for (const unsigned char *q = p + 1; n < NAME_MAX && q < end && is(*q, C_NAME) &&
-                                                 *q != '.';
-                 q++)
+            const unsigned char *q = p + 1;
+            while (n < HTML_NAME_MAX && q < end && is(*q, C_NAME) && *q != '.') {
                 nm[n++] = (char)(*q >= 'A' && *q <= 'Z' ? *q + 32 : *q);
+                q++;
+            }
             nm[n] = 0;
             if (raw == RAW_SCRIPT ? strcmp(nm, "noscript") == 0
                                   : strcmp(nm, "body") == 0 || strcmp(nm, "frameset") == 0)
@@ -531,11 +607,12 @@ static const unsigned char *raw_text(struct scanner *sc, const unsigned char *p,
         }
         p = q;
         q = html_name(p + 2, end, name, &nl);
-        if (strcmp(name, elem) != 0) { /* "</scripts>": it may close elements */
+        if (strcmp(name, elem) == 0) return end_of_end_tag(q, end);
+        if (maybe_open(sc, name)) { /* "</scripts>": it may close elements */
             sc->rc = UNSURE;
             return p;
         }
-        return end_of_end_tag(q, end);
+        p = end_of_end_tag(q, end); /* ignored */
     }
 }
 
@@ -560,13 +637,8 @@ static const unsigned char *title_text(struct scanner *sc, const unsigned char *
             if (v && add_utf8(&sc->title, v) != 0) goto fail;
         } else {
             int failed = 0;
-            const unsigned char *q = entity_ref(p + 1, end, &sc->title, &failed);
+            p = entity_ref(p + 1, end, &sc->title, &failed);
             if (failed) goto fail;
-            if (!q) {
-                sc->rc = UNSURE;
-                return p;
-            }
-            p = q;
         }
         run = p;
     }
@@ -619,10 +691,6 @@ static void content(struct scanner *sc, const unsigned char *p)
                 return;
             }
             p = doctype(p, end);
-            if (!p) {
-                sc->rc = UNSURE;
-                return;
-            }
             /* The same turn of libxml2's loop goes on without looking for an end tag
              * (or another DOCTYPE): a '<' that starts no comment, processing
              * instruction or start tag is text. */
@@ -645,18 +713,16 @@ static void content(struct scanner *sc, const unsigned char *p)
             if (sc->title_state == T_IN && add(&sc->title, "<", 1) != 0) sc->rc = FAILED;
             p++;
         }
-        if (!p) sc->rc = UNSURE;
     }
 }
 
-/* The comments and processing instructions htmlParseDocument reads before content;
- * NULL when not sure. */
+/* The comments and processing instructions htmlParseDocument reads before content. */
 static const unsigned char *misc(const unsigned char *p, const unsigned char *end)
 {
     p = skip_blanks(p, end);
     while (at_comment(p, end) || (end - p >= 2 && p[0] == '<' && p[1] == '?')) {
         if (at_comment(p, end)) p = comment(p, end);
-        if (end - p >= 2 && p[0] == '<' && p[1] == '?' && !(p = pi(p, end))) return NULL;
+        if (end - p >= 2 && p[0] == '<' && p[1] == '?') p = pi(p, end);
         p = skip_blanks(p, end);
     }
     return p;
@@ -668,19 +734,21 @@ int html_scan_tags(const char *text, size_t len, const char *const *tags, html_t
     static const unsigned char bom[] = {0xEF, 0xBB, 0xBF};
     if (title) *title = NULL;
     if (memchr(text, 0, len)) return UNSURE; /* libxml2 reads a NUL as a space */
-    struct scanner sc = {.end = (const unsigned char *)text + len, .tags = tags, .tag = tag,
-                         .arg = arg};
+    struct scanner sc = {
+        .end = (const unsigned char *)text + len, .tags = tags, .tag = tag, .arg = arg};
+    static const char *const implied[] = {"html", "head", "body", "p"};
+    for (size_t i = 0; i < sizeof(implied) / sizeof(implied[0]); i++)
+        mark_opened(&sc, implied[i]);
+    for (const char *const *t = tags; *t; t++)
+        sc.first[(unsigned char)(*t)[0] >> 3] |= (unsigned char)(1u << ((*t)[0] & 7));
     const unsigned char *p = (const unsigned char *)text, *end = sc.end;
     /* Switching the context to UTF-8 skips a byte order mark, and the check of the
      * first four bytes in htmlParseDocument another. */
     if (end - p >= 3 && memcmp(p, bom, 3) == 0) p += 3;
     if (end - p >= 4 && memcmp(p, bom, 3) == 0) p += 3;
     p = misc(p, end);
-    if (p && at_doctype(p, end) && (p = doctype(p, end))) p = misc(p, end);
-    if (!p)
-        sc.rc = UNSURE;
-    else
-        content(&sc, p);
+    if (at_doctype(p, end)) p = misc(doctype(p, end), end);
+    content(&sc, p);
     free(sc.attrs.p);
     free(sc.off);
     free(sc.atts);

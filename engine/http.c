@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -643,7 +644,8 @@ static void setup_easy(http_xfer_t *x)
      * body truncated (on_body cuts it). */
     if (!r->truncate) curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->max_body);
     double remaining = r->timeout - (loop_time() - x->started);
-    long timeout_ms = remaining > 0.001 ? (long)(remaining * 1000) : 1;
+    /* Rounded up: a timeout must not end the transfer before it is due. */
+    long timeout_ms = remaining > 0.001 ? (long)ceil(remaining * 1000) : 1;
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->connect_timeout * 1000));
     curl_easy_setopt(e, CURLOPT_USERAGENT,

@@ -27,6 +27,12 @@ usage: luacrawl crawl URL... [options]
   --stats-json FILE      write the final stats as JSON
   --dns-server S         DNS servers, HOST[:PORT][,...]
   --max-time S           stop scheduling after S seconds
+  --max-host-time S      give each host S seconds from its first request
+  --timeout S            per-request time limit (default 30)
+  --max-size BYTES       largest body (decoded) accepted (default 10 MiB)
+  --max-redirect N       redirect hops followed per request (default 10)
+  --max-memory BYTES     Lua heap limit (default 2 GB)
+  --max-task-cpu S       raise in a task that computes S seconds without waiting
   -q, --quiet            no progress, no stats on stderr
 Exit status: 0 done, 1 error, 2 usage, 130/143 stopped by SIGINT/SIGTERM.
 ]==]
@@ -37,8 +43,14 @@ local flags = {
   ["--delay"] = "delay", ["--max-time"] = "max_time", ["-A"] = "user_agent",
   ["--user-agent"] = "user_agent", ["-o"] = "output", ["--output"] = "output",
   ["--stats-json"] = "stats_json", ["--dns-server"] = "dns_server",
+  ["--max-host-time"] = "max_host_time", ["--timeout"] = "timeout", ["--max-size"] = "max_size",
+  ["--max-redirect"] = "max_redirect", ["--max-memory"] = "max_memory", ["--max-task-cpu"] = "max_task_cpu",
 }
-local numeric = { depth = true, max_pages = true, concurrency = true, per_host = true, delay = true, max_time = true }
+local numeric = {
+  depth = true, max_pages = true, concurrency = true, per_host = true, delay = true, max_time = true,
+  max_host_time = true, timeout = true, max_size = true, max_redirect = true, max_memory = true,
+  max_task_cpu = true,
+}
 local lists = { ["--allow-host"] = "allow_hosts", ["--allow"] = "allow", ["--deny"] = "deny" }
 local switches = {
   ["--span-hosts"] = "span_hosts", ["--no-robots"] = "no_robots", ["-q"] = "quiet", ["--quiet"] = "quiet",
@@ -144,7 +156,8 @@ function M.spec(o)
     stats_json = o.stats_json, output = o.output or "-", fields = M.fields,
     allow = function(url) return allowed(url) end, deny = deny,
     on_response = function(page) page:emit(record(page)) end,
-    fetch = o.insecure and { insecure = true } or nil,
+    fetch = { insecure = o.insecure, timeout = o.timeout, max_size = o.max_size },
+    max_host_time = o.max_host_time, max_redirect = o.max_redirect,
   }
   return spec
 end
@@ -167,6 +180,9 @@ function M.main(args)
       io.stderr:write("luacrawl: ", tostring(err), "\n")
       return 2
     end
+  end
+  if o.max_memory or o.max_task_cpu then
+    lc.configure({ max_memory = o.max_memory, max_task_cpu = o.max_task_cpu })
   end
   local sok, spec = pcall(M.spec, o)
   if not sok then

@@ -10,7 +10,8 @@
 --   allow, deny  scope: {hosts = {...}, urls = {regex, ...}} or function(url, req)
 --                (default: the start URLs' hosts; span_hosts = true for any host)
 --   max_depth, max_pages (requests for new URLs: retries and redirect hops are
---                not counted), max_time (seconds before scheduling stops)
+--                not counted), max_time (seconds before scheduling stops),
+--                max_host_time (seconds a host key gets from its first request)
 --   concurrency (16), per_host (2), delay (0 s), host_key ("host" | "domain" | "ip"
 --                | function(url) -> key), robots (true), max_delay (30 s),
 --   throttle     {target = 2.0, min_delay =, max_delay =}
@@ -145,6 +146,10 @@ function Crawler:enqueue(req)
     return false
   end
   req.key = req.key or self:host_key(req.url)
+  if self:host_time_spent(req.key) then
+    st.host_time_exceeded = st.host_time_exceeded + 1
+    return false
+  end
   if not self.host_keys[req.key] then
     self.host_keys[req.key] = true
     if self.spec.on_host then self.spec.on_host(req.key, self) end
@@ -469,7 +474,22 @@ function Crawler:wait(timeout)
   self.dispatcher_waiting = nil
 end
 
+-- max_host_time: a host key gets that many seconds from its first request; then
+-- what it still has queued is dropped and nothing new is queued for it.
+function Crawler:host_time_spent(key)
+  local limit, first = self.spec.max_host_time, self.host_first[key]
+  return limit and first and now() - first > limit
+end
+
 function Crawler:launch(req)
+  local key = req.key
+  if not self.host_first[key] then self.host_first[key] = now() end
+  if self:host_time_spent(key) then
+    local dropped = self.frontier:drop_host(key)
+    self.stats.host_time_exceeded = self.stats.host_time_exceeded + 1 + #dropped
+    self:poke()
+    return
+  end
   self.active = self.active + 1
   -- max_pages counts pages: not the retries of a request, nor its redirect hops.
   if not req.retries and not req.redirects then self.launched = self.launched + 1 end
@@ -630,7 +650,7 @@ local function new_stats()
     pages = 0, requests = 0, bytes = 0, statuses = {}, errors = {}, errors_total = 0,
     retries = 0, robots_denied = 0, robots_fetched = 0, duplicates = 0, out_of_scope = 0,
     too_deep = 0, dropped = 0, invalid_urls = 0, redirects = 0, redirect_limit = 0,
-    items = 0, parse_errors = 0, output_errors = 0, host_backoffs = 0,
+    items = 0, parse_errors = 0, output_errors = 0, host_backoffs = 0, host_time_exceeded = 0,
   }
 end
 
@@ -701,6 +721,7 @@ function M.new(spec)
     inflight = {},
     background_tasks = {},
     host_keys = {},
+    host_first = {},
     outputs = {},
     active = 0, launched = 0, waiting_robots = 0, delayed = 0, starting = 0,
     start_hosts = {},

@@ -25,9 +25,10 @@
 --       {url=, text=, nofollow=, tag=} tables instead of strings (text: the link's
 --       squashed text, or alt for area and img; nofollow: every occurrence of the URL
 --       has rel=nofollow).
---   html.links(body [, opts]) -> as doc:links(opts), from the body alone: one SAX pass
---       that builds no tree, about twice as fast as parse + links. opts also takes
---       url= and charset= as for parse.
+--   html.links(body [, opts]) -> as doc:links(opts), from the body alone: one pass of
+--       a tokenizer that finds the link-carrying tags as libxml2 would (html_scan.c;
+--       libxml2's SAX parser where it is not sure), building no tree: several times
+--       faster than parse + links. opts also takes url= and charset= as for parse.
 --   html.encoding(label) -> the WHATWG name of an encoding label, or nil
 --   html.charset(content_type) -> the charset parameter of a Content-Type, or nil
 --   doc:title() -> string or nil   the first <title>, whitespace squashed

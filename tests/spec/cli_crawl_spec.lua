@@ -102,6 +102,18 @@ describe("luacrawl crawl", function()
     assert.equal(4, st.pages)
   end)
 
+  it("passes the limits on to each request", function()
+    local path = os.tmpname()
+    local code = h.sh(bin .. " crawl -q -d 1 --max-size 1000 --timeout 5 --max-redirect 2 --max-memory 100000000 --stats-json "
+      .. path .. " " .. h.url("/site/"))
+    assert.equal(0, code)
+    local f = io.open(path)
+    local st = cjson.decode(f:read("*a"))
+    f:close()
+    os.remove(path)
+    assert.is_true(st.errors.too_large > 0) -- pages over 1000 bytes
+  end)
+
   it("prints stats on stderr unless -q", function()
     local _, _, err = h.sh(bin .. " crawl -n 2 " .. h.url("/site/"))
     assert.matches("pages 2", err)

@@ -269,6 +269,17 @@ describe("crawl.run", function()
     assert.is_true(st.pages < 20)
   end)
 
+  it("gives a host max_host_time seconds from its first request", function()
+    local start = {}
+    for i = 1, 10 do start[i] = on("a.crawl.test", "/slow?delay=0.2&i=" .. i) end
+    start[#start + 1] = on("b.crawl.test", "/status/200")
+    local st = run({ start = start, robots = false, per_host = 1, max_host_time = 0.5,
+      allow = { hosts = { "crawl.test" } } })
+    assert.is_true(st.pages < 10)
+    assert.is_true(st.host_time_exceeded > 0)
+    assert.equal(1, #log("b.crawl.test").requests)
+  end)
+
   it("filters with allow and deny regular expressions", function()
     local st = run({ start = { on("a.crawl.test", "/site/") }, robots = false, max_depth = 3,
       deny = { urls = { "/p/[0-9]*[13579]\\.html$" } } })
@@ -374,12 +385,20 @@ describe("crawl.run", function()
     os.remove(csv)
   end)
 
-  it("counts output errors (a full disk) and goes on", function()
+  it("counts output errors and goes on", function()
     local st = run({ start = { on("a.crawl.test", "/pagelinks?n=5") }, robots = false, max_depth = 1,
-      output = { path = "/dev/full", format = "jsonl" },
+      output = function() return nil, "disk full" end,
       parse = function(page) page:follow(page:links()); page:emit({ url = page.url }) end })
     assert.equal(6, st.pages)
-    assert.is_true(st.output_errors >= 1, "output_errors " .. st.output_errors .. ", items " .. st.items)
+    assert.equal(6, st.output_errors)
+  end)
+
+  it("an output on a full disk reports the error when flushed", function()
+    local out = require("luacrawl.export").open({ path = "/dev/full", format = "jsonl" })
+    assert.is_true(out:write({ a = 1 }))
+    local ok, err = out:close()
+    assert.is_nil(ok)
+    assert.matches("No space left", err)
   end)
 
   it("returns stats and writes them as JSON", function()

@@ -47,7 +47,7 @@ describe("HTTP faults", function()
   it("a server that accepts and never answers: timeout, on time", function()
     local kind, secs = kind_of("/fault/hang?seconds=30", { timeout = 1 })
     assert.equal("timeout", kind)
-    assert.is_true(secs >= 1 and secs < 3, secs)
+    assert.is_true(secs >= 0.9 and secs < 3, secs) -- curl's timer may fire a hair early
   end)
 
   it("a body that trickles a byte a second: timeout", function()

@@ -21,6 +21,16 @@
 #define RSS_MEANINGFUL 1
 #endif
 
+/* Nor does it under valgrind (ctest's valgrind.seen), whose allocator pads blocks. */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
+
 /* Fingerprints the way the crawler makes them: xxhash of distinct URLs. */
 static uint64_t fp_of(const char *prefix, int i)
 {
@@ -90,7 +100,7 @@ static void a_million_urls_from_a_small_start(void)
     double rss_per_url = (double)(rss1 - rss0) / MILLION;
     printf("     %.2f bytes/URL (seen_bytes), %.2f bytes/URL (RSS growth)\n", per_url, rss_per_url);
     CHECK(per_url <= 16.0);
-    CHECK(!RSS_MEANINGFUL || rss0 < 0 || rss_per_url <= 16.0);
+    CHECK(!RSS_MEANINGFUL || RUNNING_ON_VALGRIND || rss0 < 0 || rss_per_url <= 16.0);
     seen_free(s);
 }
 
