@@ -31,7 +31,7 @@ static int is_space(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-static void check_field(const struct seen *seen, const char *s)
+static void check_field(const char *s)
 {
     size_t n = s ? strlen(s) : 0;
     if (n && (is_space(s[0]) || is_space(s[n - 1])))
@@ -42,10 +42,10 @@ static int on_entry(void *arg, const sitemap_entry_t *e)
 {
     struct seen *seen = arg;
     if (!e->loc || !*e->loc) fail("an entry without loc", NULL);
-    check_field(seen, e->loc);
-    check_field(seen, e->lastmod);
-    check_field(seen, e->changefreq);
-    check_field(seen, e->priority);
+    check_field(e->loc);
+    check_field(e->lastmod);
+    check_field(e->changefreq);
+    check_field(e->priority);
     if (strncasecmp(e->loc, "http://", 7) != 0 && strncasecmp(e->loc, "https://", 8) != 0)
         seen->non_http = 1;
     seen->count++;

@@ -165,6 +165,7 @@ local function quoted(p)
         out[#out + 1] = escape(p)
       end
     else
+      if is_control(c:byte()) then fail(p, "invalid character", p.i) end
       out[#out + 1] = c
       p.i = p.i + 1
     end
