@@ -33,7 +33,7 @@ struct http_req {
     char *proxy;
     char *ca_file;
     double timeout, connect_timeout;
-    size_t max_body, max_header;
+    size_t max_body, max_header, max_url;
     int follow;
     int insecure;
     int truncate;
@@ -124,6 +124,7 @@ http_req_t *http_req_new(const char *url)
     req->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
     req->max_body = DEFAULT_MAX_BODY;
     req->max_header = DEFAULT_MAX_HEADER;
+    req->max_url = HTTP_MAX_URL;
     return req;
 }
 
@@ -204,6 +205,11 @@ void http_req_max_size(http_req_t *req, size_t max_body, size_t max_header)
 void http_req_follow(http_req_t *req, int max_redirects)
 {
     req->follow = max_redirects > 0 ? max_redirects : 0;
+}
+
+void http_req_max_url(http_req_t *req, size_t max_url)
+{
+    if (max_url > 0) req->max_url = max_url;
 }
 
 void http_req_truncate(http_req_t *req, int truncate)
@@ -539,9 +545,10 @@ static int parse_url(http_xfer_t *x, const char *url, char **host, int *port, in
     char *scheme = NULL, *h = NULL, *p = NULL;
     int rc = -1;
     if (!u) return -1;
-    if (strlen(url) > HTTP_MAX_URL) {
+    size_t max_url = x->req ? x->req->max_url : HTTP_MAX_URL;
+    if (!proxy && strlen(url) > max_url) {
         char limit[32];
-        snprintf(limit, sizeof(limit), "%d", HTTP_MAX_URL);
+        snprintf(limit, sizeof(limit), "%zu", max_url);
         fail(x, HTTP_E_INVALID_URL, "URL longer than %s bytes", limit);
         curl_url_cleanup(u);
         return -1;

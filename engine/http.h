@@ -13,8 +13,8 @@
 
 #include <stddef.h>
 
-/* Longer URLs are refused with HTTP_E_INVALID_URL (browsers and servers commonly
- * stop at 8 KiB too). */
+/* The default longest URL; longer ones are refused with HTTP_E_INVALID_URL
+ * (browsers and servers commonly stop at 8 KiB too). http_req_max_url changes it. */
 #define HTTP_MAX_URL 8192
 
 typedef struct http http_t;
@@ -83,6 +83,7 @@ int http_req_proxy(http_req_t *req, const char *proxy);
 void http_req_timeout(http_req_t *req, double total, double connect);
 void http_req_max_size(http_req_t *req, size_t max_body, size_t max_header);
 void http_req_follow(http_req_t *req, int max_redirects);
+void http_req_max_url(http_req_t *req, size_t max_url);
 /* With truncate set, a body over max_body is cut there and returned (res.truncated)
  * instead of failing with HTTP_E_TOO_LARGE. */
 void http_req_truncate(http_req_t *req, int truncate);

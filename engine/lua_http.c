@@ -223,6 +223,7 @@ static http_req_t *make_request(lua_State *L, const char *url)
     http_req_max_size(req, (size_t)opt_number(L, 2, "max_size", 0),
                       (size_t)opt_number(L, 2, "max_header_size", 0));
     http_req_follow(req, (int)opt_number(L, 2, "follow", 0));
+    http_req_max_url(req, (size_t)opt_number(L, 2, "max_url_length", 0));
     lua_getfield(L, 2, "insecure");
     http_req_insecure(req, lua_toboolean(L, -1));
     lua_getfield(L, 2, "truncate");

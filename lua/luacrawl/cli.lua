@@ -21,7 +21,9 @@ commands:
       -H, --header 'N: V'    add a request header (repeatable)
       -A, --user-agent UA    set the User-Agent
       --timeout SECONDS      total time limit (default 30)
-      --max-size BYTES       largest body accepted (default 10 MiB)
+      --max-size BYTES       largest body accepted, decoded (default 10 MiB)
+      --max-header-size B    response headers accepted (default 256 KiB)
+      --max-url-length N     longest URL fetched (default 8192)
       --dns-server S         DNS servers, HOST[:PORT][,...]
       --insecure             do not verify TLS certificates
       --css SEL, --xpath EXPR  print the matches (one per line) instead of the body
@@ -111,6 +113,10 @@ local function parse_fetch(args)
       o.timeout = tonumber(value(a)) or error("--timeout needs a number of seconds", 0)
     elseif a == "--max-size" then
       o.max_size = tonumber(value(a)) or error("--max-size needs a number of bytes", 0)
+    elseif a == "--max-header-size" then
+      o.max_header_size = tonumber(value(a)) or error("--max-header-size needs a number of bytes", 0)
+    elseif a == "--max-url-length" then
+      o.max_url_length = tonumber(value(a)) or error("--max-url-length needs a number", 0)
     elseif a == "--dns-server" then
       o.dns_server = value(a)
     elseif a == "--insecure" or a == "-k" then
@@ -141,6 +147,7 @@ function M.fetch(args)
     local res, err = lc.fetch(o.url, {
       method = o.head and "HEAD" or nil, headers = o.headers, user_agent = o.user_agent,
       timeout = o.timeout, max_size = o.max_size, follow = o.follow, insecure = o.insecure,
+      max_header_size = o.max_header_size, max_url_length = o.max_url_length,
     })
     if not res then
       io.stderr:write("luacrawl: fetch failed: ", tostring(err), "\n")

@@ -31,6 +31,9 @@ usage: luacrawl crawl URL... [options]
   --timeout S            per-request time limit (default 30)
   --max-size BYTES       largest body (decoded) accepted (default 10 MiB)
   --max-redirect N       redirect hops followed per request (default 10)
+  --max-header-size B    response headers accepted (default 256 KiB)
+  --max-url-length N     longest URL fetched (default 8192)
+  --max-robots-size B    bytes of a robots.txt read (default 500 KiB)
   --max-memory BYTES     Lua heap limit (default 2 GB)
   --max-task-cpu S       raise in a task that computes S seconds without waiting
   -q, --quiet            no progress, no stats on stderr
@@ -45,11 +48,13 @@ local flags = {
   ["--stats-json"] = "stats_json", ["--dns-server"] = "dns_server",
   ["--max-host-time"] = "max_host_time", ["--timeout"] = "timeout", ["--max-size"] = "max_size",
   ["--max-redirect"] = "max_redirect", ["--max-memory"] = "max_memory", ["--max-task-cpu"] = "max_task_cpu",
+  ["--max-header-size"] = "max_header_size", ["--max-url-length"] = "max_url_length",
+  ["--max-robots-size"] = "max_robots_size",
 }
 local numeric = {
   depth = true, max_pages = true, concurrency = true, per_host = true, delay = true, max_time = true,
   max_host_time = true, timeout = true, max_size = true, max_redirect = true, max_memory = true,
-  max_task_cpu = true,
+  max_task_cpu = true, max_header_size = true, max_url_length = true, max_robots_size = true,
 }
 local lists = { ["--allow-host"] = "allow_hosts", ["--allow"] = "allow", ["--deny"] = "deny" }
 local switches = {
@@ -156,7 +161,9 @@ function M.spec(o)
     stats_json = o.stats_json, output = o.output or "-", fields = M.fields,
     allow = function(url) return allowed(url) end, deny = deny,
     on_response = function(page) page:emit(record(page)) end,
-    fetch = { insecure = o.insecure, timeout = o.timeout, max_size = o.max_size },
+    fetch = { insecure = o.insecure, timeout = o.timeout, max_size = o.max_size,
+      max_header_size = o.max_header_size, max_url_length = o.max_url_length },
+    max_robots_size = o.max_robots_size,
     max_host_time = o.max_host_time, max_redirect = o.max_redirect,
   }
   return spec

@@ -15,6 +15,7 @@
 --   concurrency (16), per_host (2), delay (0 s), host_key ("host" | "domain" | "ip"
 --                | function(url) -> key), robots (true), max_delay (30 s),
 --   throttle     {target = 2.0, min_delay =, max_delay =}
+--   max_robots_size (500 KiB: the rest of a robots.txt is not read)
 --   retries (2), retry_statuses ({429, 500, 502, 503, 504, 522, 524, 408}),
 --   max_redirect (10), depth_first (false), user_agent, fetch (options for lc.fetch)
 --   on_host(key, crawler) is called once per new host key. Policies in hooks can
@@ -183,7 +184,7 @@ function Crawler:fetch_robots(origin, key)
   local st = self.stats
   -- RFC 9309: at most 500 KiB is parsed; a larger file is cut there, not refused.
   local res, err = lc.fetch(origin .. "/robots.txt",
-    self:fetch_opts({ follow = 5, max_size = robots.max_bytes, truncate = true }))
+    self:fetch_opts({ follow = 5, max_size = self.spec.max_robots_size or robots.max_bytes, truncate = true }))
   local rules
   st.robots_fetched = st.robots_fetched + 1
   if not res then

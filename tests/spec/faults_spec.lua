@@ -123,9 +123,12 @@ describe("HTTP faults", function()
     end
   end)
 
-  it("a URL longer than 8 KiB: invalid_url", function()
+  it("a URL longer than 8 KiB: invalid_url (max_url_length changes the limit)", function()
     local _, err = fetch(h.url("/status/200?" .. ("x"):rep(9000)))
     assert.equal("invalid_url", err.kind)
+    local _, err2 = fetch(h.url("/status/200?" .. ("x"):rep(100)), { max_url_length = 64 })
+    assert.matches("longer than 64 bytes", err2.message)
+    assert(fetch(h.url("/status/200?" .. ("x"):rep(9000)), { max_url_length = 16384 }))
   end)
 end)
 
