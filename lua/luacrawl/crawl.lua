@@ -624,9 +624,10 @@ function Crawler:watch_signals()
   self:poke()
 end
 
-function Crawler:flush_outputs()
+-- out:flush() or out:close() on every output; failures counted and logged.
+function Crawler:each_output(method)
   for _, out in ipairs(self.outputs) do
-    local ok, err = out:flush()
+    local ok, err = out[method](out)
     if not ok then
       self.stats.output_errors = self.stats.output_errors + 1
       self:log(tostring(err))
@@ -634,14 +635,12 @@ function Crawler:flush_outputs()
   end
 end
 
+function Crawler:flush_outputs()
+  self:each_output("flush")
+end
+
 function Crawler:close_outputs()
-  for _, out in ipairs(self.outputs) do
-    local ok, err = out:close()
-    if not ok then
-      self.stats.output_errors = self.stats.output_errors + 1
-      self:log(tostring(err))
-    end
-  end
+  self:each_output("close")
 end
 
 -- Stats -------------------------------------------------------------------------------
