@@ -497,7 +497,16 @@ static int resolve_call(const char *base, const char *ref, const struct norm *no
 
 int url_resolve(const char *base, const char *ref, char **out)
 {
-    return resolve_call(base, ref, NULL, out);
+    int err = resolve_call(base, ref, NULL, out);
+    /* An escape curl decoded in a host needs one more pass (see url_normalize_slow). */
+    if (err == URL_OK && strchr(ref, '%')) {
+        char *again = NULL;
+        if (resolve_call(*out, *out, NULL, &again) == URL_OK) {
+            free(*out);
+            *out = again;
+        }
+    }
+    return err;
 }
 
 /* url_resolve_normalize without the fast path (below). */
@@ -505,7 +514,17 @@ int url_resolve_normalize_slow(const char *base, const char *ref, const url_norm
                                char **out)
 {
     struct norm norm = {opts};
-    return resolve_call(base, ref, &norm, out);
+    int err = resolve_call(base, ref, &norm, out);
+    /* As in url_normalize_slow: an escape curl decoded in a host ("0%36" -> "06")
+     * needs one more pass to reach the form a later pass would keep ("0.0.0.6"). */
+    if (err == URL_OK && strchr(ref, '%')) {
+        char *again = NULL;
+        if (url_normalize_slow(*out, opts, &again) == URL_OK) {
+            free(*out);
+            *out = again;
+        }
+    }
+    return err;
 }
 
 /* Normalization --------------------------------------------------------------- */
@@ -775,12 +794,15 @@ static int url_normalize_slow_once(const char *url, const url_norm_opts_t *opts,
     return err;
 }
 
-/* Whether the authority ("//...") of url holds a percent sign. */
+/* Whether the host part of url may hold a percent sign: anything before the path,
+ * query or fragment after the scheme ("http:0%36/" has no "//" but a host). */
 static int host_has_escape(const char *url)
 {
-    const char *a = strstr(url, "//");
+    const char *a = strchr(url, ':');
     if (!a) return 0;
-    for (a += 2; *a && *a != '/' && *a != '?' && *a != '#'; a++)
+    for (a++; *a == '/' || *a == '\\'; a++) {
+    }
+    for (; *a && *a != '/' && *a != '\\' && *a != '?' && *a != '#'; a++)
         if (*a == '%') return 1;
     return 0;
 }
