@@ -499,7 +499,7 @@ int url_resolve(const char *base, const char *ref, char **out)
 {
     int err = resolve_call(base, ref, NULL, out);
     /* An escape curl decoded in a host needs one more pass (see url_normalize_slow). */
-    if (err == URL_OK && strchr(ref, '%')) {
+    if (err == URL_OK && *out && strchr(ref, '%')) {
         char *again = NULL;
         if (resolve_call(*out, *out, NULL, &again) == URL_OK) {
             free(*out);
@@ -517,7 +517,7 @@ int url_resolve_normalize_slow(const char *base, const char *ref, const url_norm
     int err = resolve_call(base, ref, &norm, out);
     /* As in url_normalize_slow: an escape curl decoded in a host ("0%36" -> "06")
      * needs one more pass to reach the form a later pass would keep ("0.0.0.6"). */
-    if (err == URL_OK && strchr(ref, '%')) {
+    if (err == URL_OK && *out && strchr(ref, '%')) {
         char *again = NULL;
         if (url_normalize_slow(*out, opts, &again) == URL_OK) {
             free(*out);
