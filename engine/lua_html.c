@@ -508,20 +508,9 @@ static int h_links(lua_State *L)
     return push_links(L, &links, rc, detail);
 }
 
-/* core.html.body_links(body, url, charset, flags, detail) -> as links, without a tree */
-static int h_body_links(lua_State *L)
-{
-    size_t len;
-    const char *body = luaL_checklstring(L, 1, &len);
-    const char *url = luaL_optstring(L, 2, NULL), *charset = luaL_optstring(L, 3, NULL);
-    int detail = lua_toboolean(L, 5);
-    html_links_t links;
-    int rc = html_links_body(body, len, charset, url, link_flags(L, 4, detail), &links, NULL);
-    return push_links(L, &links, rc, detail);
-}
-
-/* core.html.scan(body, url, charset, flags, detail) -> links, title: as body_links,
- * with the first <title>'s text (or nil) from the same pass */
+/* core.html.scan(body, url, charset, flags, detail) -> links, title: the links as
+ * doc:links gives them, without a tree, and the first <title>'s text (or nil), from
+ * one pass */
 static int h_scan(lua_State *L)
 {
     size_t len;
@@ -589,22 +578,11 @@ static int h_metatables(lua_State *L)
 }
 
 static const luaL_Reg html_funcs[] = {
-    {"parse", h_parse},
-    {"info", h_info},
-    {"free", h_free},
-    {"compile", h_compile},
-    {"select", h_select},
-    {"text", h_text},
-    {"html", h_html},
-    {"tag", h_tag},
-    {"attr", h_attr},
-    {"attrs", h_attrs},
-    {"title", h_title},
-    {"links", h_links},
-    {"body_links", h_body_links},
-    {"scan", h_scan},
-    {"encoding", h_encoding},
-    {"metatables", h_metatables},
+    {"parse", h_parse},     {"info", h_info},         {"free", h_free},
+    {"compile", h_compile}, {"select", h_select},     {"text", h_text},
+    {"html", h_html},       {"tag", h_tag},           {"attr", h_attr},
+    {"attrs", h_attrs},     {"title", h_title},       {"links", h_links},
+    {"scan", h_scan},       {"encoding", h_encoding}, {"metatables", h_metatables},
     {NULL, NULL},
 };
 

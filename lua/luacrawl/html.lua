@@ -157,7 +157,7 @@ function M.links(body, opts)
     error("html.links: body must be a string, got " .. type(body), 2)
   end
   local flags, detail = link_options(opts)
-  return h.body_links(body, opts and opts.url, opts and opts.charset, flags, detail)
+  return (h.scan(body, opts and opts.url, opts and opts.charset, flags, detail))
 end
 
 Doc.title = h.title
