@@ -232,7 +232,7 @@ int http_req_ca_file(http_req_t *req, const char *path)
 static int buf_reserve(struct buf *b, size_t extra)
 {
     if (b->len + extra <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : 4096;
+    size_t cap = b->cap ? b->cap : extra > 4096 ? extra : 4096;
     while (cap < b->len + extra)
         cap *= 2;
     char *d = realloc(b->data, cap);
@@ -324,6 +324,7 @@ static void finish(http_xfer_t *x)
     res.truncated = x->aborted == ABORT_TRUNCATED;
     res.http_version = "1.1";
     res.ip = "";
+    res.xfer = x;
     if (x->easy && x->error == HTTP_OK) {
         long version = 0;
         char *ip = NULL;
@@ -367,6 +368,20 @@ static void finish(http_xfer_t *x)
     free_xfer(x);
 }
 
+char *http_res_take_body(const http_res_t *res)
+{
+    http_xfer_t *x = res->xfer;
+    char *data = x->body.data;
+    if (!data || x->body.len == 0) return NULL;
+    /* Give back what buffer growth left unused, when it is much. */
+    if (x->body.cap - x->body.len > x->body.len / 8) {
+        char *shrunk = realloc(data, x->body.len);
+        if (shrunk) data = shrunk;
+    }
+    memset(&x->body, 0, sizeof(x->body));
+    return data;
+}
+
 static void finish_deferred(loop_t *loop, void *arg)
 {
     (void)loop;
@@ -394,6 +409,12 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
     http_xfer_t *x = arg;
     size_t n = size * nmemb;
+    if (x->body.cap == 0) { /* the first bytes: room for the declared length at once */
+        curl_off_t declared = -1;
+        curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &declared);
+        if (declared > (curl_off_t)n && (size_t)declared <= x->req->max_body)
+            buf_reserve(&x->body, (size_t)declared);
+    }
     if (x->body.len + n > x->req->max_body) {
         if (x->req->truncate) {
             /* Keep what fits and stop the transfer; reported as a success. */

@@ -57,9 +57,15 @@ typedef struct http_res {
     /* Seconds from the start of the request (the last hop's, after a redirect) to
      * the end of each phase; 0 where a phase did not happen (a reused connection). */
     double t_dns, t_connect, t_tls, t_ttfb, t_total;
+    void *xfer; /* for http_res_take_body */
 } http_res_t;
 
 typedef void (*http_fn)(void *arg, const http_res_t *res);
+
+/* In the completion: the body as a malloc'd block the caller now owns (free it),
+ * body_len bytes, so that keeping it needs no copy; NULL for an empty body. After
+ * this res->body must not be read. */
+char *http_res_take_body(const http_res_t *res);
 
 typedef struct http_stats {
     unsigned long started, completed, failed;

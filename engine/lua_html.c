@@ -121,7 +121,7 @@ static void gc_debt(lua_State *L, ldoc_t *d, size_t body_len)
 static int h_parse(lua_State *L)
 {
     size_t len;
-    const char *body = luaL_checklstring(L, 1, &len);
+    const char *body = lc_checkbytes(L, 1, &len);
     const char *url = luaL_optstring(L, 2, NULL);
     const char *charset = luaL_optstring(L, 3, NULL);
     ldoc_t *d = lua_newuserdata(L, sizeof(*d));
@@ -514,7 +514,7 @@ static int h_links(lua_State *L)
 static int h_scan(lua_State *L)
 {
     size_t len;
-    const char *body = luaL_checklstring(L, 1, &len);
+    const char *body = lc_checkbytes(L, 1, &len);
     const char *url = luaL_optstring(L, 2, NULL), *charset = luaL_optstring(L, 3, NULL);
     int detail = lua_toboolean(L, 5);
     html_links_t links;

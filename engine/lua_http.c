@@ -96,8 +96,9 @@ static int build_response(lua_State *L)
         set_str(L, "url", res->url);
         push_headers(L, st, res);
         lua_setfield(L, -2, "headers");
-        lua_pushlstring(L, res->body, res->body_len);
-        lua_setfield(L, -2, "body");
+        set_num(L, "size", (double)res->body_len);
+        lc_push_body(L, res);
+        lua_setfield(L, -2, "_body"); /* res.body makes the string (init.lua) */
         set_str(L, "ip", res->ip);
         set_str(L, "http_version", res->http_version);
         set_num(L, "redirects", res->redirects);

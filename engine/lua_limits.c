@@ -1,8 +1,9 @@
-/* lua_limits.c: limits on what scripts may take. max_memory caps the Lua heap
- * (an allocator wrapper refuses to grow it past the limit while task code runs, so
- * the task that asked gets "not enough memory"; the engine's own bookkeeping
- * between resumes is never refused). max_task_cpu raises an error in a task that
- * runs longer than that without waiting, from an instruction-count hook.
+/* lua_limits.c: limits on what scripts may take. max_memory caps the Lua heap and
+ * the response bodies held for it (lua_body.c): an allocator wrapper refuses to
+ * grow it past the limit while task code runs, so the task that asked gets "not
+ * enough memory"; the engine's own bookkeeping between resumes is never refused.
+ * max_task_cpu raises an error in a task that runs longer than that without
+ * waiting, from an instruction-count hook.
  *
  * LuaJIT's compiled code never calls hooks: with max_task_cpu set the JIT compiler
  * is switched off (the interpreter is several times slower on Lua loops, but a
@@ -77,6 +78,18 @@ static void cpu_hook(lua_State *L, lua_Debug *ar)
     lua_pushstring(L, msg);
     lua_concat(L, 2);
     lua_error(L);
+}
+
+void lc_limits_account(lua_State *L, long long delta)
+{
+    void *ud;
+    if (lua_getallocf(L, &ud) != limited_alloc) return;
+    struct memlimit *m = ud;
+    /* Bodies made before the wrapper was installed were never counted. */
+    if (delta < 0 && (size_t)-delta > m->used)
+        m->used = 0;
+    else
+        m->used = (size_t)((long long)m->used + delta);
 }
 
 /* core.set_limits{max_memory = bytes (0: none), max_task_cpu = seconds (0: none)} */

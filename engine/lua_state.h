@@ -55,6 +55,17 @@ void lc_register_regex(lua_State *L);
 void lc_register_readline(lua_State *L);
 void lc_register_signal(lua_State *L);
 void lc_register_limits(lua_State *L);
+void lc_register_body(lua_State *L);
 void lc_signals_free(lc_state_t *st);
+
+/* Response bodies (lua_body.c): push a body userdata that takes res's body (in an
+ * http completion). lc_tobytes gives the bytes of a string or a
+ * body at idx, NULL for anything else; lc_checkbytes raises instead. */
+void lc_push_body(lua_State *L, const http_res_t *res);
+const char *lc_tobytes(lua_State *L, int idx, size_t *len);
+const char *lc_checkbytes(lua_State *L, int idx, size_t *len);
+
+/* Count memory held for Lua outside its heap (bodies) towards max_memory. */
+void lc_limits_account(lua_State *L, long long delta);
 
 #endif

@@ -202,7 +202,7 @@ if Response then
   local function tree(lazy)
     local doc = rawget(lazy, "_doc")
     if not doc or info(doc) == nil then
-      doc = M.parse(rawget(lazy, "_body"), { url = rawget(lazy, "_url"), charset = rawget(lazy, "_charset") })
+      doc = h.parse(rawget(lazy, "_body"), rawget(lazy, "_url"), rawget(lazy, "_charset"))
       lazy._doc = doc
     end
     return doc
@@ -228,9 +228,8 @@ if Response then
       for i = 1, #links do copy[i] = links[i] end
       return copy
     end
-    local o = { url = rawget(self, "_url"), charset = rawget(self, "_charset") }
-    for k, v in pairs(opts) do o[k] = v end
-    return M.links(rawget(self, "_body"), o)
+    local flags, detail = link_options(opts)
+    return (h.scan(rawget(self, "_body"), rawget(self, "_url"), rawget(self, "_charset"), flags, detail))
   end
 
   function Lazy:title()
@@ -252,7 +251,7 @@ if Response then
     if doc == nil then
       local headers = rawget(self, "headers")
       doc = setmetatable({
-        _body = self.body or "", _url = self.url,
+        _body = rawget(self, "body") or rawget(self, "_body") or self.body or "", _url = self.url,
         _charset = M.charset(headers and headers["content-type"]),
       }, LazyMT)
       docs[self] = doc

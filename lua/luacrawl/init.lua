@@ -50,9 +50,20 @@ local Headers = {
   end,
 }
 
--- Responses: more methods (html, ...) are added by the toolkit modules.
+-- Responses: more methods (html, ...) are added by the toolkit modules. The body
+-- arrives as a userdata outside the Lua heap (res._body, engine/lua_body.c);
+-- res.body makes it a string on first use.
 local Response = {}
-Response.__index = Response
+local body_string = core.body_string
+Response.__index = function(res, k)
+  local m = Response[k]
+  if m ~= nil or k ~= "body" then return m end
+  local b = rawget(res, "_body")
+  if b == nil then return nil end
+  local s = body_string(b)
+  rawset(res, "body", s)
+  return s
+end
 M.Response = Response
 
 core.init(Error, cancel_error, Response, Headers)

@@ -39,6 +39,39 @@ describe("max_memory", function()
     assert.equal(200, status)
     lc.configure({ max_memory = 2 * 1024 * 1024 * 1024 })
   end)
+
+  it("counts response bodies held by a script", function()
+    local used_before = lc.memory()
+    local held, used_while = lc.run(function()
+      local keep = {}
+      for i = 1, 4 do keep[i] = assert(lc.fetch(h.url("/large?bytes=1000000"))) end
+      return keep, lc.memory()
+    end)
+    assert.is_true(used_while - used_before >= 4000000)
+    held = nil -- luacheck: ignore
+    collectgarbage()
+    collectgarbage()
+    assert.is_true(lc.memory() < used_while - 3000000)
+  end)
+
+  it("refuses a task that hoards bodies past the limit, and the others go on", function()
+    lc.configure({ max_memory = 32 * 1024 * 1024 })
+    local err, status = lc.run(function()
+      local hog = lc.spawn(function()
+        local keep = {}
+        for i = 1, 100 do
+          keep[i] = assert(lc.fetch(h.url("/large?bytes=1000000")))
+          keep[i + 1000] = { i } -- task code allocating after the bodies
+        end
+      end)
+      local ok, e = pcall(hog.join, hog)
+      assert.is_false(ok)
+      return e, lc.fetch(h.url("/status/200")).status
+    end)
+    assert.matches("not enough memory", err)
+    assert.equal(200, status)
+    lc.configure({ max_memory = 2 * 1024 * 1024 * 1024 })
+  end)
 end)
 
 describe("max_task_cpu", function()

@@ -1,0 +1,117 @@
+/* lua_body.c: response bodies held outside the Lua heap.
+ *
+ * A fetch hands its body to Lua as a small userdata that owns the malloc'd bytes
+ * curl wrote, not as a Lua string: a crawler that only scans a page for links never
+ * copies it, interns it or makes the collector sweep it (at 15 KB a page, bodies are
+ * most of what a crawl allocates, and they drove most collection cycles). res.body
+ * makes the string on first use (init.lua); the HTML functions read the userdata
+ * directly (lc_tobytes).
+ *
+ * The collector does not see these bytes, so they are paced here: while more than
+ * BODY_BUDGET bytes of bodies are alive, each new body does the collection work its
+ * size would have caused as a string. They count towards max_memory
+ * (lc_limits_account). */
+#include "lua_state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BODY_METATABLE "luacrawl.body"
+#define BODY_BUDGET (16u << 20)
+
+struct body {
+    char *data;
+    size_t len;
+};
+
+static size_t live_bytes; /* of every body alive in any state; one thread */
+
+static int body_gc(lua_State *L)
+{
+    struct body *b = lua_touserdata(L, 1);
+    if (b->data) {
+        lc_limits_account(L, -(long long)b->len);
+        live_bytes -= b->len;
+        free(b->data);
+    }
+    b->data = NULL;
+    b->len = 0;
+    return 0;
+}
+
+static int body_len(lua_State *L)
+{
+    struct body *b = lua_touserdata(L, 1);
+    lua_pushnumber(L, (double)b->len);
+    return 1;
+}
+
+static int body_tostring(lua_State *L)
+{
+    struct body *b = lua_touserdata(L, 1);
+    lua_pushfstring(L, "luacrawl.body (%d bytes)", (int)b->len);
+    return 1;
+}
+
+void lc_push_body(lua_State *L, const http_res_t *res)
+{
+    struct body *b = lua_newuserdata(L, sizeof(*b));
+    b->data = NULL;
+    b->len = 0;
+    if (luaL_newmetatable(L, BODY_METATABLE)) {
+        lua_pushcfunction(L, body_gc);
+        lua_setfield(L, -2, "__gc");
+        lua_pushcfunction(L, body_len);
+        lua_setfield(L, -2, "__len");
+        lua_pushcfunction(L, body_tostring);
+        lua_setfield(L, -2, "__tostring");
+    }
+    lua_setmetatable(L, -2);
+    /* Taken only now that nothing can raise before b owns it. */
+    char *data = http_res_take_body(res);
+    if (!data) return;
+    b->data = data;
+    b->len = res->body_len;
+    live_bytes += b->len;
+    lc_limits_account(L, (long long)b->len);
+    if (live_bytes > BODY_BUDGET) lua_gc(L, LUA_GCSTEP, (int)(b->len >> 10) + 1);
+}
+
+const char *lc_tobytes(lua_State *L, int idx, size_t *len)
+{
+    if (lua_type(L, idx) == LUA_TSTRING) return lua_tolstring(L, idx, len);
+    struct body *b = lua_touserdata(L, idx);
+    if (!b || !lua_getmetatable(L, idx)) return NULL;
+    luaL_getmetatable(L, BODY_METATABLE);
+    int is_body = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    if (!is_body) return NULL;
+    *len = b->len;
+    return b->data ? b->data : "";
+}
+
+const char *lc_checkbytes(lua_State *L, int idx, size_t *len)
+{
+    const char *s = lc_tobytes(L, idx, len);
+    if (!s) luaL_typerror(L, idx, "string");
+    return s;
+}
+
+/* core.body_string(body) -> the bytes as a Lua string */
+static int l_body_string(lua_State *L)
+{
+    size_t len;
+    const char *s = lc_checkbytes(L, 1, &len);
+    lua_pushlstring(L, s, len);
+    return 1;
+}
+
+static const luaL_Reg funcs[] = {
+    {"body_string", l_body_string},
+    {NULL, NULL},
+};
+
+void lc_register_body(lua_State *L)
+{
+    lc_setfuncs(L, funcs);
+}
