@@ -109,6 +109,7 @@ static int l_set_limits(lua_State *L)
         if (secs < 0) return luaL_error(L, "max_task_cpu must be >= 0");
         max_task_cpu = secs;
         hooked_sched = st->sched;
+        sched_measure_cpu(st->sched, secs > 0);
         if (secs > 0) {
             luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
             lua_sethook(L, cpu_hook, LUA_MASKCOUNT, HOOK_COUNT);

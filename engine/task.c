@@ -49,6 +49,7 @@ struct sched {
     int cancel_err_ref;
     unsigned long next_id;
     double resume_cpu; /* thread CPU time when the running task was resumed */
+    int measure_cpu;   /* set resume_cpu at every resume */
     sched_resume_fn on_resume;
     void *on_resume_arg;
     sched_stats_t stats;
@@ -65,7 +66,13 @@ static double thread_cpu(void)
 
 double sched_resume_cpu(sched_t *s)
 {
-    return s->current ? thread_cpu() - s->resume_cpu : 0;
+    return s->current && s->measure_cpu ? thread_cpu() - s->resume_cpu : 0;
+}
+
+void sched_measure_cpu(sched_t *s, int on)
+{
+    if (on && !s->measure_cpu && s->current) s->resume_cpu = thread_cpu(); /* from now */
+    s->measure_cpu = on;
 }
 
 void sched_on_resume(sched_t *s, sched_resume_fn fn, void *arg)
@@ -252,7 +259,7 @@ static void resume(task_t *t)
     }
     t->state = T_RUNNING;
     s->current = t;
-    s->resume_cpu = thread_cpu();
+    if (s->measure_cpu) s->resume_cpu = thread_cpu();
     if (s->on_resume) s->on_resume(s->on_resume_arg, 1);
     int status = lua_resume(co, n);
     if (s->on_resume) s->on_resume(s->on_resume_arg, 0);

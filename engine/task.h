@@ -81,8 +81,10 @@ int task_state(task_t *t);
 int task_join(sched_t *s, lua_State *L, task_t *target);
 
 /* CPU seconds the running task has used since it was last resumed (0 when no task
- * runs): for the max_task_cpu guard. */
+ * runs, or when not measured): for the max_task_cpu guard, which turns measuring on
+ * (reading the thread's CPU clock is a system call, so it is off by default). */
 double sched_resume_cpu(sched_t *s);
+void sched_measure_cpu(sched_t *s, int on);
 /* Called around every lua_resume: the memory limit applies only to task code. */
 typedef void (*sched_resume_fn)(void *arg, int entering);
 void sched_on_resume(sched_t *s, sched_resume_fn fn, void *arg);

@@ -106,6 +106,17 @@ describe("max_task_cpu", function()
     assert.equal(5, n)
   end)
 
+  it("set from inside a task, counts from then, not from the task's start", function()
+    local ok = lc.run(function()
+      local s, t0 = 0, os.clock()
+      while os.clock() - t0 < 0.6 do s = s + 1 end -- CPU spent before the limit is set
+      lc.configure({ max_task_cpu = 0.5 })
+      for i = 1, 1e5 do s = s + i % 7 end -- well under 0.5 s, even interpreted
+      return s > 0
+    end)
+    assert.is_true(ok)
+  end)
+
   it("switching it off lets long computations finish", function()
     lc.configure({ max_task_cpu = 0 })
     local x = lc.run(function()
