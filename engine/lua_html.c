@@ -6,6 +6,7 @@
  * evaluated with one XPath context per document. */
 #include "html.h"
 #include "lua_state.h"
+#include "seen.h"
 
 #include <libxml/xpath.h>
 #include <limits.h>
@@ -465,15 +466,39 @@ static void set_field_string(lua_State *L, const char *k, const char *v)
     lua_setfield(L, -2, k);
 }
 
-static int push_links(lua_State *L, html_links_t *links, int rc, int detail)
+/* What links() keeps: links starting with prefix (when set), and only those the
+ * seen set did not hold (when set), which are added to it. */
+struct link_filter {
+    const char *prefix;
+    size_t prefix_len;
+    struct seen *seen;
+};
+
+/* 1 to keep url, 0 to drop it, -1 when the seen set is out of memory. */
+static int keep_link(const struct link_filter *f, const char *url)
+{
+    if (f->prefix && strncmp(url, f->prefix, f->prefix_len) != 0) return 0;
+    if (f->seen) return seen_add(f->seen, lc_fingerprint(url, strlen(url)));
+    return 1;
+}
+
+static int push_links(lua_State *L, html_links_t *links, int rc, int detail,
+                      const struct link_filter *f)
 {
     if (rc != 0) {
         html_links_free(links);
         return luaL_error(L, "html: out of memory extracting links");
     }
-    lua_createtable(L, (int)links->n, 0);
+    lua_createtable(L, f->prefix || f->seen ? 0 : (int)links->n, 0);
+    int n = 0;
     for (size_t i = 0; i < links->n; i++) {
         const html_link_t *l = &links->v[i];
+        int keep = keep_link(f, l->url);
+        if (keep < 0) {
+            html_links_free(links);
+            return luaL_error(L, "seen: out of memory");
+        }
+        if (!keep) continue;
         if (detail) {
             lua_createtable(L, 0, 4);
             set_field_string(L, "url", l->url);
@@ -484,10 +509,20 @@ static int push_links(lua_State *L, html_links_t *links, int rc, int detail)
         } else {
             lua_pushstring(L, l->url);
         }
-        lua_rawseti(L, -2, (int)i + 1);
+        lua_rawseti(L, -2, ++n);
     }
     html_links_free(links);
     return 1;
+}
+
+/* The filter from the arguments at idx (prefix) and idx + 1 (seen set). */
+static struct link_filter link_filter(lua_State *L, int idx)
+{
+    struct link_filter f = {NULL, 0, NULL};
+    f.prefix = luaL_optlstring(L, idx, NULL, &f.prefix_len);
+    if (!lua_isnoneornil(L, idx + 1) && !(f.seen = lc_toseen(L, idx + 1)))
+        luaL_argerror(L, idx + 1, "unseen must be a seen set (lc.seen())");
+    return f;
 }
 
 static unsigned link_flags(lua_State *L, int idx, int detail)
@@ -497,26 +532,28 @@ static unsigned link_flags(lua_State *L, int idx, int detail)
     return detail ? flags | HTML_LINKS_TEXT : flags;
 }
 
-/* core.html.links(doc, flags, detail) -> {url, ...} or {{url=, text=, nofollow=, tag=}, ...}
- * flags: 1 <link>, 2 frames, 4 <img> */
+/* core.html.links(doc, flags, detail, prefix, seen) -> {url, ...} or
+ * {{url=, text=, nofollow=, tag=}, ...}; flags: 1 <link>, 2 frames, 4 <img> */
 static int h_links(lua_State *L)
 {
     ldoc_t *d = check_doc(L, 1);
     int detail = lua_toboolean(L, 3);
     html_links_t links;
+    struct link_filter f = link_filter(L, 4);
     int rc = html_links(d->doc, d->url, link_flags(L, 2, detail), &links);
-    return push_links(L, &links, rc, detail);
+    return push_links(L, &links, rc, detail, &f);
 }
 
-/* core.html.scan(body, url, charset, flags, detail) -> links, title: the links as
- * doc:links gives them, without a tree, and the first <title>'s text (or nil), from
- * one pass */
+/* core.html.scan(body, url, charset, flags, detail, prefix, seen) -> links, title: the
+ * links as doc:links gives them, without a tree, and the first <title>'s text (or
+ * nil), from one pass */
 static int h_scan(lua_State *L)
 {
     size_t len;
     const char *body = lc_checkbytes(L, 1, &len);
     const char *url = luaL_optstring(L, 2, NULL), *charset = luaL_optstring(L, 3, NULL);
     int detail = lua_toboolean(L, 5);
+    struct link_filter f = link_filter(L, 6);
     html_links_t links;
     char *title = NULL;
     int rc =
@@ -527,7 +564,7 @@ static int h_scan(lua_State *L)
     } else {
         lua_pushnil(L);
     }
-    push_links(L, &links, rc, detail);
+    push_links(L, &links, rc, detail, &f);
     lua_insert(L, -2);
     return 2;
 }

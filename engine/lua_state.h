@@ -65,6 +65,12 @@ void lc_push_body(lua_State *L, const http_res_t *res);
 const char *lc_tobytes(lua_State *L, int idx, size_t *len);
 const char *lc_checkbytes(lua_State *L, int idx, size_t *len);
 
+/* The seen set at idx (lua_url.c), NULL when it is something else; and the
+ * fingerprint seen sets keep of a URL. */
+struct seen;
+struct seen *lc_toseen(lua_State *L, int idx);
+uint64_t lc_fingerprint(const char *url, size_t len);
+
 /* Count memory held for Lua outside its heap (bodies) towards max_memory. */
 void lc_limits_account(lua_State *L, long long delta);
 

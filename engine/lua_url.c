@@ -210,6 +210,23 @@ static int l_seen(lua_State *L)
     return 1;
 }
 
+seen_t *lc_toseen(lua_State *L, int idx)
+{
+    seen_t **s = lua_touserdata(L, idx);
+    if (!s || !lua_getmetatable(L, idx)) return NULL;
+    luaL_getmetatable(L, SEEN_METATABLE);
+    int is_seen = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    if (!is_seen) return NULL;
+    if (!*s) luaL_error(L, "seen set already freed");
+    return *s;
+}
+
+uint64_t lc_fingerprint(const char *url, size_t len)
+{
+    return fingerprint(url, len);
+}
+
 /* set:add(url) -> true when the URL (normalized) was not in the set */
 static int seen_l_add(lua_State *L)
 {

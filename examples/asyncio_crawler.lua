@@ -87,11 +87,10 @@ end
 function Crawler:parse_links(res)
   local ctype = res.headers["content-type"] or ""
   if res.status ~= 200 or not ctype:find("text/html", 1, true) then return end
-  local origin, n = self.origin, #self.origin
-  for _, link in ipairs(res:html():links()) do
-    if link:sub(1, n) == origin and self.seen:add(link) then
-      self.q:put_nowait({ link, self.max_redirect })
-    end
+  -- The links on the root's host that the seen set did not hold (now added to it):
+  -- the chapter's links.difference(self.seen_urls), in one call.
+  for _, link in ipairs(res:html():links({ prefix = self.origin, unseen = self.seen })) do
+    self.q:put_nowait({ link, self.max_redirect })
   end
 end
 

@@ -24,7 +24,10 @@
 --       and <frame src>, img=true <img src>; detail=true returns
 --       {url=, text=, nofollow=, tag=} tables instead of strings (text: the link's
 --       squashed text, or alt for area and img; nofollow: every occurrence of the URL
---       has rel=nofollow).
+--       has rel=nofollow). prefix="http://host/" keeps only links starting with it;
+--       unseen=set (an lc.seen()) keeps only links the set did not hold, and adds
+--       them to it: a crawler's "new links on this site" in one call, with no Lua
+--       string made for the others.
 --   html.links(body [, opts]) -> as doc:links(opts), from the body alone: one pass of
 --       a tokenizer that finds the link-carrying tags as libxml2 would (html_scan.c;
 --       libxml2's SAX parser where it is not sure), building no tree: several times
@@ -136,6 +139,7 @@ Node.attr, Node.attrs = h.attr, h.attrs
 
 local LINK, FRAMES, IMG = 1, 2, 4
 
+-- flags, detail, prefix, unseen from links() options.
 local function link_options(opts)
   local flags = 0
   if opts == nil then return flags, false end
@@ -143,7 +147,9 @@ local function link_options(opts)
   if opts.link then flags = flags + LINK end
   if opts.frames then flags = flags + FRAMES end
   if opts.img then flags = flags + IMG end
-  return flags, opts.detail and true or false
+  local prefix = opts.prefix
+  if prefix ~= nil and type(prefix) ~= "string" then error("links: prefix must be a string", 3) end
+  return flags, opts.detail and true or false, prefix, opts.unseen
 end
 
 function Doc:links(opts)
@@ -156,8 +162,8 @@ function M.links(body, opts)
   if type(body) ~= "string" then
     error("html.links: body must be a string, got " .. type(body), 2)
   end
-  local flags, detail = link_options(opts)
-  return (h.scan(body, opts and opts.url, opts and opts.charset, flags, detail))
+  local flags, detail, prefix, unseen = link_options(opts)
+  return (h.scan(body, opts and opts.url, opts and opts.charset, flags, detail, prefix, unseen))
 end
 
 Doc.title = h.title
@@ -228,8 +234,11 @@ if Response then
       for i = 1, #links do copy[i] = links[i] end
       return copy
     end
-    local flags, detail = link_options(opts)
-    return (h.scan(rawget(self, "_body"), rawget(self, "_url"), rawget(self, "_charset"), flags, detail))
+    local flags, detail, prefix, unseen = link_options(opts)
+    local links, title = h.scan(rawget(self, "_body"), rawget(self, "_url"), rawget(self, "_charset"),
+      flags, detail, prefix, unseen)
+    if rawget(self, "_title") == nil then self._title = title or false end
+    return links
   end
 
   function Lazy:title()

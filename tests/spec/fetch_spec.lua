@@ -107,6 +107,12 @@ describe("lc.fetch", function()
     local again = assert(fetch(h.url("/site/p/3.html")))
     assert.matches("<title>", again.body)
     assert.same(before, again:html():links())
+    local seen = lc.seen()
+    seen:add(before[1])
+    local fresh = assert(fetch(h.url("/site/p/3.html"))):html():links({ unseen = seen })
+    local rest = {}
+    for i = 2, #before do rest[#rest + 1] = before[i] end
+    assert.same(rest, fresh)
   end)
 
   it("aborts a body over max_size with too_large", function()

@@ -339,6 +339,29 @@ describe("html links", function()
       parse(body, { url = "http://h.test/" }):links())
   end)
 
+  it("keep only those under a prefix, with prefix=", function()
+    local body = [[<a href="/a">a</a><a href="http://other.test/b">b</a><a href="/dir/c">c</a>]]
+    local want = { "http://h.test/a", "http://h.test/dir/c" }
+    assert.same(want, links(body, { prefix = "http://h.test/" }))
+    assert.same(want, html.links(body, { url = URL, prefix = "http://h.test/" }))
+    assert.same({ "http://h.test/dir/c" }, links(body, { prefix = "http://h.test/dir/" }))
+    assert.has_error(function() links(body, { prefix = 1 }) end, "links: prefix must be a string")
+  end)
+
+  it("keep only links a seen set did not hold, and add them, with unseen=", function()
+    local seen = lc.seen()
+    seen:add("http://h.test/a")
+    local body = [[<a href="/a">a</a><a href="/b">b</a><a href="http://other.test/c">c</a><a href="/b#x">b</a>]]
+    assert.same({ "http://h.test/b" }, links(body, { prefix = "http://h.test/", unseen = seen }))
+    assert.is_true(seen:has("http://h.test/b"))
+    assert.is_false(seen:has("http://other.test/c")) -- dropped by prefix first: not added
+    assert.same({ "http://other.test/c" }, html.links(body, { url = URL, unseen = seen }))
+    assert.same({}, html.links(body, { url = URL, unseen = seen }))
+    assert.same({ { url = "http://h.test/new", tag = "a", text = "n", nofollow = false } },
+      links([[<a href="/new">n</a><a href="/a">a</a>]], { unseen = seen, detail = true }))
+    assert.has_error(function() links(body, { unseen = {} }) end)
+  end)
+
   it("keep only absolute links when the document has no URL", function()
     assert.same({ "https://abs.test/x" },
       parse([[<a href="/rel">r</a><a href="https://abs.test/x#f">a</a>]]):links())
