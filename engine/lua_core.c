@@ -232,6 +232,7 @@ int luaopen_luacrawl(lua_State *L)
     lc_register_signal(L);
     lc_register_limits(L);
     lc_register_body(L);
+    lc_register_crawl(L);
     lua_pop(L, 1); /* state */
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, "luacrawl.core");

@@ -5,6 +5,11 @@
 local lc = require "luacrawl"
 local crawl = require "luacrawl.crawl"
 local cjson = require "cjson"
+local core = require "luacrawl.core"
+
+local url_host = core.crawl.host -- lc.url.host, faster for normalized URLs
+local redact = lc.url.redact
+local null = cjson.null
 
 local M = {}
 
@@ -101,15 +106,22 @@ end
 
 M.fields = { "url", "status", "depth", "content_type", "length", "title", "referrer", "elapsed" }
 
+-- A URL with its credentials hidden; one without '@' has none (and costs no copy).
+local function hide(url)
+  if url:find("@", 1, true) then return redact(url) end
+  return url
+end
+
 -- The page record written for each response.
 local function record(page)
   local ctype = page.headers["content-type"]
   local title
   if page.status < 300 and page:is_html() then title = page:html():title() end
+  local res, referrer = page.response, page.referrer
   return {
-    url = lc.url.redact(page.request.url), status = page.status, depth = page.depth,
-    content_type = ctype or cjson.null, length = #page.body, title = title or cjson.null,
-    referrer = page.referrer and lc.url.redact(page.referrer) or cjson.null, elapsed = math.floor(page.elapsed * 1e6 + 0.5) / 1e6,
+    url = hide(page.request.url), status = page.status, depth = page.depth,
+    content_type = ctype or null, length = res and res.size or #page.body, title = title or null,
+    referrer = referrer and hide(referrer) or null, elapsed = math.floor(page.elapsed * 1e6 + 0.5) / 1e6,
   }
 end
 
@@ -134,7 +146,7 @@ function M.spec(o)
   for _, h in ipairs(o.allow_hosts) do start_hosts[#start_hosts + 1] = h end
   local function allowed(url)
     if not o.span_hosts then
-      local host = lc.url.host(url) or ""
+      local host = url_host(url) or ""
       local ok = false
       for _, h in ipairs(start_hosts) do
         if host == h or (#host > #h and host:sub(-#h - 1) == "." .. h) then ok = true break end
@@ -154,12 +166,28 @@ function M.spec(o)
       return false
     end
   end
+  -- Without URL regexes the scope is a matter of hosts, which the crawl checks in C
+  -- for page:follow: allow = {hosts = ...} is the same test when the hosts are in
+  -- lower case (it lower-cases them; allowed() does not).
+  local allow = function(url) return allowed(url) end
+  local span_hosts
+  if #allow_res == 0 then
+    if o.span_hosts then
+      allow, span_hosts = nil, true
+    else
+      local lower = true
+      for _, h in ipairs(start_hosts) do
+        if h:lower() ~= h then lower = false end
+      end
+      if lower then allow = { hosts = start_hosts } end
+    end
+  end
   local spec = {
     start = o.urls, max_depth = o.depth, max_pages = o.max_pages, max_time = o.max_time,
     concurrency = o.concurrency, per_host = o.per_host, delay = o.delay,
     robots = not o.no_robots, user_agent = o.user_agent, quiet = o.quiet,
     stats_json = o.stats_json, output = o.output or "-", fields = M.fields,
-    allow = function(url) return allowed(url) end, deny = deny,
+    allow = allow, deny = deny, span_hosts = span_hosts,
     on_response = function(page) page:emit(record(page)) end,
     fetch = { insecure = o.insecure, timeout = o.timeout, max_size = o.max_size,
       max_header_size = o.max_header_size, max_url_length = o.max_url_length },

@@ -51,6 +51,9 @@ M.defaults = {
 }
 
 local unpack = unpack or table.unpack
+-- lc.url.host without parsing a URL already in normalized form (engine/lua_crawl.c),
+-- and the per-link checks of page:follow in one call.
+local url_host, crawl_next = core.crawl.host, core.crawl.next
 
 local function now()
   return lc.now()
@@ -66,7 +69,8 @@ local function host_matches(host, list)
   return false
 end
 
--- A predicate from a scope spec: a function, or a table of hosts and URL regexes.
+-- A predicate from a scope spec: a function, or a table of hosts and URL regexes;
+-- and, for a table of hosts alone, that list (page:follow checks it in C).
 local function scope_rule(rule, name)
   if rule == nil then return nil end
   if type(rule) == "function" then return rule end
@@ -77,12 +81,12 @@ local function scope_rule(rule, name)
     res[#res + 1] = type(pattern) == "string" and lc.regex(pattern) or pattern
   end
   return function(url)
-    if hosts and host_matches(lc.url.host(url) or "", hosts) then return true end
+    if hosts and host_matches(url_host(url) or "", hosts) then return true end
     for _, re in ipairs(res) do
       if re:test(url) then return true end
     end
     return false
-  end
+  end, res[1] == nil and hosts or nil
 end
 
 -- Requests --------------------------------------------------------------------------
@@ -92,20 +96,35 @@ Crawler.__index = Crawler
 
 function Crawler:host_key(url)
   local k = self.spec.host_key
+  if k == "host" then return url_host(url) end
   if type(k) == "function" then return k(url) end
-  if k == "domain" then return lc.url.site(url) or lc.url.host(url) end
+  if k == "domain" then return lc.url.site(url) or url_host(url) end
   if k == "ip" then
-    local addrs = lc.resolve(lc.url.host(url))
-    return addrs and addrs[1] or lc.url.host(url)
+    local addrs = lc.resolve(url_host(url))
+    return addrs and addrs[1] or url_host(url)
   end
-  return lc.url.host(url)
+  return url_host(url)
 end
 
 function Crawler:in_scope(url, req)
   if self.deny and self.deny(url, req) then return false end
   if self.allow then return self.allow(url, req) and true or false end
   if self.spec.span_hosts then return true end
-  return self.start_hosts[lc.url.host(url) or ""] == true
+  return self.start_hosts[url_host(url) or ""] == true
+end
+
+-- The scope as core.crawl.next checks it (a mode and its host table), or nil when
+-- it takes Lua (a function, URL regexes, deny).
+local SCOPE_ANY, SCOPE_SET, SCOPE_SUFFIX = 0, 1, 2
+function Crawler:fast_scope()
+  if self.deny then return nil end
+  local allow = self.allow
+  if allow then
+    if allow == self.allow_fn and self.allow_hosts then return SCOPE_SUFFIX, self.allow_hosts end
+    return nil
+  end
+  if self.spec.span_hosts then return SCOPE_ANY end
+  return SCOPE_SET, self.start_hosts
 end
 
 -- Apply a hook: false drops, a table replaces, nil keeps.
@@ -140,6 +159,12 @@ function Crawler:enqueue(req)
     st.duplicates = st.duplicates + 1
     return false
   end
+  return self:admit(req)
+end
+
+-- The rest of enqueue, for a request whose URL is normalized, in scope and new.
+function Crawler:admit(req)
+  local st = self.stats
   req.key = req.key or self:host_key(req.url)
   req = apply_hook(self.spec.on_request, req)
   if not req then
@@ -224,6 +249,22 @@ function Crawler:fetch_robots(origin, key)
   self:poke()
 end
 
+-- The options of a request's fetch: those of every fetch (made once, while
+-- spec.fetch and spec.user_agent stay the same objects) unless it has its own
+-- method, headers or body.
+function Crawler:request_opts(req)
+  if req.method == nil and req.headers == nil and req.body == nil then
+    local spec = self.spec
+    local o = self.base_opts
+    if not o or self.base_opts_of ~= spec.fetch or self.base_opts_ua ~= spec.user_agent then
+      o = self:fetch_opts()
+      self.base_opts, self.base_opts_of, self.base_opts_ua = o, spec.fetch, spec.user_agent
+    end
+    return o
+  end
+  return self:fetch_opts({ method = req.method, headers = req.headers, body = req.body })
+end
+
 function Crawler:fetch_opts(extra)
   local o = {}
   for k, v in pairs(self.spec.fetch or {}) do o[k] = v end
@@ -234,8 +275,23 @@ end
 
 -- Pages --------------------------------------------------------------------------
 
+-- A page's body (and a meta table, when its request had none) is made on first use:
+-- a crawl that only follows links never turns the body into a Lua string.
 local Page = {}
-Page.__index = Page
+Page.__index = function(page, k)
+  local m = Page[k]
+  if m ~= nil then return m end
+  if k == "body" then
+    local res = rawget(page, "response")
+    local body = res and res.body
+    rawset(page, "body", body)
+    return body
+  elseif k == "meta" then
+    local meta = {}
+    rawset(page, "meta", meta)
+    return meta
+  end
+end
 M.Page = Page
 
 function Page:html()
@@ -278,23 +334,59 @@ end
 -- Follow links: a URL, a node (its href or src), or a list of either; relative
 -- URLs are resolved against the page. opts: callback, meta, priority, dont_filter.
 -- Returns the number of requests queued.
+local function follow_one(page, crawler, item, opts)
+  local href = item
+  if type(item) ~= "string" then href = item:attr("href") or item:attr("src") end
+  -- Links from page:links() are absolute already: enqueue normalizes them (a
+  -- copy, for a normalized URL) without resolving them again.
+  local url = href and (href:find("^https?://") and href or lc.url.resolve(page.url, href))
+  if url then
+    return crawler:enqueue({
+      url = url, depth = page.depth + 1, referrer = page.url, meta = opts.meta,
+      callback = opts.callback, priority = opts.priority, dont_filter = opts.dont_filter,
+    })
+  end
+  return false
+end
+
 function Page:follow(what, opts)
   opts = opts or {}
   if type(what) ~= "table" or what.tag then what = { what } end
-  local crawler, n = self.crawler, 0
-  for _, item in ipairs(what) do
-    local href = item
-    if type(item) ~= "string" then href = item:attr("href") or item:attr("src") end
-    -- Links from page:links() are absolute already: enqueue normalizes them (a
-    -- copy, for a normalized URL) without resolving them again.
-    local url = href and (href:find("^https?://") and href or lc.url.resolve(self.url, href))
-    if url then
-      local ok = crawler:enqueue({
-        url = url, depth = self.depth + 1, referrer = self.url, meta = opts.meta,
-        callback = opts.callback, priority = opts.priority, dont_filter = opts.dont_filter,
-      })
-      if ok then n = n + 1 end
+  local crawler, n, i = self.crawler, 0, 1
+  local st, seen = crawler.stats, crawler.seen
+  -- The checks of enqueue up to the dedup, in C for the links that fail them (most
+  -- of a page's: duplicates): what they count and queue is what enqueue would.
+  if not opts.dont_filter and seen == crawler.core_seen then
+    local depth = self.depth + 1
+    while not crawler.stopping do
+      local mode, hosts = crawler:fast_scope()
+      if not mode then break end
+      local max = crawler.spec.max_depth
+      local url, nexti, invalid, deep, scope, dup = crawl_next(what, i, seen, self.url,
+        crawler.spec.normalize, mode, hosts, max ~= nil and depth > max)
+      st.invalid_urls = st.invalid_urls + invalid
+      st.too_deep = st.too_deep + deep
+      st.out_of_scope = st.out_of_scope + scope
+      st.duplicates = st.duplicates + dup
+      if url then
+        if crawler:admit({
+          url = url, depth = depth, referrer = self.url, meta = opts.meta,
+          callback = opts.callback, priority = opts.priority,
+        }) then n = n + 1 end
+      elseif url == false then -- an item C does not take: the Lua way
+        if follow_one(self, crawler, what[nexti], opts) then n = n + 1 end
+        nexti = nexti + 1
+      else
+        return n
+      end
+      i = nexti
     end
+  end
+  while true do
+    local item = rawget(what, i) -- as ipairs
+    if item == nil then break end
+    if follow_one(self, crawler, item, opts) then n = n + 1 end
+    i = i + 1
   end
   return n
 end
@@ -408,8 +500,8 @@ end
 
 function Crawler:make_page(req, res)
   local page = setmetatable({
-    url = res.url, request = req, key = req.key, status = res.status, headers = res.headers, body = res.body,
-    depth = req.depth or 0, meta = req.meta or {}, response = res, crawler = self,
+    url = res.url, request = req, key = req.key, status = res.status, headers = res.headers,
+    depth = req.depth or 0, meta = req.meta, response = res, crawler = self,
     referrer = req.referrer, elapsed = res.time.total,
   }, Page)
   return page
@@ -418,14 +510,14 @@ end
 function Crawler:process(req)
   local st = self.stats
   st.requests = st.requests + 1
-  local res, err = lc.fetch(req.url, self:fetch_opts({ method = req.method, headers = req.headers, body = req.body }))
+  local res, err = lc.fetch(req.url, self:request_opts(req))
   if not res then
     if self.spec.retry_kinds[err.kind] and self:retry(req, nil, err.kind) then return end
     self:count_error(err.kind)
     if self.spec.on_error then self.spec.on_error(req, err) end
     return
   end
-  st.bytes = st.bytes + #res.body
+  st.bytes = st.bytes + (res.size or #res.body)
   st.statuses[res.status] = (st.statuses[res.status] or 0) + 1
   if self.retry_status[res.status] and self:retry(req, res, "http_" .. res.status) then return end
   if res.status >= 200 and res.status < 400 then self.host_trouble[req.key] = nil end
@@ -711,6 +803,7 @@ end
 
 function M.new(spec)
   spec = check_spec(spec)
+  local allow_fn, allow_hosts = scope_rule(spec.allow, "allow")
   local self = setmetatable({
     spec = spec,
     frontier = frontier.new({ per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first }),
@@ -725,11 +818,13 @@ function M.new(spec)
     outputs = {},
     active = 0, launched = 0, waiting_robots = 0, delayed = 0, starting = 0,
     start_hosts = {},
-    allow = scope_rule(spec.allow, "allow"),
+    allow = allow_fn,
+    allow_fn = allow_fn, allow_hosts = allow_hosts,
     deny = scope_rule(spec.deny, "deny"),
     agent = spec.user_agent or ("luacrawl/" .. lc.version),
     retry_status = {},
   }, Crawler)
+  self.core_seen = self.seen
   for _, s in ipairs(spec.retry_statuses) do self.retry_status[s] = true end
   local outputs = spec.output
   if type(outputs) ~= "table" or outputs.path then outputs = { outputs } end

@@ -48,7 +48,7 @@ function Output:write(item)
     self.list[#self.list + 1] = item
     return true
   end
-  local line, err
+  local buffer = self.buffer
   if self.format == "csv" then
     if not self.fields then
       self.fields = self.spec_fields or sorted_keys(item)
@@ -58,14 +58,17 @@ function Output:write(item)
     end
     local cells = {}
     for i, f in ipairs(self.fields) do cells[i] = csv_cell(item[f]) end
-    line = table.concat(cells, ",") .. "\r\n"
+    buffer[#buffer + 1] = table.concat(cells, ",") .. "\r\n"
   else
-    line, err = json_line(item)
-    if not line then return nil, err end
+    -- The text and its newline as two pieces: no string made to join them.
+    local ok, text = pcall(cjson.encode, item)
+    if not ok then return nil, text end
+    buffer[#buffer + 1] = text
+    buffer[#buffer + 1] = "\n"
   end
-  self.buffer[#self.buffer + 1] = line
   self.count = self.count + 1
-  if #self.buffer >= 256 then return self:flush() end
+  self.lines = self.lines + 1
+  if self.lines >= 256 then return self:flush() end
   return true
 end
 
@@ -73,7 +76,7 @@ end
 function Output:flush()
   if #self.buffer == 0 or not self.file then return true end
   local ok, err = self.file:write(table.concat(self.buffer))
-  self.buffer = {}
+  self.buffer, self.lines = {}, 0
   if ok then ok, err = self.file:flush() end
   if not ok then return nil, ("%s: %s"):format(self.name, err) end
   return true
@@ -94,7 +97,7 @@ end
 -- opts.fields fixes the CSV columns (else the sorted keys of the first item).
 function M.open(target, opts)
   opts = opts or {}
-  local o = setmetatable({ buffer = {}, count = 0, spec_fields = opts.fields }, Output)
+  local o = setmetatable({ buffer = {}, lines = 0, count = 0, spec_fields = opts.fields }, Output)
   if type(target) == "table" and target.path then
     -- {path = "/dev/stdout", format = "csv"}: a file whose name does not say its format.
     opts.format, target = target.format, target.path

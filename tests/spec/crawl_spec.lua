@@ -289,6 +289,57 @@ describe("crawl.run", function()
     assert.is_true(st.pages > 1)
   end)
 
+  it("counts and fetches the same whether page:follow checks the scope in C or in Lua", function()
+    -- Scopes of hosts alone are checked in C (core.crawl.next); the same scope as a
+    -- function, or with a deny, takes the Lua path of enqueue.
+    local keys = { "pages", "requests", "duplicates", "out_of_scope", "too_deep", "invalid_urls", "robots_denied" }
+    local function crawl_with(spec)
+      reset()
+      spec.robots = false
+      local fetched = {}
+      spec.on_response = function(page) fetched[#fetched + 1] = page.url end
+      local st = run(spec)
+      table.sort(fetched)
+      local counts = {}
+      for _, k in ipairs(keys) do counts[k] = st[k] end
+      return counts, fetched
+    end
+    local start = { on("a.crawl.test", "/hostsite/") }
+    local a_host = lc.url.host(start[1])
+    local cases = {
+      { {}, { allow = function(url) return lc.url.host(url) == a_host end } },
+      { { allow = { hosts = { "crawl.test" } } },
+        { allow = function(url) local host = lc.url.host(url) return host:sub(-11) == ".crawl.test" end } },
+      { { span_hosts = true, max_depth = 1 }, { span_hosts = true, max_depth = 1, deny = function() return false end } },
+      { { max_depth = 1, normalize = { sort_query = true } },
+        { max_depth = 1, normalize = { sort_query = true }, allow = function(url) return lc.url.host(url) == a_host end } },
+    }
+    local dups = 0
+    for _, case in ipairs(cases) do
+      case[1].start, case[2].start = start, start
+      local c1, f1 = crawl_with(case[1])
+      local c2, f2 = crawl_with(case[2])
+      assert.same(c2, c1)
+      assert.same(f2, f1)
+      assert.is_true(c1.pages > 1)
+      dups = dups + c1.duplicates
+    end
+    assert.is_true(dups > 0)
+  end)
+
+  it("makes page.body only when it is read", function()
+    local raw, read, meta = {}, {}, {}
+    run({ start = { on("a.crawl.test", "/hostsite/") }, robots = false, max_depth = 0,
+      parse = function(page)
+        raw[#raw + 1] = rawget(page, "body") == nil
+        read[#read + 1] = page.body
+        meta[#meta + 1] = type(page.meta)
+      end })
+    assert.same({ true }, raw)
+    assert.is_true(#read[1] > 0 and read[1]:find("<html", 1, true) ~= nil)
+    assert.same({ "table" }, meta)
+  end)
+
   it("filters with a Lua function", function()
     run({ start = { on("a.crawl.test", "/hostsite/") }, robots = false,
       allow = function(url) return not url:find("p/1") end })
