@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 
 #define DEFAULT_TIMEOUT 30.0
@@ -18,6 +19,7 @@
 #define DEFAULT_MAX_HEADER (256u << 10)
 #define MAX_HEADERS 1000
 #define POOL_MAX 64
+#define MAX_IDLE_CONNECTIONS 256
 
 enum xfer_state { X_DNS, X_CURL, X_DEFERRED, X_DONE };
 enum abort_reason { ABORT_NONE, ABORT_BODY, ABORT_HEADER, ABORT_TRUNCATED };
@@ -518,8 +520,20 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
     int events = 0;
     if (what == CURL_POLL_IN || what == CURL_POLL_INOUT) events |= LOOP_READ;
     if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT) events |= LOOP_WRITE;
-    loop_watch(http->loop, fd, events, events ? on_sock_io : NULL, http);
+    if (events)
+        loop_watch(http->loop, fd, events, on_sock_io, http);
+    else /* most often a connection going back to the pool, soon used again */
+        loop_park(http->loop, fd);
     return 0;
+}
+
+/* CURLOPT_CLOSESOCKETFUNCTION: a parked socket must be forgotten before it closes,
+ * or a new socket given the same number could be taken as still registered. */
+static int on_close_socket(void *arg, curl_socket_t fd)
+{
+    http_t *http = arg;
+    loop_forget(http->loop, fd);
+    return close(fd);
 }
 
 static void on_timeout(loop_t *loop, void *arg)
@@ -665,6 +679,8 @@ static void setup_easy(http_xfer_t *x)
     curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, x->http);
     curl_easy_setopt(e, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
     curl_easy_setopt(e, CURLOPT_RESOLVER_START_DATA, x);
     curl_easy_setopt(e, CURLOPT_RESOLVE, x->resolve);
@@ -941,6 +957,10 @@ http_t *http_new(loop_t *loop, dns_t *dns, char *err, size_t errlen)
     curl_multi_setopt(http->multi, CURLMOPT_TIMERFUNCTION, on_timer);
     curl_multi_setopt(http->multi, CURLMOPT_TIMERDATA, http);
     curl_multi_setopt(http->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    /* Idle connections kept for reuse. curl's default (4 per transfer in the multi
+     * handle at the time) shrinks whenever few transfers are running, closing
+     * connections a moment before they would have been reused. */
+    curl_multi_setopt(http->multi, CURLMOPT_MAXCONNECTS, (long)MAX_IDLE_CONNECTIONS);
     return http;
 oom:
     snprintf(err, errlen, "out of memory");

@@ -13,7 +13,9 @@
 #define MAX_EVENTS 256
 
 struct watcher {
-    int events;
+    int events;  /* LOOP_READ|LOOP_WRITE wanted; 0 when not watched (or parked) */
+    int kernel;  /* the same bits as registered with epoll; 0 when not registered */
+    int managed; /* parked once: the owner calls loop_forget before closing the fd */
     loop_io_fn fn;
     void *arg;
 };
@@ -101,20 +103,8 @@ static int grow_watchers(loop_t *loop, int fd)
     return 0;
 }
 
-int loop_watch(loop_t *loop, int fd, int events, loop_io_fn fn, void *arg)
+static int epoll_set(loop_t *loop, int fd, int events)
 {
-    if (fd < 0) {
-        errno = EBADF;
-        return -1;
-    }
-    if (grow_watchers(loop, fd) < 0) return -1;
-    struct watcher *w = &loop->watchers[fd];
-    if (events == 0) {
-        /* EBADF/ENOENT: the fd was already closed or never added; nothing to undo. */
-        if (w->events) epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, NULL);
-        memset(w, 0, sizeof(*w));
-        return 0;
-    }
     struct epoll_event ev = {0};
     ev.data.fd = fd;
     if (events & LOOP_READ) ev.events |= EPOLLIN;
@@ -123,10 +113,47 @@ int loop_watch(loop_t *loop, int fd, int events, loop_io_fn fn, void *arg)
     if (epoll_ctl(loop->epfd, EPOLL_CTL_MOD, fd, &ev) < 0) {
         if (errno != ENOENT || epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) return -1;
     }
-    w->events = events & (LOOP_READ | LOOP_WRITE);
+    return 0;
+}
+
+int loop_watch(loop_t *loop, int fd, int events, loop_io_fn fn, void *arg)
+{
+    if (fd < 0) {
+        errno = EBADF;
+        return -1;
+    }
+    if (grow_watchers(loop, fd) < 0) return -1;
+    struct watcher *w = &loop->watchers[fd];
+    events &= LOOP_READ | LOOP_WRITE;
+    if (events == 0) {
+        /* EBADF/ENOENT: the fd was already closed or never added; nothing to undo. */
+        if (w->kernel) epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, NULL);
+        memset(w, 0, sizeof(*w));
+        return 0;
+    }
+    /* A managed fd still registered as wanted needs no system call: its owner tells
+     * us before it closes it, so the registration is its own. */
+    if (!(w->managed && w->kernel == events) && epoll_set(loop, fd, events) < 0) return -1;
+    w->events = w->kernel = events;
     w->fn = fn;
     w->arg = arg;
     return 0;
+}
+
+int loop_park(loop_t *loop, int fd)
+{
+    if (fd < 0 || fd >= loop->nwatchers) return 0;
+    struct watcher *w = &loop->watchers[fd];
+    w->events = 0;
+    w->fn = NULL;
+    w->arg = NULL;
+    w->managed = 1;
+    return 0;
+}
+
+void loop_forget(loop_t *loop, int fd)
+{
+    if (fd >= 0 && fd < loop->nwatchers) memset(&loop->watchers[fd], 0, sizeof(loop->watchers[fd]));
 }
 
 /* ---- timers: a min-heap ordered by (when, seq) ---- */
@@ -311,6 +338,11 @@ static void dispatch(loop_t *loop, const struct epoll_event *ev)
     int fd = ev->data.fd;
     if (fd >= loop->nwatchers) return;
     struct watcher *w = &loop->watchers[fd];
+    if (!w->events && w->kernel) { /* parked, and something happened: unregister it now */
+        epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, NULL);
+        w->kernel = 0;
+        return;
+    }
     /* Re-check: an earlier callback in this batch may have stopped watching fd. */
     if (!w->events || !w->fn) return;
     int events = 0;

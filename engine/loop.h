@@ -26,6 +26,15 @@ void loop_free(loop_t *loop);
  * earlier watcher of the same fd. Returns 0, or -1 with errno set. */
 int loop_watch(loop_t *loop, int fd, int events, loop_io_fn fn, void *arg);
 
+/* Stop watching fd but leave it registered with epoll, so that watching it again
+ * for the same events costs no system call (an idle keep-alive socket between two
+ * requests: two epoll_ctl calls saved per request). An event on a parked fd
+ * unregisters it. The owner of a parked fd must call loop_forget before closing it
+ * (or watch it with events 0). */
+int loop_park(loop_t *loop, int fd);
+/* fd is being closed: forget it (the kernel drops a closed fd from epoll itself). */
+void loop_forget(loop_t *loop, int fd);
+
 /* A one-shot timer firing after delay seconds. The handle is valid until the timer
  * fires (then it is freed, before fn runs) or is cancelled. */
 loop_timer_t *loop_timer_add(loop_t *loop, double delay, loop_fn fn, void *arg);

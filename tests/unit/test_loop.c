@@ -147,6 +147,67 @@ static void fd_watchers_report_readable(void)
     loop_free(loop);
 }
 
+/* Run the loop a few turns without blocking. */
+static void spin(loop_t *loop, int turns)
+{
+    for (int i = 0; i < turns; i++)
+        loop_run_once(loop, 0);
+}
+
+static void parked_fds_report_nothing_and_watch_again(void)
+{
+    loop_t *loop = loop_new();
+    loop_ref(loop);
+    int p[2];
+    CHECK(pipe(p) == 0);
+    ssize_t got = 0;
+    CHECK(loop_watch(loop, p[0], LOOP_READ, on_readable, &got) == 0);
+    CHECK(loop_park(loop, p[0]) == 0);
+    CHECK(write(p[1], "x", 1) == 1);
+    spin(loop, 3); /* an event on a parked fd unregisters it, and reaches no one */
+    CHECK(got == 0);
+    CHECK(loop_watch(loop, p[0], LOOP_READ, on_readable, &got) == 0);
+    spin(loop, 3);
+    CHECK(got == 1);
+    /* Parked with nothing pending, then watched again for the same events. */
+    got = 0;
+    CHECK(loop_park(loop, p[0]) == 0);
+    CHECK(loop_watch(loop, p[0], LOOP_READ, on_readable, &got) == 0);
+    CHECK(write(p[1], "yz", 2) == 2);
+    spin(loop, 3);
+    CHECK(got == 2);
+    CHECK(loop_watch(loop, p[0], 0, NULL, NULL) == 0);
+    close(p[0]);
+    close(p[1]);
+    loop_free(loop);
+}
+
+static void a_forgotten_fd_number_reused_is_registered_anew(void)
+{
+    loop_t *loop = loop_new();
+    loop_ref(loop);
+    int p[2], q[2];
+    CHECK(pipe(p) == 0);
+    ssize_t got = 0;
+    CHECK(loop_watch(loop, p[0], LOOP_READ, on_readable, &got) == 0);
+    CHECK(loop_park(loop, p[0]) == 0);
+    int fd = p[0];
+    loop_forget(loop, fd);
+    close(p[0]);
+    close(p[1]);
+    CHECK(pipe(q) == 0); /* the lowest free numbers: most likely the same */
+    int reused = q[0] == fd;
+    CHECK(loop_watch(loop, q[0], LOOP_READ, on_readable, &got) == 0);
+    CHECK(write(q[1], "abc", 3) == 3);
+    spin(loop, 3);
+    CHECK(got == 3);
+    if (!reused) printf("  (fd number not reused: the case was not exercised)\n");
+    CHECK(loop_watch(loop, q[0], 0, NULL, NULL) == 0);
+    close(q[0]);
+    close(q[1]);
+    loop_free(loop);
+}
+
 int main(void)
 {
     RUN(timers_fire_in_deadline_order);
@@ -156,6 +217,8 @@ int main(void)
     RUN(deferred_calls_run_in_order_on_the_next_turn);
     RUN(unreferenced_loop_ends);
     RUN(fd_watchers_report_readable);
+    RUN(parked_fds_report_nothing_and_watch_again);
+    RUN(a_forgotten_fd_number_reused_is_registered_anew);
     printf("%s\n", test_failures ? "FAILED" : "all passed");
     return test_failures ? 1 : 0;
 }
