@@ -11,6 +11,9 @@
 #include "url.h"
 
 #include <errno.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <iconv.h>
 #include <libxml/HTMLparser.h>
 #include <libxml/HTMLtree.h>
@@ -425,6 +428,17 @@ static size_t utf8_clean_prefix(const unsigned char *s, size_t n)
     const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
     size_t i = 0, bad;
     while (i < n) {
+#ifdef __SSE2__
+        /* 32 ASCII bytes, none of them NUL, at a time: a page is mostly ASCII. */
+        const __m128i zero = _mm_setzero_si128();
+        while (n - i >= 32) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 16));
+            __m128i nul = _mm_or_si128(_mm_cmpeq_epi8(a, zero), _mm_cmpeq_epi8(b, zero));
+            if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(a, b), nul)) != 0) break;
+            i += 32;
+        }
+#endif
         if (n - i >= 8) { /* eight ASCII bytes, none of them NUL, at a time */
             uint64_t w;
             memcpy(&w, s + i, 8);
@@ -896,6 +910,11 @@ static int skipped_scheme(const char *ref)
     static const char *const schemes[] = {"javascript:", "mailto:", "data:", "tel:"};
     while (*ref && (unsigned char)*ref <= ' ')
         ref++;
+    /* A scheme ends at a ':' before any '/', '?' or '#': most references have none. */
+    const char *c = ref;
+    while (*c && *c != ':' && *c != '/' && *c != '?' && *c != '#')
+        c++;
+    if (*c != ':') return 0;
     for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
         if (strncasecmp(ref, schemes[i], strlen(schemes[i])) == 0) return 1;
     return 0;

@@ -901,6 +901,49 @@ static int dotted_quad(const char *h, size_t n)
  * or ".." segments; a query, not empty, of pchar, '/', '?', '[' and ']'; in path and
  * query escapes only of bytes that are not unreserved, in upper case; a fragment of
  * printable ASCII. Nothing else: no userinfo, no empty path. */
+/* normal_form from i, a '?', a '#' or the end, all before it in normal form. */
+static size_t normal_query_on(const char *u, size_t n, size_t i)
+{
+    if (i < n && u[i] == '?') {
+        if (++i == n || u[i] == '#') return 0; /* an empty query goes */
+        for (; i < n; i++) {
+            unsigned c = (unsigned char)u[i];
+            if (c == '%') {
+                if (!kept_escape(u, i, n)) return 0;
+                i += 2;
+            } else if (!in_set(QUERY_SAFE, c)) {
+                break;
+            }
+        }
+    }
+    if (i == n) return n;
+    if (u[i] != '#') return 0;
+    for (size_t j = i + 1; j < n; j++)
+        if ((unsigned char)u[j] <= 0x20 || (unsigned char)u[j] >= 0x7f) return 0;
+    return i;
+}
+
+/* normal_form from i, the '/' that starts a path segment, all before it in normal
+ * form. */
+static size_t normal_path_on(const char *u, size_t n, size_t i)
+{
+    size_t seg = i;
+    for (i++; i < n; i++) {
+        unsigned c = (unsigned char)u[i];
+        if (c == '/') {
+            if (dot_segment(u + seg + 1, i - seg - 1)) return 0;
+            seg = i;
+        } else if (c == '%') {
+            if (!kept_escape(u, i, n)) return 0;
+            i += 2;
+        } else if (!in_set(PATH_SAFE, c)) {
+            break;
+        }
+    }
+    if (dot_segment(u + seg + 1, i - seg - 1)) return 0;
+    return normal_query_on(u, n, i);
+}
+
 static size_t normal_form(const char *u, size_t n)
 {
     size_t i;
@@ -940,38 +983,7 @@ static size_t normal_form(const char *u, size_t n)
     }
 
     if (i == n || u[i] != '/') return 0;
-    size_t seg = i;
-    for (i++; i < n; i++) {
-        unsigned c = (unsigned char)u[i];
-        if (c == '/') {
-            if (dot_segment(u + seg + 1, i - seg - 1)) return 0;
-            seg = i;
-        } else if (c == '%') {
-            if (!kept_escape(u, i, n)) return 0;
-            i += 2;
-        } else if (!in_set(PATH_SAFE, c)) {
-            break;
-        }
-    }
-    if (dot_segment(u + seg + 1, i - seg - 1)) return 0;
-
-    if (i < n && u[i] == '?') {
-        if (++i == n || u[i] == '#') return 0; /* an empty query goes */
-        for (; i < n; i++) {
-            unsigned c = (unsigned char)u[i];
-            if (c == '%') {
-                if (!kept_escape(u, i, n)) return 0;
-                i += 2;
-            } else if (!in_set(QUERY_SAFE, c)) {
-                break;
-            }
-        }
-    }
-    if (i == n) return n;
-    if (u[i] != '#') return 0;
-    for (size_t j = i + 1; j < n; j++)
-        if ((unsigned char)u[j] <= 0x20 || (unsigned char)u[j] >= 0x7f) return 0;
-    return i;
+    return normal_path_on(u, n, i);
 }
 
 size_t url_normal_form(const char *url, size_t n)
@@ -1072,12 +1084,26 @@ int url_resolve_fast(const url_base_t *b, const char *ref, const url_norm_opts_t
         path++;
     for (end = path; end < tn && t[end] != '?'; end++) {
     }
-    if (path < end && t[path] == '/' && memmem(t + path, end - path, "/.", 2)) {
+    int dots = 0; /* a "/." in the path: maybe a dot segment */
+    if (path < end && t[path] == '/')
+        for (size_t k = path; k + 1 < end && !dots; k++)
+            dots = t[k] == '/' && t[k + 1] == '.';
+    if (dots) {
         size_t pn = remove_dots(t + path, end - path);
         memmove(t + path + pn, t + end, tn - end + 1);
         tn -= end - path - pn;
     }
-    if (normal_form(t, tn) != tn) {
+    /* What comes from the base (in normal form) needs no second look. */
+    size_t normal;
+    if (dots || !b->url || keep < b->path || tn > URL_MAX_LENGTH)
+        normal = normal_form(t, tn);
+    else if (t[keep] == '/') /* the reference's absolute path */
+        normal = normal_path_on(t, tn, keep);
+    else if (keep == tn || t[keep] == '?' || t[keep] == '#') /* the base's path, then */
+        normal = normal_query_on(t, tn, keep);
+    else /* the base's directory (up to a '/'), then the reference's relative path */
+        normal = normal_path_on(t, tn, keep - 1);
+    if (normal != tn) {
         free(t);
         return -1;
     }
@@ -1110,19 +1136,11 @@ uint64_t url_fingerprint(const char *url)
 {
     size_t fast = normal_form(url, strlen(url));
     if (fast) return url_hash(url, fast);
-    CURLU *h = curl_url();
-    scratch_t sc;
-    sc.used = 0;
-    sc.nheap = 0;
-    char *res = NULL;
-    size_t len = 0;
-    uint64_t fp;
-    if (h && normalize(h, &sc, url, NULL, &res, &len) == URL_OK)
-        fp = url_hash(res, len);
-    else
-        fp = url_hash(url, strlen(url));
-    scratch_free(&sc);
-    curl_url_cleanup(h);
+    /* url_normalize_slow, with its second pass for escapes curl decodes in hosts. */
+    char *norm = NULL;
+    uint64_t fp = url_normalize_slow(url, NULL, &norm) == URL_OK ? url_hash(norm, strlen(norm))
+                                                                 : url_hash(url, strlen(url));
+    free(norm);
     return fp;
 }
 

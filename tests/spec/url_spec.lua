@@ -388,6 +388,12 @@ describe("lc.url.fingerprint", function()
     assert.equal(url.fingerprint("http://xn--bcher-kva.example/"), url.fingerprint("http://Bücher.example"))
   end)
 
+  it("is the fingerprint of the normalized URL when an escape in the host decodes to a digit", function()
+    for _, u in ipairs({ "http://%36/", "https://%39/", "http://0%36/x" }) do
+      assert.equal(url.fingerprint(assert(url.normalize(u))), url.fingerprint(u), u)
+    end
+  end)
+
   it("differs for different URLs", function()
     local seen = {}
     for _, u in ipairs({
