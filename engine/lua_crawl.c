@@ -9,6 +9,7 @@
  * give, in the order enqueue takes them, so the counts come out the same too.
  *
  * core.crawl.host is lc.url.host, without parsing a URL already in normalized form. */
+#include "html.h"
 #include "lua_state.h"
 #include "seen.h"
 #include "url.h"
@@ -168,7 +169,8 @@ static int in_suffix_list(lua_State *L, int idx, const char *host, size_t n)
     }
 }
 
-/* core.crawl.next(list, i, seen, base, normalize_opts, mode, hosts, too_deep)
+/* core.crawl.next(list, i, seen, base, normalize_opts, mode, hosts, too_deep), list a
+ * Lua list or a link set (core.html.scan_set)
  *   -> url|nil|false, next, invalid, too_deep, out_of_scope, duplicates
  *
  * Takes list[i], list[i + 1], ... (as ipairs would) as page:follow does: a URL that
@@ -181,7 +183,8 @@ static int in_suffix_list(lua_State *L, int idx, const char *host, size_t n)
  * whose scope check meets a host list entry that is not a string. */
 static int l_next(lua_State *L)
 {
-    luaL_checktype(L, 1, LUA_TTABLE);
+    const html_links_t *set = lc_tolinkset(L, 1);
+    if (!set) luaL_checktype(L, 1, LUA_TTABLE);
     int i = (int)luaL_checkinteger(L, 2);
     seen_t *seen = lc_toseen(L, 3);
     if (!seen) luaL_typerror(L, 3, "seen set");
@@ -193,6 +196,7 @@ static int l_next(lua_State *L)
     int base_ok = strlen(base) == base_len;
 
     url_norm_opts_t opts;
+    memset(&opts, 0, sizeof(opts)); /* read on first need (norm_opts) */
     const char *pats[MAX_STRIP + 1];
     int opts_read = 0, plain = 0;
     double n_invalid = 0, n_deep = 0, n_scope = 0, n_dup = 0;
@@ -204,21 +208,28 @@ static int l_next(lua_State *L)
     size_t url_len = 0;
 
     for (;; i++) {
-        lua_rawgeti(L, 1, i);
-        int t = lua_type(L, -1);
-        if (t == LUA_TNIL) {
-            lua_pop(L, 1);
-            break;
-        }
-        if (t != LUA_TSTRING) {
-            lua_pop(L, 1);
-            result = 2;
-            break;
-        }
         size_t href_len;
-        const char *href = lua_tolstring(L, -1, &href_len);
-        /* The string stays alive in the list while it is used. */
-        lua_pop(L, 1);
+        const char *href;
+        if (set) { /* a link set: C strings, absolute and normalized */
+            if (i < 1 || (size_t)i > set->n) break;
+            href = set->v[i - 1].url;
+            href_len = strlen(href);
+        } else {
+            lua_rawgeti(L, 1, i);
+            int t = lua_type(L, -1);
+            if (t == LUA_TNIL) {
+                lua_pop(L, 1);
+                break;
+            }
+            if (t != LUA_TSTRING) {
+                lua_pop(L, 1);
+                result = 2;
+                break;
+            }
+            href = lua_tolstring(L, -1, &href_len);
+            /* The string stays alive in the list while it is used. */
+            lua_pop(L, 1);
+        }
 
         char *resolved = NULL;
         const char *abs = href;

@@ -16,6 +16,7 @@
 #define DOC_MT "luacrawl.html.doc"
 #define NODE_MT "luacrawl.html.node"
 #define XPATH_MT "luacrawl.html.xpath"
+#define LINKSET_MT "luacrawl.html.linkset"
 
 typedef struct ldoc {
     xmlDocPtr doc; /* NULL once freed */
@@ -482,22 +483,16 @@ static int keep_link(const struct link_filter *f, const char *url)
     return 1;
 }
 
-static int push_links(lua_State *L, html_links_t *links, int rc, int detail,
-                      const struct link_filter *f)
+/* The links that pass f as a list: strings, or {url=, tag=, text=, nofollow=}. */
+static void push_link_list(lua_State *L, const html_links_t *links, int detail,
+                           const struct link_filter *f)
 {
-    if (rc != 0) {
-        html_links_free(links);
-        return luaL_error(L, "html: out of memory extracting links");
-    }
     lua_createtable(L, f->prefix || f->seen ? 0 : (int)links->n, 0);
     int n = 0;
     for (size_t i = 0; i < links->n; i++) {
         const html_link_t *l = &links->v[i];
         int keep = keep_link(f, l->url);
-        if (keep < 0) {
-            html_links_free(links);
-            return luaL_error(L, "seen: out of memory");
-        }
+        if (keep < 0) luaL_error(L, "seen: out of memory");
         if (!keep) continue;
         if (detail) {
             lua_createtable(L, 0, 4);
@@ -511,7 +506,52 @@ static int push_links(lua_State *L, html_links_t *links, int rc, int detail,
         }
         lua_rawseti(L, -2, ++n);
     }
-    html_links_free(links);
+}
+
+/* Push a set of links (a userdata that owns them) for links taken from a scan
+ * (rc its result); raises when rc says it ran out of memory. */
+static html_links_t *push_link_set(lua_State *L, html_links_t *links, int rc)
+{
+    if (rc != 0) {
+        html_links_free(links);
+        luaL_error(L, "html: out of memory extracting links");
+    }
+    html_links_t *set = lua_newuserdata(L, sizeof(*set));
+    *set = *links; /* the userdata owns them from here, freed by its __gc */
+    memset(links, 0, sizeof(*links));
+    luaL_getmetatable(L, LINKSET_MT);
+    lua_setmetatable(L, -2);
+    return set;
+}
+
+static int push_links(lua_State *L, html_links_t *links, int rc, int detail,
+                      const struct link_filter *f)
+{
+    html_links_t *set = push_link_set(L, links, rc); /* freed even if the list raises */
+    push_link_list(L, set, detail, f);
+    lua_remove(L, -2);
+    return 1;
+}
+
+html_links_t *lc_tolinkset(lua_State *L, int idx)
+{
+    html_links_t *set = lua_touserdata(L, idx);
+    if (!set || !lua_getmetatable(L, idx)) return NULL;
+    luaL_getmetatable(L, LINKSET_MT);
+    int is_set = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return is_set ? set : NULL;
+}
+
+static int linkset_gc(lua_State *L)
+{
+    html_links_free(luaL_checkudata(L, 1, LINKSET_MT));
+    return 0;
+}
+
+static int linkset_len(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)((html_links_t *)luaL_checkudata(L, 1, LINKSET_MT))->n);
     return 1;
 }
 
@@ -569,6 +609,36 @@ static int h_scan(lua_State *L)
     return 2;
 }
 
+/* core.html.scan_set(body, url, charset) -> set, title: as scan with no options, the
+ * links kept in C (a link set) for core.html.set_links and core.crawl.next */
+static int h_scan_set(lua_State *L)
+{
+    size_t len;
+    const char *body = lc_checkbytes(L, 1, &len);
+    const char *url = luaL_optstring(L, 2, NULL), *charset = luaL_optstring(L, 3, NULL);
+    html_links_t links;
+    char *title = NULL;
+    int rc = html_scan_body(body, len, charset, url, 0, &links, &title, NULL);
+    if (title) {
+        lua_pushstring(L, title); /* before push_link_set, which may raise */
+        free(title);
+    } else {
+        lua_pushnil(L);
+    }
+    push_link_set(L, &links, rc);
+    lua_insert(L, -2);
+    return 2;
+}
+
+/* core.html.set_links(set, prefix, seen) -> {url, ...}: the list scan would give */
+static int h_set_links(lua_State *L)
+{
+    html_links_t *set = luaL_checkudata(L, 1, LINKSET_MT);
+    struct link_filter f = link_filter(L, 2);
+    push_link_list(L, set, 0, &f);
+    return 1;
+}
+
 /* Metatables --------------------------------------------------------------------- */
 
 static int doc_gc(lua_State *L)
@@ -606,20 +676,34 @@ static int node_tostring(lua_State *L)
     return 1;
 }
 
-/* core.html.metatables() -> doc_mt, node_mt (the Lua side adds __index) */
+/* core.html.metatables() -> doc_mt, node_mt, linkset_mt (the Lua side adds __index
+ * to the first two) */
 static int h_metatables(lua_State *L)
 {
     luaL_getmetatable(L, DOC_MT);
     luaL_getmetatable(L, NODE_MT);
-    return 2;
+    luaL_getmetatable(L, LINKSET_MT);
+    return 3;
 }
 
 static const luaL_Reg html_funcs[] = {
-    {"parse", h_parse},     {"info", h_info},         {"free", h_free},
-    {"compile", h_compile}, {"select", h_select},     {"text", h_text},
-    {"html", h_html},       {"tag", h_tag},           {"attr", h_attr},
-    {"attrs", h_attrs},     {"title", h_title},       {"links", h_links},
-    {"scan", h_scan},       {"encoding", h_encoding}, {"metatables", h_metatables},
+    {"parse", h_parse},
+    {"info", h_info},
+    {"free", h_free},
+    {"compile", h_compile},
+    {"select", h_select},
+    {"text", h_text},
+    {"html", h_html},
+    {"tag", h_tag},
+    {"attr", h_attr},
+    {"attrs", h_attrs},
+    {"title", h_title},
+    {"links", h_links},
+    {"scan", h_scan},
+    {"encoding", h_encoding},
+    {"metatables", h_metatables},
+    {"scan_set", h_scan_set},
+    {"set_links", h_set_links},
     {NULL, NULL},
 };
 
@@ -640,6 +724,8 @@ void lc_register_html(lua_State *L)
     static const luaL_Reg node_meta[] = {
         {"__eq", node_eq}, {"__tostring", node_tostring}, {NULL, NULL}};
     static const luaL_Reg xpath_meta[] = {{"__gc", xpath_gc}, {NULL, NULL}};
+    static const luaL_Reg linkset_meta[] = {
+        {"__gc", linkset_gc}, {"__len", linkset_len}, {NULL, NULL}};
     xmlInitParser();
     new_metatable(L, DOC_MT, doc_meta);
     /* The counter gc_debt keeps; freed with the state, after the last document. */
@@ -650,6 +736,7 @@ void lc_register_html(lua_State *L)
     lua_pop(L, 1);
     new_metatable(L, NODE_MT, node_meta);
     new_metatable(L, XPATH_MT, xpath_meta);
+    new_metatable(L, LINKSET_MT, linkset_meta);
     lua_newtable(L);      /* [core, state, html] */
     lua_pushvalue(L, -2); /* [core, state, html, state] */
     lc_setfuncs(L, html_funcs);

@@ -72,6 +72,11 @@ struct seen;
 struct seen *lc_toseen(lua_State *L, int idx);
 uint64_t lc_fingerprint(const char *url, size_t len);
 
+/* The links of a link set at idx (lua_html.c: core.html.scan_set), NULL when it is
+ * something else. */
+struct html_links;
+struct html_links *lc_tolinkset(lua_State *L, int idx);
+
 /* Count memory held for Lua outside its heap (bodies) towards max_memory. */
 void lc_limits_account(lua_State *L, long long delta);
 

@@ -58,7 +58,7 @@ local core = require "luacrawl.core"
 local css = require "luacrawl.css"
 
 local h = core.html
-local type, error, setmetatable, rawget = type, error, setmetatable, rawget
+local type, error, setmetatable, getmetatable, rawget = type, error, setmetatable, getmetatable, rawget
 local select_, compile, text, info = h.select, h.compile, h.text, h.info
 
 local M = {}
@@ -66,7 +66,12 @@ local M = {}
 local Doc, Node = {}, {}
 M.Doc, M.Node = Doc, Node
 
-local DocMT, NodeMT = h.metatables()
+local DocMT, NodeMT, LinkSetMT = h.metatables()
+
+-- Whether v is a link set: a page's links kept in C (Response:html():link_set()).
+function M.is_link_set(v)
+  return getmetatable(v) == LinkSetMT
+end
 
 DocMT.__index = function(doc, k)
   local m = Doc[k]
@@ -220,25 +225,34 @@ if Response then
 
   -- One tree-free pass for the default links and the title, remembered: a crawler
   -- recording each page's title and following its links parses it once.
+  -- The links stay in C (a link set) until a list of them is asked for.
+  local scan_set, set_links = h.scan_set, h.set_links
   local function scan(lazy)
-    local links, title = h.scan(rawget(lazy, "_body"), rawget(lazy, "_url"), rawget(lazy, "_charset"), 0, false)
-    lazy._links, lazy._title = links, title or false
+    local set, title = scan_set(rawget(lazy, "_body"), rawget(lazy, "_url"), rawget(lazy, "_charset"))
+    lazy._set, lazy._title = set, title or false
   end
 
   function Lazy:links(opts)
     local doc = rawget(self, "_doc")
     if doc and info(doc) ~= nil then return doc:links(opts) end
     if opts == nil then
-      if rawget(self, "_links") == nil then scan(self) end
-      local copy, links = {}, rawget(self, "_links")
-      for i = 1, #links do copy[i] = links[i] end
-      return copy
+      if rawget(self, "_set") == nil then scan(self) end
+      return set_links(rawget(self, "_set"))
     end
     local flags, detail, prefix, unseen = link_options(opts)
     local links, title = h.scan(rawget(self, "_body"), rawget(self, "_url"), rawget(self, "_charset"),
       flags, detail, prefix, unseen)
     if rawget(self, "_title") == nil then self._title = title or false end
     return links
+  end
+
+  -- The default links as a link set, for core.crawl.next (crawl.lua), or nil once a
+  -- tree exists.
+  function Lazy:link_set()
+    local doc = rawget(self, "_doc")
+    if doc and info(doc) ~= nil then return nil end
+    if rawget(self, "_set") == nil then scan(self) end
+    return rawget(self, "_set")
   end
 
   function Lazy:title()

@@ -160,6 +160,30 @@ describe("core.crawl.next", function()
     assert.is_nil((cnext({}, 1, s, BASE, bad, ANY, nil, false)))
   end)
 
+  it("takes a page's link set (core.html.scan_set) as it takes the list of its links", function()
+    local body = {}
+    for i, u in ipairs(URLS) do
+      if not u:find("%z") then body[#body + 1] = ('<a href="%s">%d</a>'):format(u:gsub('"', "&quot;"), i) end
+    end
+    body = table.concat(body, "\n") .. '<a href="p/2.html">again</a><a href="/abs#x">again</a>'
+    local set, title = core.html.scan_set(body, BASE)
+    assert.is_nil(title)
+    local list = core.html.set_links(set)
+    assert.equal(#list, #set)
+    assert.same(lc.html.links(body, { url = BASE }), list)
+    assert.is_true(lc.html.is_link_set(set))
+    assert.is_false(lc.html.is_link_set(list))
+    for _, scope in ipairs(scopes) do
+      local s1, s2 = lc.seen(), lc.seen()
+      local want, wc = fast(list, s1, nil, scope[1], scope[2], false)
+      local got, gc = fast(set, s2, nil, scope[1], scope[2], false)
+      assert.same(want, got)
+      assert.same(wc, gc)
+    end
+    assert.is_nil((cnext(set, #set + 1, lc.seen(), BASE, nil, ANY, nil, false)))
+    assert.is_nil((cnext(set, 0, lc.seen(), BASE, nil, ANY, nil, false)))
+  end)
+
   it("wants a seen set", function()
     assert.has_error(function() cnext({ "http://a.test/" }, 1, {}, BASE, nil, ANY, nil, false) end)
   end)

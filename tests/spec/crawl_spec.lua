@@ -289,7 +289,7 @@ describe("crawl.run", function()
     assert.is_true(st.pages > 1)
   end)
 
-  it("counts and fetches the same whether page:follow checks the scope in C or in Lua", function()
+  it("counts and fetches the same whether page:follow checks the scope in C or in Lua, and from a link set", function()
     -- Scopes of hosts alone are checked in C (core.crawl.next); the same scope as a
     -- function, or with a deny, takes the Lua path of enqueue.
     local keys = { "pages", "requests", "duplicates", "out_of_scope", "too_deep", "invalid_urls", "robots_denied" }
@@ -314,6 +314,11 @@ describe("crawl.run", function()
       { { max_depth = 1, normalize = { sort_query = true } },
         { max_depth = 1, normalize = { sort_query = true }, allow = function(url) return lc.url.host(url) == a_host end } },
     }
+    -- The default parse follows the page's link set (page:follow_links); a parse
+    -- that follows the list of its links must come to the same.
+    local function follow_list(page) page:follow(page:links()) end
+    cases[#cases + 1] = { {}, { parse = follow_list } }
+    cases[#cases + 1] = { { span_hosts = true, max_depth = 1 }, { span_hosts = true, max_depth = 1, parse = follow_list } }
     local dups = 0
     for _, case in ipairs(cases) do
       case[1].start, case[2].start = start, start
