@@ -97,6 +97,13 @@ const char *lc_checkbytes(lua_State *L, int idx, size_t *len)
     return s;
 }
 
+/* core.body_free(body): give the bytes back now; the body is empty after. */
+static int l_body_free(lua_State *L)
+{
+    luaL_checkudata(L, 1, BODY_METATABLE);
+    return body_gc(L);
+}
+
 /* core.body_string(body) -> the bytes as a Lua string */
 static int l_body_string(lua_State *L)
 {
@@ -108,6 +115,7 @@ static int l_body_string(lua_State *L)
 
 static const luaL_Reg funcs[] = {
     {"body_string", l_body_string},
+    {"body_free", l_body_free},
     {NULL, NULL},
 };
 

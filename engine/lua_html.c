@@ -630,6 +630,12 @@ static int h_scan_set(lua_State *L)
     return 2;
 }
 
+/* core.html.set_free(set): free its links now; the set is empty after */
+static int h_set_free(lua_State *L)
+{
+    return linkset_gc(L);
+}
+
 /* core.html.set_links(set, prefix, seen) -> {url, ...}: the list scan would give */
 static int h_set_links(lua_State *L)
 {
@@ -703,6 +709,7 @@ static const luaL_Reg html_funcs[] = {
     {"encoding", h_encoding},
     {"metatables", h_metatables},
     {"scan_set", h_scan_set},
+    {"set_free", h_set_free},
     {"set_links", h_set_links},
     {NULL, NULL},
 };

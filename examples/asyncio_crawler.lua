@@ -107,6 +107,7 @@ function Crawler:fetch(url, max_redirect)
   else
     self:parse_links(res)
   end
+  res:release() -- done with the page: its memory goes now, not at the next collection
 end
 
 function Crawler:work()

@@ -189,6 +189,7 @@ function M.spec(o)
     stats_json = o.stats_json, output = o.output or "-", fields = M.fields,
     allow = allow, deny = deny, span_hosts = span_hosts,
     on_response = function(page) page:emit(record(page)) end,
+    free_bodies = true, -- no script here keeps a page past its handling
     fetch = { insecure = o.insecure, timeout = o.timeout, max_size = o.max_size,
       max_header_size = o.max_header_size, max_url_length = o.max_url_length },
     max_robots_size = o.max_robots_size,

@@ -535,13 +535,17 @@ function Crawler:process(req)
   self:throttle(req, res)
   st.pages = st.pages + 1
   local page = apply_hook(self.spec.on_response, self:make_page(req, res))
-  if not page then return end
-  if res.status >= 300 and res.status < 400 and res.headers.location then
-    self:redirect(req, res)
-    return
+  if page then
+    if res.status >= 300 and res.status < 400 and res.headers.location then
+      self:redirect(req, res)
+    else
+      local parse = req.callback or self.spec.parse or M.follow_links
+      parse(page)
+    end
   end
-  local parse = req.callback or self.spec.parse or M.follow_links
-  parse(page)
+  -- The page is handled: with free_bodies, its body and document go now rather
+  -- than at the next collection.
+  if self.spec.free_bodies then res:release() end
 end
 
 -- The parse used when a spec gives none: follow every link of HTML pages.

@@ -207,7 +207,6 @@ local Response = core.Response
 if Response then
   local Lazy = {}
   local LazyMT = {}
-  local docs = setmetatable({}, { __mode = "k" })
 
   -- The tree, parsed now if it never was (or was freed since).
   local function tree(lazy)
@@ -270,16 +269,29 @@ if Response then
   LazyMT.__tostring = function(self) return tostring(tree(self)) end
 
   function Response:html()
-    local doc = docs[self]
+    local doc = rawget(self, "_html")
     if doc == nil then
       local headers = rawget(self, "headers")
       doc = setmetatable({
-        _body = rawget(self, "body") or rawget(self, "_body") or self.body or "", _url = self.url,
+        _body = rawget(self, "body") or rawget(self, "_body") or "", _url = self.url,
         _charset = M.charset(headers and headers["content-type"]),
       }, LazyMT)
-      docs[self] = doc
+      rawset(self, "_html", doc)
     end
     return doc
+  end
+
+  -- res:release() also frees the document: its tree and the links kept in C.
+  local release_body, set_free = Response.release, h.set_free
+  function Response:release()
+    local doc = rawget(self, "_html")
+    if doc ~= nil then
+      local set, tree_doc = rawget(doc, "_set"), rawget(doc, "_doc")
+      if set then set_free(set) end
+      if tree_doc then tree_doc:free() end
+      rawset(self, "_html", nil)
+    end
+    return release_body(self)
   end
 end
 

@@ -59,10 +59,25 @@ Response.__index = function(res, k)
   local m = Response[k]
   if m ~= nil or k ~= "body" then return m end
   local b = rawget(res, "_body")
-  if b == nil then return nil end
+  if b == nil then
+    if rawget(res, "_released") then error("res.body read after res:release()", 2) end
+    return nil
+  end
   local s = body_string(b)
   rawset(res, "body", s)
   return s
+end
+local body_free = core.body_free
+-- Free the body (and its document, html.lua) now rather than at the next
+-- collection, for a script done with the response: res.body is nil after, unless
+-- it was read before, and res:html() an empty document.
+function Response:release()
+  local b = rawget(self, "_body")
+  if b ~= nil then
+    body_free(b)
+    rawset(self, "_body", nil)
+    rawset(self, "_released", true)
+  end
 end
 M.Response = Response
 

@@ -332,6 +332,22 @@ describe("crawl.run", function()
     assert.is_true(dups > 0)
   end)
 
+  it("with free_bodies, frees each page's body once the page is handled", function()
+    local pages = {}
+    local st = run({ start = { on("a.crawl.test", "/hostsite/") }, robots = false, max_depth = 1, free_bodies = true,
+      parse = function(page)
+        assert.is_true(#page:links() > 0) -- the document is there while parse runs
+        pages[#pages + 1] = page
+        page:follow_links()
+      end,
+    })
+    assert.is_true(st.pages > 1)
+    assert.equal(st.pages, #pages)
+    local ok, err = pcall(function() return pages[#pages].response.body end)
+    assert.is_false(ok)
+    assert.matches("after res:release", err)
+  end)
+
   it("makes page.body only when it is read", function()
     local raw, read, meta = {}, {}, {}
     run({ start = { on("a.crawl.test", "/hostsite/") }, robots = false, max_depth = 0,

@@ -115,6 +115,21 @@ describe("lc.fetch", function()
     assert.same(rest, fresh)
   end)
 
+  it("frees the body at once with res:release(), and says so when it is read after", function()
+    local res = assert(fetch(h.url("/site/p/3.html")))
+    assert.is_true(#res:html():links() > 0)
+    local used = lc.memory()
+    res:release()
+    assert.is_true(used - lc.memory() > res.size - 1024) -- give or take the table's own growth
+    assert.has_error(function() return res.body end, "res.body read after res:release()")
+    assert.same({}, res:html():links()) -- a new, empty document
+    res:release() -- twice is fine
+    local read = assert(fetch(h.url("/site/p/3.html")))
+    local body = read.body
+    read:release()
+    assert.equal(body, read.body) -- a string made before stays
+  end)
+
   it("aborts a body over max_size with too_large", function()
     local res, err = fetch(h.url("/large?bytes=200000"), { max_size = 100000 })
     assert.is_nil(res)
