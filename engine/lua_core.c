@@ -70,20 +70,20 @@ static int state_gc(lua_State *L)
     return 0;
 }
 
-/* core.init(error_mt, cancel_error, response_mt, headers_mt): values the C side
- * hands out, defined in init.lua. */
+/* core.init(error_mt, cancel_error, new_response, headers_mt): values the C side
+ * hands out, defined in init.lua (new_response builds a response from its fields). */
 static int core_init(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     luaL_checktype(L, 1, LUA_TTABLE);
     luaL_checktype(L, 2, LUA_TTABLE);
-    luaL_checktype(L, 3, LUA_TTABLE);
+    luaL_checktype(L, 3, LUA_TFUNCTION);
     luaL_checktype(L, 4, LUA_TTABLE);
     lua_pushvalue(L, 1);
     st->error_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     sched_set_cancel_error(st->sched, L, 2);
     lua_pushvalue(L, 3);
-    st->response_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    st->new_response_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pushvalue(L, 4);
     st->headers_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     return 0;
@@ -210,7 +210,7 @@ int luaopen_luacrawl(lua_State *L)
     lua_setfield(L, -2, "__gc");
     lua_setmetatable(L, -2);
     st->L = L;
-    st->error_mt_ref = st->response_mt_ref = st->headers_mt_ref = LUA_NOREF;
+    st->error_mt_ref = st->new_response_ref = st->headers_mt_ref = LUA_NOREF;
     st->loop = loop_new();
     if (!st->loop) return luaL_error(L, "luacrawl: cannot create the event loop");
     st->sched = sched_new(L, st->loop);

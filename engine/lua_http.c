@@ -41,12 +41,6 @@ static void deliver(struct op *op, lua_CFunction builder)
     free(op);
 }
 
-static void set_num(lua_State *L, const char *k, double v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
-}
-
 static void set_str(lua_State *L, const char *k, const char *v)
 {
     lua_pushstring(L, v);
@@ -61,9 +55,11 @@ static void push_headers(lua_State *L, lc_state_t *st, const http_res_t *res)
     for (int i = 0; i < res->nheaders; i++) {
         size_t n = strlen(res->headers[i].name);
         if (n >= sizeof(name)) continue;
-        for (size_t j = 0; j <= n; j++)
+        for (size_t j = 0; j < n; j++)
             name[j] = (char)tolower((unsigned char)res->headers[i].name[j]);
-        lua_getfield(L, -1, name);
+        lua_pushlstring(L, name, n); /* the key, interned once */
+        lua_pushvalue(L, -1);
+        lua_rawget(L, -3);
         if (lua_isnil(L, -1)) {
             lua_pop(L, 1);
             lua_pushstring(L, res->headers[i].value);
@@ -72,12 +68,15 @@ static void push_headers(lua_State *L, lc_state_t *st, const http_res_t *res)
             lua_pushstring(L, res->headers[i].value);
             lua_concat(L, 3);
         }
-        lua_setfield(L, -2, name);
+        lua_rawset(L, -3);
     }
     lua_rawgeti(L, LUA_REGISTRYINDEX, st->headers_mt_ref);
     lua_setmetatable(L, -2);
 }
 
+/* The response: its fields pushed in the order init.lua's new_response takes them,
+ * which builds the table (a table constructor with constant keys costs far less
+ * than a lua_setfield per field). */
 static int build_response(lua_State *L)
 {
     struct op *op = lua_touserdata(L, 1);
@@ -91,30 +90,22 @@ static int build_response(lua_State *L)
         set_str(L, "url", res->url);
         lua_rawseti(L, -2, 2);
     } else {
-        lua_createtable(L, 0, 12);
-        set_num(L, "status", (double)res->status);
-        set_str(L, "url", res->url);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, st->new_response_ref);
+        lua_pushnumber(L, (double)res->status);
+        lua_pushstring(L, res->url);
         push_headers(L, st, res);
-        lua_setfield(L, -2, "headers");
-        set_num(L, "size", (double)res->body_len);
-        lc_push_body(L, res);
-        lua_setfield(L, -2, "_body"); /* res.body makes the string (init.lua) */
-        set_str(L, "ip", res->ip);
-        set_str(L, "http_version", res->http_version);
-        set_num(L, "redirects", res->redirects);
-        if (res->truncated) {
-            lua_pushboolean(L, 1);
-            lua_setfield(L, -2, "truncated");
-        }
-        lua_createtable(L, 0, 5);
-        set_num(L, "dns", res->t_dns);
-        set_num(L, "connect", res->t_connect);
-        set_num(L, "tls", res->t_tls);
-        set_num(L, "ttfb", res->t_ttfb);
-        set_num(L, "total", res->t_total);
-        lua_setfield(L, -2, "time");
-        lua_rawgeti(L, LUA_REGISTRYINDEX, st->response_mt_ref);
-        lua_setmetatable(L, -2);
+        lua_pushnumber(L, (double)res->body_len);
+        lc_push_body(L, res); /* res.body makes the string (init.lua) */
+        lua_pushstring(L, res->ip);
+        lua_pushstring(L, res->http_version);
+        lua_pushnumber(L, res->redirects);
+        lua_pushboolean(L, res->truncated);
+        lua_pushnumber(L, res->t_dns);
+        lua_pushnumber(L, res->t_connect);
+        lua_pushnumber(L, res->t_tls);
+        lua_pushnumber(L, res->t_ttfb);
+        lua_pushnumber(L, res->t_total);
+        lua_call(L, 14, 1);
         lua_rawseti(L, -2, 1);
     }
     op->ref = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -29,7 +29,7 @@ typedef struct lc_state {
     char *dns_servers;
     struct lc_signals *signals; /* lua_signal.c, created on first use */
     int running;
-    int error_mt_ref, response_mt_ref, headers_mt_ref;
+    int error_mt_ref, new_response_ref, headers_mt_ref;
 } lc_state_t;
 
 #define lc_state(L) ((lc_state_t *)lua_touserdata((L), lua_upvalueindex(1)))

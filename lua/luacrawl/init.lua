@@ -81,7 +81,17 @@ function Response:release()
 end
 M.Response = Response
 
-core.init(Error, cancel_error, Response, Headers)
+-- A fetch's response, from the fields lua_http.c pushes (the body as a userdata).
+local function new_response(status, url, headers, size, body, ip, version, redirects, truncated,
+                            dns, connect, tls, ttfb, total)
+  return setmetatable({
+    status = status, url = url, headers = headers, size = size, _body = body, ip = ip,
+    http_version = version, redirects = redirects, truncated = truncated or nil,
+    time = { dns = dns, connect = connect, tls = tls, ttfb = ttfb, total = total },
+  }, Response)
+end
+
+core.init(Error, cancel_error, new_response, Headers)
 
 local function check(first, ...)
   if first == CANCELLED then error(cancel_error, 0) end
