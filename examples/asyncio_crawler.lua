@@ -3,7 +3,8 @@
 --
 --   luacrawl run examples/asyncio_crawler.lua ROOT [--max-tasks N] [--max-redirect N]
 --
--- N worker tasks share a joinable queue of {url, redirects_left} and a seen set.
+-- N worker tasks share a joinable queue of {url, redirects_left} (a plain URL when
+-- the whole budget is left: most jobs, and a table less each) and a seen set.
 -- Redirects are handled here, not by curl: each hop spends one of the budget and
 -- is skipped when its target was already seen. Links are followed on the root's
 -- host only. One line per fetched URL on stdout, "STATUS URL" ("ERR URL kind" when
@@ -61,7 +62,7 @@ end
 
 function Crawler:add_url(url, max_redirect)
   self.seen:add(url)
-  self.q:put_nowait({ url, max_redirect })
+  self.q:put_nowait(max_redirect == self.max_redirect and url or { url, max_redirect })
 end
 
 function Crawler:record(url, status)
@@ -90,7 +91,7 @@ function Crawler:parse_links(res)
   -- The links on the root's host that the seen set did not hold (now added to it):
   -- the chapter's links.difference(self.seen_urls), in one call.
   for _, link in ipairs(res:html():links({ prefix = self.origin, unseen = self.seen })) do
-    self.q:put_nowait({ link, self.max_redirect })
+    self.q:put_nowait(link)
   end
 end
 
@@ -113,7 +114,9 @@ end
 function Crawler:work()
   while true do
     local job = self.q:get()
-    local ok, err = pcall(self.fetch, self, job[1], job[2])
+    local url, max_redirect = job, self.max_redirect
+    if type(job) == "table" then url, max_redirect = job[1], job[2] end
+    local ok, err = pcall(self.fetch, self, url, max_redirect)
     self.q:task_done()
     if not ok then error(err, 0) end
   end
