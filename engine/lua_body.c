@@ -58,14 +58,7 @@ void lc_push_body(lua_State *L, const http_res_t *res)
     struct body *b = lua_newuserdata(L, sizeof(*b));
     b->data = NULL;
     b->len = 0;
-    if (luaL_newmetatable(L, BODY_METATABLE)) {
-        lua_pushcfunction(L, body_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, body_len);
-        lua_setfield(L, -2, "__len");
-        lua_pushcfunction(L, body_tostring);
-        lua_setfield(L, -2, "__tostring");
-    }
+    luaL_getmetatable(L, BODY_METATABLE);
     lua_setmetatable(L, -2);
     /* Taken only now that nothing can raise before b owns it. */
     char *data = http_res_take_body(res);
@@ -121,5 +114,10 @@ static const luaL_Reg funcs[] = {
 
 void lc_register_body(lua_State *L)
 {
+    static const luaL_Reg meta[] = {
+        {"__gc", body_gc}, {"__len", body_len}, {"__tostring", body_tostring}, {NULL, NULL}};
+    luaL_newmetatable(L, BODY_METATABLE);
+    luaL_register(L, NULL, meta);
+    lua_pop(L, 1);
     lc_setfuncs(L, funcs);
 }

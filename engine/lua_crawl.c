@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_STRIP 64
 #define SMALL_SET 8 /* a host set this small is searched, not indexed */
 #define HOST_CACHE 256
 
@@ -75,36 +74,6 @@ static int l_host(lua_State *L)
     }
     lua_pushlstring(L, buf, (size_t)n);
     return 1;
-}
-
-/* The options of url.normalize at idx, read as lua_url.c reads them (with its
- * errors); strip points into pats, whose strings stay alive in the table. */
-static void norm_opts(lua_State *L, int idx, url_norm_opts_t *o, const char **pats)
-{
-    memset(o, 0, sizeof(*o));
-    if (lua_isnoneornil(L, idx)) return;
-    luaL_checktype(L, idx, LUA_TTABLE);
-    lua_getfield(L, idx, "sort_query");
-    o->sort_query = lua_toboolean(L, -1);
-    lua_getfield(L, idx, "keep_fragment");
-    o->keep_fragment = lua_toboolean(L, -1);
-    lua_getfield(L, idx, "strip");
-    if (!lua_isnil(L, -1)) {
-        if (!lua_istable(L, -1))
-            luaL_error(L, "normalize: option 'strip' must be a list of strings");
-        size_t n = lua_objlen(L, -1);
-        if (n > MAX_STRIP) luaL_error(L, "normalize: more than %d 'strip' patterns", MAX_STRIP);
-        for (size_t i = 0; i < n; i++) {
-            lua_rawgeti(L, -1, (int)i + 1);
-            if (lua_type(L, -1) != LUA_TSTRING)
-                luaL_error(L, "normalize: 'strip' pattern %d is not a string", (int)i + 1);
-            pats[i] = lua_tostring(L, -1);
-            lua_pop(L, 1);
-        }
-        pats[n] = NULL;
-        if (n) o->strip = pats;
-    }
-    lua_pop(L, 3);
 }
 
 /* hosts[host] == true, hosts a table at idx. */
@@ -196,8 +165,8 @@ static int l_next(lua_State *L)
     int base_ok = strlen(base) == base_len;
 
     url_norm_opts_t opts;
-    memset(&opts, 0, sizeof(opts)); /* read on first need (norm_opts) */
-    const char *pats[MAX_STRIP + 1];
+    memset(&opts, 0, sizeof(opts)); /* read on first need (lc_check_norm_opts) */
+    const char *pats[LC_MAX_STRIP + 1];
     int opts_read = 0, plain = 0;
     double n_invalid = 0, n_deep = 0, n_scope = 0, n_dup = 0;
     char host[URL_MAX_LENGTH + 1], url[URL_MAX_LENGTH + 1];
@@ -242,7 +211,7 @@ static int l_next(lua_State *L)
             abs_len = strlen(resolved);
         }
         if (!opts_read) {
-            norm_opts(L, 5, &opts, pats); /* may raise: nothing to free yet */
+            lc_check_norm_opts(L, 5, &opts, pats); /* may raise: nothing to free yet */
             opts_read = 1;
             plain = !opts.sort_query && !opts.strip;
         }

@@ -77,6 +77,13 @@ uint64_t lc_fingerprint(const char *url, size_t len);
 struct html_links;
 struct html_links *lc_tolinkset(lua_State *L, int idx);
 
+/* The options table of url.normalize at idx (none: defaults) into o, raising as
+ * url.normalize does on a bad one (lua_url.c); strip points into pats (LC_MAX_STRIP + 1
+ * entries), whose strings stay alive in the table. */
+#define LC_MAX_STRIP 64
+struct url_norm_opts;
+void lc_check_norm_opts(lua_State *L, int idx, struct url_norm_opts *o, const char **pats);
+
 /* Count memory held for Lua outside its heap (bodies) towards max_memory. */
 void lc_limits_account(lua_State *L, long long delta);
 

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #define SEEN_METATABLE "luacrawl.seen"
-#define MAX_STRIP 64
 
 /* A string argument: numbers are not taken for URLs. */
 static const char *check_url(lua_State *L, int idx, size_t *len)
@@ -89,9 +88,7 @@ static int l_resolve(lua_State *L)
     return push_result(L, err, out);
 }
 
-/* The options table of normalize at idx into o; strip points into pats (cap
- * MAX_STRIP + 1), whose strings stay alive in the table during the call. */
-static void check_norm_opts(lua_State *L, int idx, url_norm_opts_t *o, const char **pats)
+void lc_check_norm_opts(lua_State *L, int idx, url_norm_opts_t *o, const char **pats)
 {
     memset(o, 0, sizeof(*o));
     if (lua_isnoneornil(L, idx)) return;
@@ -105,7 +102,8 @@ static void check_norm_opts(lua_State *L, int idx, url_norm_opts_t *o, const cha
         if (!lua_istable(L, -1))
             luaL_error(L, "normalize: option 'strip' must be a list of strings");
         size_t n = lua_objlen(L, -1);
-        if (n > MAX_STRIP) luaL_error(L, "normalize: more than %d 'strip' patterns", MAX_STRIP);
+        if (n > LC_MAX_STRIP)
+            luaL_error(L, "normalize: more than %d 'strip' patterns", LC_MAX_STRIP);
         for (size_t i = 0; i < n; i++) {
             lua_rawgeti(L, -1, (int)i + 1);
             if (lua_type(L, -1) != LUA_TSTRING)
@@ -125,8 +123,8 @@ static int l_normalize(lua_State *L)
     size_t len;
     const char *u = check_url(L, 1, &len);
     url_norm_opts_t opts;
-    const char *pats[MAX_STRIP + 1];
-    check_norm_opts(L, 2, &opts, pats);
+    const char *pats[LC_MAX_STRIP + 1];
+    lc_check_norm_opts(L, 2, &opts, pats);
     if (has_nul(u, len)) return fail(L, URL_E_MALFORMED);
     char *out;
     int err = url_normalize(u, &opts, &out);
