@@ -438,6 +438,7 @@ static size_t utf8_clean_prefix(const unsigned char *s, size_t n)
             if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(a, b), nul)) != 0) break;
             i += 32;
         }
+        if (i == n) break;
 #endif
         if (n - i >= 8) { /* eight ASCII bytes, none of them NUL, at a time */
             uint64_t w;

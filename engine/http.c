@@ -373,13 +373,18 @@ static void finish(http_xfer_t *x)
 char *http_res_take_body(const http_res_t *res)
 {
     http_xfer_t *x = res->xfer;
-    char *data = x->body.data;
-    if (!data || x->body.len == 0) return NULL;
-    /* Give back what buffer growth left unused, when it is much. */
-    if (x->body.cap - x->body.len > x->body.len / 8) {
-        char *shrunk = realloc(data, x->body.len);
-        if (shrunk) data = shrunk;
+    if (!x->body.data || x->body.len == 0) return NULL;
+    /* NUL-terminated, as a Lua string would be, for whoever reads it as one; what
+     * buffer growth left unused is given back when it is much. */
+    size_t len = x->body.len;
+    if (x->body.cap - len > len / 8 || x->body.cap == len) {
+        char *d = realloc(x->body.data, len + 1);
+        if (!d) return NULL; /* the body stays with the transfer: the response has none */
+        x->body.data = d;
+        x->body.cap = len + 1;
     }
+    char *data = x->body.data;
+    data[len] = '\0';
     memset(&x->body, 0, sizeof(x->body));
     return data;
 }
@@ -415,7 +420,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
         curl_off_t declared = -1;
         curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &declared);
         if (declared > (curl_off_t)n && (size_t)declared <= x->req->max_body)
-            buf_reserve(&x->body, (size_t)declared);
+            buf_reserve(&x->body, (size_t)declared + 1); /* and the NUL at the end */
     }
     if (x->body.len + n > x->req->max_body) {
         if (x->req->truncate) {

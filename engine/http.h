@@ -63,8 +63,9 @@ typedef struct http_res {
 typedef void (*http_fn)(void *arg, const http_res_t *res);
 
 /* In the completion: the body as a malloc'd block the caller now owns (free it),
- * body_len bytes, so that keeping it needs no copy; NULL for an empty body. After
- * this res->body must not be read. */
+ * body_len bytes and a NUL, so that keeping it needs no copy; NULL for an empty
+ * body, or when out of memory (the body then stays with the transfer). After it
+ * returned a block, res->body must not be read. */
 char *http_res_take_body(const http_res_t *res);
 
 typedef struct http_stats {

@@ -62,7 +62,10 @@ void lc_push_body(lua_State *L, const http_res_t *res)
     lua_setmetatable(L, -2);
     /* Taken only now that nothing can raise before b owns it. */
     char *data = http_res_take_body(res);
-    if (!data) return;
+    if (!data) {
+        if (res->body_len) luaL_error(L, "out of memory taking the body");
+        return;
+    }
     b->data = data;
     b->len = res->body_len;
     live_bytes += b->len;
