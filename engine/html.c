@@ -762,10 +762,48 @@ static int refresh_url(const char *s, const char **url, size_t *len)
 }
 
 /* A reference found in the document, before resolution. */
+/* Strings a pass copies, in chunks freed together: a page's references and links
+ * cost a few mallocs, not one each. */
+struct html_strings {
+    struct html_strings *next;
+    size_t used, cap;
+    char data[];
+};
+
+#define STRINGS_CHUNK 4096
+
+/* A copy of s (n bytes and a NUL) in *a; NULL when out of memory. */
+static char *strings_dup(struct html_strings **a, const char *s, size_t n)
+{
+    struct html_strings *c = *a;
+    if (!c || c->cap - c->used < n + 1) {
+        size_t cap = n + 1 > STRINGS_CHUNK ? n + 1 : STRINGS_CHUNK;
+        c = malloc(sizeof(*c) + cap);
+        if (!c) return NULL;
+        c->next = *a;
+        c->used = 0;
+        c->cap = cap;
+        *a = c;
+    }
+    char *p = c->data + c->used;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    c->used += n + 1;
+    return p;
+}
+
+static void strings_free(struct html_strings *a)
+{
+    while (a) {
+        struct html_strings *next = a->next;
+        free(a);
+        a = next;
+    }
+}
+
 struct cand {
     const char *ref;
     xmlChar *owned;  /* xmlFree: ref, when it had to be copied out of the tree */
-    char *copy;      /* free: ref, when it had to be copied (meta refresh, SAX) */
     xmlNodePtr node; /* tree walk only */
     const char *tag;
     int nofollow;
@@ -778,7 +816,7 @@ struct collect {
     size_t n, cap;
     const char *base;
     xmlChar *base_owned;
-    char *base_copy;
+    struct html_strings *copies; /* of references (meta refresh, SAX) */
     unsigned flags;
     int copy_refs; /* the attribute values do not outlive the visit (SAX) */
 };
@@ -787,12 +825,11 @@ static void collect_free(struct collect *c)
 {
     for (size_t i = 0; i < c->n; i++) {
         xmlFree(c->v[i].owned);
-        free(c->v[i].copy);
         free(c->v[i].text.p);
     }
     free(c->v);
     xmlFree(c->base_owned);
-    free(c->base_copy);
+    strings_free(c->copies);
 }
 
 typedef const char *(*attr_fn)(const void *el, const char *name, xmlChar **owned);
@@ -846,12 +883,11 @@ static const char *link_tag(const char *name, unsigned flags, const char **attr_
     return NULL;
 }
 
-static int keep(struct collect *c, const char **ref, xmlChar **owned, char **copy)
+static int keep(struct collect *c, const char **ref, const xmlChar *owned)
 {
-    if (!c->copy_refs || *owned) return 0;
-    *copy = strdup(*ref);
-    *ref = *copy;
-    return *copy ? 0 : -1;
+    if (!c->copy_refs || owned) return 0;
+    *ref = strings_dup(&c->copies, *ref, strlen(*ref));
+    return *ref ? 0 : -1;
 }
 
 /* Collect what element el (a tree node or SAX attributes, read with get) gives:
@@ -864,9 +900,9 @@ static int visit(struct collect *c, const char *name, const void *el, attr_fn ge
     if (tag[0] == 'b') {
         if (c->base) return 0;
         c->base = get(el, "href", &c->base_owned);
-        return c->base ? keep(c, &c->base, &c->base_owned, &c->base_copy) : 0;
+        return c->base ? keep(c, &c->base, c->base_owned) : 0;
     }
-    struct cand x = {NULL, NULL, NULL, node, tag, 0, {NULL, 0, 0}};
+    struct cand x = {NULL, NULL, node, tag, 0, {NULL, 0, 0}};
     xmlChar *owned;
     if (tag[0] == 'm') {
         const char *equiv = get(el, "http-equiv", &owned);
@@ -875,10 +911,9 @@ static int visit(struct collect *c, const char *name, const void *el, attr_fn ge
         if (!refresh) return 0;
         const char *content = get(el, "content", &owned), *u;
         size_t ul;
-        if (content && refresh_url(content, &u, &ul)) x.copy = strndup(u, ul);
+        if (content && refresh_url(content, &u, &ul)) x.ref = strings_dup(&c->copies, u, ul);
         xmlFree(owned);
-        if (!x.copy) return 0;
-        x.ref = x.copy;
+        if (!x.ref) return 0;
     } else {
         x.ref = get(el, an, &x.owned);
         if (!x.ref) return 0;
@@ -887,7 +922,7 @@ static int visit(struct collect *c, const char *name, const void *el, attr_fn ge
             x.nofollow = rel && has_token(rel, "nofollow");
             xmlFree(owned);
         }
-        if (keep(c, &x.ref, &x.owned, &x.copy) != 0) return -1;
+        if (keep(c, &x.ref, x.owned) != 0) goto fail;
     }
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 64;
@@ -900,7 +935,6 @@ static int visit(struct collect *c, const char *name, const void *el, attr_fn ge
     return 1;
 fail:
     xmlFree(x.owned);
-    free(x.copy);
     return -1;
 }
 
@@ -976,25 +1010,26 @@ static uint64_t hash_str(const char *s)
 /* The output index of url (taking it): a new link, or the one it repeats. */
 static size_t add_link(html_links_t *out, struct map *urls, char *url, const struct cand *c)
 {
-    uint64_t h = hash_str(url);
+    size_t n = strlen(url);
+    uint64_t h = url_hash(url, n);
     size_t i = map_get(urls, url, h);
     if (i != MAP_ABSENT) {
         free(url);
         return i;
     }
+    char *kept = strings_dup(&out->strings, url, n);
+    free(url);
+    if (!kept) return MAP_ABSENT;
     if (out->n == out->cap) {
         size_t cap = out->cap ? out->cap * 2 : 64;
         html_link_t *v = realloc(out->v, cap * sizeof(*v));
-        if (!v) goto fail;
+        if (!v) return MAP_ABSENT;
         out->v = v;
         out->cap = cap;
     }
-    out->v[out->n] = (html_link_t){url, c->tag, NULL, c->nofollow};
-    if (map_put(urls, url, h, out->n) != 0) goto fail;
+    out->v[out->n] = (html_link_t){kept, c->tag, NULL, c->nofollow};
+    if (map_put(urls, kept, h, out->n) != 0) return MAP_ABSENT;
     return out->n++;
-fail:
-    free(url);
-    return MAP_ABSENT;
 }
 
 /* The absolute, normalized http(s) URL of ref, or NULL. */
@@ -1262,10 +1297,9 @@ done:
 
 void html_links_free(html_links_t *links)
 {
-    for (size_t i = 0; i < links->n; i++) {
-        free(links->v[i].url);
+    for (size_t i = 0; i < links->n; i++)
         free(links->v[i].text);
-    }
     free(links->v);
+    strings_free(links->strings);
     memset(links, 0, sizeof(*links));
 }

@@ -48,6 +48,7 @@ typedef struct html_link {
 typedef struct html_links {
     html_link_t *v;
     size_t n, cap;
+    struct html_strings *strings; /* where the urls are kept (html.c) */
 } html_links_t;
 
 /* The links of doc in document order, each URL once. Relative references resolve
