@@ -112,17 +112,18 @@ local function hide(url)
   return url
 end
 
--- The page record written for each response.
-local function record(page)
+-- The page record written for each response, in rec: one table for the whole crawl
+-- (the outputs here encode a record at once and keep nothing of it).
+local function record(page, rec)
   local ctype = page.headers["content-type"]
   local title
   if page.status < 300 and page:is_html() then title = page:html():title() end
   local res, referrer = page.response, page.referrer
-  return {
-    url = hide(page.request.url), status = page.status, depth = page.depth,
-    content_type = ctype or null, length = res and res.size or #page.body, title = title or null,
-    referrer = referrer and hide(referrer) or null, elapsed = math.floor(page.elapsed * 1e6 + 0.5) / 1e6,
-  }
+  rec.url, rec.status, rec.depth = hide(page.request.url), page.status, page.depth
+  rec.content_type, rec.length, rec.title = ctype or null, res and res.size or #page.body, title or null
+  rec.referrer = referrer and hide(referrer) or null
+  rec.elapsed = math.floor(page.elapsed * 1e6 + 0.5) / 1e6
+  return rec
 end
 
 -- Build the crawl spec from the parsed options.
@@ -182,13 +183,17 @@ function M.spec(o)
       if lower then allow = { hosts = start_hosts } end
     end
   end
+  local rec = { -- record()'s table, its fields made room for at once
+    url = false, status = false, depth = false, content_type = false, length = false, title = false,
+    referrer = false, elapsed = false,
+  }
   local spec = {
     start = o.urls, max_depth = o.depth, max_pages = o.max_pages, max_time = o.max_time,
     concurrency = o.concurrency, per_host = o.per_host, delay = o.delay,
     robots = not o.no_robots, user_agent = o.user_agent, quiet = o.quiet,
     stats_json = o.stats_json, output = o.output or "-", fields = M.fields,
     allow = allow, deny = deny, span_hosts = span_hosts,
-    on_response = function(page) page:emit(record(page)) end,
+    on_response = function(page) page:emit(record(page, rec)) end,
     free_bodies = true, -- no script here keeps a page past its handling
     fetch = { insecure = o.insecure, timeout = o.timeout, max_size = o.max_size,
       max_header_size = o.max_header_size, max_url_length = o.max_url_length },

@@ -1,7 +1,8 @@
 -- luacrawl.crawl: the crawl framework. crawl.run(spec) crawls from spec.start,
--- calling spec.parse(page) in a task per page; the frontier (luacrawl.frontier)
--- decides which request goes next so that per-host limits, delays, robots.txt
--- Crawl-delay and backoff hold without one host holding up the others.
+-- calling spec.parse(page) in worker tasks (each takes one request at a time); the
+-- frontier (luacrawl.frontier) decides which request goes next so that per-host
+-- limits, delays, robots.txt Crawl-delay and backoff hold without one host holding
+-- up the others.
 --
 -- The spec (every field optional but start):
 --   start        URLs, or function(add) that calls add(url_or_request) (in a task)
@@ -59,6 +60,7 @@ local is_link_set, set_links = lc.html.is_link_set, core.html.set_links
 local function now()
   return lc.now()
 end
+local lc_current, lc_suspend, task_wake = lc.current, lc._suspend, core.wake
 
 -- Scope ---------------------------------------------------------------------------
 
@@ -277,12 +279,19 @@ end
 -- Pages --------------------------------------------------------------------------
 
 -- A page's body (and a meta table, when its request had none) is made on first use:
--- a crawl that only follows links never turns the body into a Lua string.
+-- a crawl that only follows links never turns the body into a Lua string. Its key,
+-- referrer and elapsed are read from its request and response (a smaller table).
 local Page = {}
 Page.__index = function(page, k)
   local m = Page[k]
   if m ~= nil then return m end
-  if k == "body" then
+  if k == "key" or k == "referrer" then
+    local req = rawget(page, "request")
+    return req and req[k]
+  elseif k == "elapsed" then
+    local res = rawget(page, "response")
+    return res and res.time.total
+  elseif k == "body" then
     local res = rawget(page, "response")
     local body = res and res.body
     rawset(page, "body", body)
@@ -350,8 +359,10 @@ local function follow_one(page, crawler, item, opts)
   return false
 end
 
+local NO_OPTS = {} -- read only
+
 function Page:follow(what, opts)
-  opts = opts or {}
+  opts = opts or NO_OPTS -- no table per call
   local set = is_link_set(what) and what -- links kept in C (page:follow_links)
   if not set and (type(what) ~= "table" or what.tag) then what = { what } end
   local crawler, n, i = self.crawler, 0, 1
@@ -511,9 +522,8 @@ end
 
 function Crawler:make_page(req, res)
   local page = setmetatable({
-    url = res.url, request = req, key = req.key, status = res.status, headers = res.headers,
+    url = res.url, request = req, status = res.status, headers = res.headers,
     depth = req.depth or 0, meta = req.meta, response = res, crawler = self,
-    referrer = req.referrer, elapsed = res.time.total,
   }, Page)
   return page
 end
@@ -589,6 +599,31 @@ function Crawler:host_time_spent(key)
   return limit and first and now() - first > limit
 end
 
+-- Workers: long-lived tasks that each handle one request at a time, given to them by
+-- the dispatcher (launch); a crawl makes at most `concurrency` of them, not a task
+-- per request. A worker survives an error in parse (counted and logged) and ends
+-- only when cancelled (drain, a second signal) or when a hook's error escapes.
+function Crawler:work(req)
+  local me = lc_current()
+  local idle = self.idle
+  while true do
+    local ok, err = pcall(self.process, self, req)
+    self.active = self.active - 1
+    self.frontier:done(req, now())
+    if not ok then
+      if type(err) == "table" and err.kind == "cancelled" then error(err, 0) end
+      self.stats.parse_errors = self.stats.parse_errors + 1
+      self:log(("error in parse for %s: %s"):format(lc.url.redact(req.url), tostring(err)))
+      if self.spec.on_error then self.spec.on_error(req, lc.error("script", tostring(err))) end
+    end
+    self:poke()
+    local n = self.nidle + 1
+    idle[n] = me
+    self.nidle = n
+    req = lc_suspend() -- the next request, from launch
+  end
+end
+
 function Crawler:launch(req)
   local key = req.key
   if not self.host_first[key] then self.host_first[key] = now() end
@@ -601,21 +636,22 @@ function Crawler:launch(req)
   self.active = self.active + 1
   -- max_pages counts pages: not the retries of a request, nor its redirect hops.
   if not req.retries and not req.redirects then self.launched = self.launched + 1 end
-  local t
-  t = lc.spawn(function()
-    local ok, err = pcall(self.process, self, req)
-    self.active = self.active - 1
-    self.inflight[t] = nil
-    self.frontier:done(req, now())
-    if not ok then
-      if type(err) == "table" and err.kind == "cancelled" then error(err, 0) end
-      self.stats.parse_errors = self.stats.parse_errors + 1
-      self:log(("error in parse for %s: %s"):format(lc.url.redact(req.url), tostring(err)))
-      if self.spec.on_error then self.spec.on_error(req, lc.error("script", tostring(err))) end
-    end
-    self:poke()
-  end)
-  self.inflight[t] = true
+  -- An idle worker takes it (one cancelled meanwhile is passed over), else a new one.
+  local idle, n = self.idle, self.nidle
+  while n > 0 do
+    local w = idle[n]
+    idle[n] = nil
+    n = n - 1
+    self.nidle = n
+    if task_wake(w, req) then return end
+  end
+  local w = lc.spawn(self.work, self, req)
+  self.workers[#self.workers + 1] = w
+end
+
+-- Cancel every worker: those handling a request, and the idle ones.
+function Crawler:cancel_workers()
+  for _, w in ipairs(self.workers) do w:cancel() end
 end
 
 function Crawler:page_budget_left()
@@ -659,7 +695,7 @@ end
 function Crawler:drain(grace)
   local deadline = now() + grace
   while self.active > 0 and now() < deadline do self:wait(math.max(0, deadline - now())) end
-  for t in pairs(self.inflight) do t:cancel() end
+  self:cancel_workers()
 end
 
 -- Stop scheduling (a signal, max_pages, max_time): queued requests are dropped.
@@ -726,7 +762,7 @@ function Crawler:watch_signals()
   lc.signals.wait()
   -- Second signal: abort at once, but keep the outputs whole.
   self.aborted = true
-  for t in pairs(self.inflight) do t:cancel() end
+  self:cancel_workers()
   self:close_outputs()
   self:poke()
 end
@@ -826,7 +862,7 @@ function M.new(spec)
     stats = new_stats(),
     robots = {},
     host_trouble = {},
-    inflight = {},
+    workers = {}, idle = {}, nidle = 0,
     background_tasks = {},
     host_keys = {},
     host_first = {},

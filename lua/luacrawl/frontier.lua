@@ -17,6 +17,8 @@
 --                          one start to the next, and from an end to the next start
 local M = {}
 
+local floor = math.floor
+
 -- A binary min-heap of tables that keep their position in `field`.
 local Heap = {}
 Heap.__index = Heap
@@ -93,22 +95,74 @@ end
 
 M.heap = new_heap
 
+-- A host's requests: a binary min-heap too, but with push and pop only, so the
+-- requests keep no position, and their push order is kept beside them (seqs): a
+-- request gets no field. The sifts move a hole, not pairs.
+local Queue = {}
+Queue.__index = Queue
+
+local function new_queue(less)
+  return setmetatable({ n = 0, less = less, seqs = {} }, Queue)
+end
+
+function Queue:push(x, sx)
+  local less, seqs = self.less, self.seqs
+  local i = self.n + 1
+  self.n = i
+  while i > 1 do
+    local p = floor(i / 2)
+    local y, sy = self[p], seqs[p]
+    if not less(x, sx, y, sy) then break end
+    self[i], seqs[i] = y, sy
+    i = p
+  end
+  self[i], seqs[i] = x, sx
+end
+
+function Queue:pop()
+  local n = self.n
+  if n == 0 then return nil end
+  local seqs = self.seqs
+  local top, x, sx = self[1], self[n], seqs[n]
+  self[n], seqs[n] = nil, nil
+  n = n - 1
+  self.n = n
+  if n > 0 then
+    local less, i = self.less, 1
+    while true do
+      local c = 2 * i
+      if c > n then break end
+      local y, sy = self[c], seqs[c]
+      if c < n then
+        local z, sz = self[c + 1], seqs[c + 1]
+        if less(z, sz, y, sy) then c, y, sy = c + 1, z, sz end
+      end
+      if not less(y, sy, x, sx) then break end
+      self[i], seqs[i] = y, sy
+      i = c
+    end
+    self[i], seqs[i] = x, sx
+  end
+  return top
+end
+
 -- Requests of one host: priority (higher first), then depth (lower first, or
 -- higher first depth-first), then the order they were pushed.
-local function bfs_less(a, b)
+-- (a and b with the order they were pushed in, sa and sb.)
+local function bfs_less(a, sa, b, sb)
   local pa, pb = a.priority or 0, b.priority or 0
   if pa ~= pb then return pa > pb end
   local da, db = a.depth or 0, b.depth or 0
   if da ~= db then return da < db end
-  return a._seq < b._seq
+  return sa < sb
 end
 
-local function dfs_less(a, b)
+local function dfs_less(a, sa, b, sb)
   local pa, pb = a.priority or 0, b.priority or 0
   if pa ~= pb then return pa > pb end
   local da, db = a.depth or 0, b.depth or 0
   if da ~= db then return da > db end
-  return a._seq > b._seq
+  return sa > sb
 end
 
 -- Hosts: the earliest ready first, then the one that has waited longest.
@@ -139,7 +193,7 @@ function Frontier:host(key)
   local h = self.hosts[key]
   if not h then
     h = {
-      key = key, queue = new_heap(self.req_less, "_qi"), inflight = 0,
+      key = key, queue = new_queue(self.req_less), inflight = 0,
       last_start = -math.huge, last_end = -math.huge, backoff_until = 0,
       delay = self.delay, ready_at = 0, seq = 0,
     }
@@ -177,8 +231,7 @@ function Frontier:push(req)
   if key == nil then error("frontier: request without a host key", 2) end
   local h = self:host(key)
   self.seq = self.seq + 1
-  req._seq = self.seq
-  h.queue:push(req)
+  h.queue:push(req, self.seq)
   self.queued = self.queued + 1
   self:rearm(h)
 end

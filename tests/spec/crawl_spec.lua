@@ -430,6 +430,27 @@ describe("crawl.run", function()
     assert.equal(4, st.pages)
   end)
 
+  it("runs requests in at most `concurrency` worker tasks, which outlive errors in parse", function()
+    local tasks, before = {}, nil
+    local st = lc.run(function()
+      before = lc.stats().tasks_spawned
+      return crawl.run({ start = { on("a.crawl.test", "/pagelinks?n=20") }, robots = false, max_depth = 1,
+        concurrency = 3, per_host = 3, quiet = true, progress = false, signals = false,
+        parse = function(page)
+          tasks[lc.current()] = true
+          page:follow(page:links())
+          if page.depth == 1 then error("parse failure expected by the test") end
+        end })
+    end)
+    local n = 0
+    for _ in pairs(tasks) do n = n + 1 end
+    assert.equal(21, st.pages)
+    assert.equal(20, st.parse_errors)
+    assert.is_true(n <= 3)
+    -- The workers, and one task per output flusher: none per request.
+    assert.is_true(lc.stats().tasks_spawned - before <= 3 + 1)
+  end)
+
   it("writes JSON Lines and CSV outputs that parse back", function()
     local jsonl, csv = os.tmpname() .. ".jsonl", os.tmpname() .. ".csv"
     run({ start = { on("a.crawl.test", "/items?page=1") }, robots = false, output = { jsonl, csv },
