@@ -3,6 +3,7 @@
  * DNS -> curl ...) -> completion. Completions are reported from the loop's own
  * callbacks after curl has returned, never from inside a curl callback. */
 #include "http.h"
+#include "url.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -53,6 +54,7 @@ struct http_xfer {
     void *arg;
     enum xfer_state state;
     CURL *easy;
+    int easy_base; /* easy holds the base options and a plain request's (setup_easy) */
     dns_wait_t *dns_wait;
     char *url;  /* this hop's URL */
     char *host; /* this hop's host, and the port curl will connect to */
@@ -82,6 +84,7 @@ struct http {
     loop_timer_t *timer;
     int timeout_deferred;
     CURL *pool[POOL_MAX];
+    int pool_base[POOL_MAX]; /* as http_xfer_t.easy_base */
     int npool;
     http_stats_t stats;
 };
@@ -287,11 +290,14 @@ static double info_time(CURL *easy, CURLINFO what)
     return (double)us / 1e6;
 }
 
-static void release_easy(http_t *http, CURL *easy)
+/* Back to the pool: with its options when they are a plain request's (the next
+ * plain request sets only its own), else reset to curl's defaults. */
+static void release_easy(http_t *http, CURL *easy, int base)
 {
     if (!easy) return;
     if (http->npool < POOL_MAX) {
-        curl_easy_reset(easy);
+        if (!base) curl_easy_reset(easy);
+        http->pool_base[http->npool] = base;
         http->pool[http->npool++] = easy;
     } else {
         curl_easy_cleanup(easy);
@@ -300,7 +306,7 @@ static void release_easy(http_t *http, CURL *easy)
 
 static void free_xfer(http_xfer_t *x)
 {
-    release_easy(x->http, x->easy);
+    release_easy(x->http, x->easy, x->easy_base);
     curl_slist_free_all(x->resolve);
     http_req_free(x->req);
     free(x->url);
@@ -581,18 +587,27 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
 
 static int parse_url(http_xfer_t *x, const char *url, char **host, int *port, int proxy)
 {
+    size_t max_url = x->req ? x->req->max_url : HTTP_MAX_URL, len = strlen(url);
+    if (!proxy && len > max_url) {
+        char limit[32];
+        snprintf(limit, sizeof(limit), "%zu", max_url);
+        fail(x, HTTP_E_INVALID_URL, "URL longer than %s bytes", limit);
+        return -1;
+    }
+    const char *fast_host;
+    size_t fast_len;
+    if (!proxy && url_host_port_fast(url, len, &fast_host, &fast_len, port)) {
+        /* A URL in normalized form (most are: the link extractors give them) needs
+         * no parse by curl. */
+        *host = strndup(fast_host, fast_len);
+        if (*host) return 0;
+        fail(x, HTTP_E_PROTOCOL, "%s", "out of memory");
+        return -1;
+    }
     CURLU *u = curl_url();
     char *scheme = NULL, *h = NULL, *p = NULL;
     int rc = -1;
     if (!u) return -1;
-    size_t max_url = x->req ? x->req->max_url : HTTP_MAX_URL;
-    if (!proxy && strlen(url) > max_url) {
-        char limit[32];
-        snprintf(limit, sizeof(limit), "%zu", max_url);
-        fail(x, HTTP_E_INVALID_URL, "URL longer than %s bytes", limit);
-        curl_url_cleanup(u);
-        return -1;
-    }
     unsigned flags = proxy ? CURLU_GUESS_SCHEME : 0;
     CURLUcode uc = curl_url_set(u, CURLUPART_URL, url, flags);
     if (uc) {
@@ -656,42 +671,69 @@ static int add_resolve(http_xfer_t *x, const char *host, int port, const dns_ans
     return 0;
 }
 
-static CURL *get_easy(http_t *http)
+static CURL *get_easy(http_t *http, int *base)
 {
-    if (http->npool > 0) return http->pool[--http->npool];
+    *base = 0;
+    if (http->npool > 0) {
+        http->npool--;
+        *base = http->pool_base[http->npool];
+        return http->pool[http->npool];
+    }
     return curl_easy_init();
 }
 
-static void setup_easy(http_xfer_t *x)
+/* A plain request: a GET without headers, body, proxy or TLS settings of its own;
+ * between two of them a handle keeps its options (setup_easy). */
+static int plain_request(const http_req_t *r)
 {
-    http_req_t *r = x->req;
-    CURL *e = x->easy;
-    curl_easy_setopt(e, CURLOPT_URL, x->url);
-    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+    return !r->method && !r->has_body && !r->headers && !r->proxy && !r->ca_file && !r->insecure;
+}
+
+/* The options every transfer has, whatever its request. */
+static void setup_base(CURL *e, http_t *http)
+{
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_SHARE, x->http->share);
+    curl_easy_setopt(e, CURLOPT_SHARE, http->share);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, ""); /* every encoding curl decodes */
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, http);
+    curl_easy_setopt(e, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
+}
+
+/* Set up x->easy for this hop. A handle that still holds the base options and a
+ * plain request's needs only what changes from one transfer to the next; any
+ * other is reset and set up whole. */
+static void setup_easy(http_xfer_t *x)
+{
+    http_req_t *r = x->req;
+    CURL *e = x->easy;
+    int plain = plain_request(r);
+    if (!(plain && x->easy_base)) {
+        if (x->easy_base) curl_easy_reset(e); /* a request with options of its own */
+        setup_base(e, x->http);
+    }
+    x->easy_base = plain;
+    curl_easy_setopt(e, CURLOPT_URL, x->url);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
     /* Over TLS, wait for a connection being set up to say (by ALPN) whether it can
      * multiplex before opening another. Over plain HTTP curl could only learn that
      * from the first response, so it would serialise a burst of requests. */
-    if (strncasecmp(x->url, "https:", 6) == 0) curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_PIPEWAIT, strncasecmp(x->url, "https:", 6) == 0 ? 1L : 0L);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
-    curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
-    curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, x->http);
-    curl_easy_setopt(e, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
     curl_easy_setopt(e, CURLOPT_RESOLVER_START_DATA, x);
     curl_easy_setopt(e, CURLOPT_RESOLVE, x->resolve);
     /* A declared length over the limit fails at once, unless the caller wants the
      * body truncated (on_body cuts it). */
-    if (!r->truncate) curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->max_body);
+    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
+                     (curl_off_t)(r->truncate ? 0 : r->max_body)); /* 0: no limit */
     double remaining = r->timeout - (loop_time() - x->started);
     /* Rounded up: a timeout must not end the transfer before it is due. */
     long timeout_ms = remaining > 0.001 ? (long)ceil(remaining * 1000) : 1;
@@ -699,6 +741,7 @@ static void setup_easy(http_xfer_t *x)
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->connect_timeout * 1000));
     curl_easy_setopt(e, CURLOPT_USERAGENT,
                      r->user_agent ? r->user_agent : "luacrawl/" LUACRAWL_VERSION);
+    if (plain) return;
     if (r->headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
     if (r->proxy) curl_easy_setopt(e, CURLOPT_PROXY, r->proxy);
     if (r->ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
@@ -722,7 +765,7 @@ static void launch(http_xfer_t *x)
 {
     http_t *http = x->http;
     x->state = X_CURL;
-    if (!x->easy && !(x->easy = get_easy(http))) {
+    if (!x->easy && !(x->easy = get_easy(http, &x->easy_base))) {
         fail(x, HTTP_E_PROTOCOL, "%s", "out of memory");
         finish(x);
         return;
@@ -841,7 +884,10 @@ static int follow_redirect(http_xfer_t *x)
     x->hdrbuf.len = 0;
     x->nheaders = 0;
     x->header_bytes = 0;
-    curl_easy_reset(x->easy);
+    if (!plain_request(x->req)) { /* setup_easy sets the next hop up whole */
+        curl_easy_reset(x->easy);
+        x->easy_base = 0;
+    }
     return 1;
 }
 

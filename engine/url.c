@@ -991,6 +991,20 @@ size_t url_normal_form(const char *url, size_t n)
     return normal_form(url, n);
 }
 
+int url_host_port_fast(const char *url, size_t len, const char **host, size_t *host_len, int *port)
+{
+    if (!normal_form(url, len)) return 0;
+    int https = url[4] == 's';
+    size_t i = https ? 8 : 7, e = i;
+    while (url[e] != ':' && url[e] != '/')
+        e++;
+    *host = url + i;
+    *host_len = e - i;
+    *port = https ? 443 : 80;
+    if (url[e] == ':') *port = atoi(url + e + 1); /* checked by normal_form: 1..65535 */
+    return 1;
+}
+
 /* Whether the fast paths may serve these options: they only copy. */
 static int plain_opts(const url_norm_opts_t *opts)
 {

@@ -87,6 +87,12 @@ void url_base_prepare(const char *base, url_base_t *b);
  * against itself). */
 int url_resolve_base(const url_base_t *b, const char *ref, const url_norm_opts_t *opts, char **out);
 
+/* For an http(s) URL already in normalized form (as url_normalize gives it, and
+ * plainly so: the test is conservative), its host (not copied: *host points into
+ * url, *host_len bytes, a name or an IPv4 address) and port (given, or the scheme's);
+ * 0 when url is not in that form (parse it the long way), 1 when it is. */
+int url_host_port_fast(const char *url, size_t len, const char **host, size_t *host_len, int *port);
+
 /* 64-bit xxhash (XXH3) of a string; url_fingerprint normalizes first (with
  * default options) and hashes the result; an unparsable URL hashes as given. */
 uint64_t url_hash(const char *s, size_t len);

@@ -206,6 +206,30 @@ describe("lc.fetch", function()
     assert.equal("spec-agent/1.0", echo.headers["user-agent"])
   end)
 
+  it("carries nothing of one request's options into the next on a reused handle", function()
+    -- One task fetching in turn: each transfer takes the handle the last one gave back.
+    local plain1, head, put, plain2, ua, plain3 = lc.run(function()
+      local function echo(opts) return cjson.decode(assert(lc.fetch(h.url("/echo"), opts)).body) end
+      local a = echo()
+      local b = assert(lc.fetch(h.url("/echo"), { method = "HEAD" }))
+      local c = echo({ method = "PUT", headers = { ["X-One"] = "1" }, body = "payload" })
+      local d = echo()
+      local e = echo({ user_agent = "other/2" })
+      local f = echo()
+      return a, b, c, d, e, f
+    end)
+    for _, e in ipairs({ plain1, plain2, plain3 }) do
+      assert.equal("GET", e.method)
+      assert.is_nil(e.headers["x-one"])
+      assert.equal("", e.body)
+      assert.matches("^luacrawl/", e.headers["user-agent"])
+    end
+    assert.equal("", head.body)
+    assert.equal("PUT", put.method)
+    assert.equal("1", put.headers["x-one"])
+    assert.equal("other/2", ua.headers["user-agent"])
+  end)
+
   it("sends a default user agent naming luacrawl", function()
     local echo = cjson.decode(fetch(h.url("/echo")).body)
     assert.matches("^luacrawl/", echo.headers["user-agent"])

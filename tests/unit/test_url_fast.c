@@ -12,6 +12,7 @@
 #include "url.h"
 #include "url_internal.h"
 
+#include <curl/curl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -620,6 +621,30 @@ static void report(const char *what, const char *base, const char *in, int ef, c
 
 /* url_normalize against url_normalize_slow under every option set, and
  * url_fingerprint against the hash of the slow result. */
+/* url_host_port_fast against url_host and curl's port, where it answers. */
+static void check_host_port(const char *in)
+{
+    const char *h;
+    size_t hl;
+    int port;
+    if (!url_host_port_fast(in, strlen(in), &h, &hl, &port)) return;
+    checked++;
+    char *want = NULL, *p = NULL;
+    CURLU *u = curl_url();
+    int ok = u && url_host(in, &want) == URL_OK && strlen(want) == hl && memcmp(want, h, hl) == 0 &&
+             curl_url_set(u, CURLUPART_URL, in, 0) == CURLUE_OK &&
+             curl_url_get(u, CURLUPART_PORT, &p, CURLU_DEFAULT_PORT) == CURLUE_OK && p &&
+             atoi(p) == port;
+    if (!ok) {
+        mismatches++;
+        fprintf(stderr, "host_port: %s -> %.*s:%d (url_host %s, curl port %s)\n", in, (int)hl, h,
+                port, want ? want : "-", p ? p : "-");
+    }
+    curl_free(p);
+    curl_url_cleanup(u);
+    free(want);
+}
+
 static void check_normalize(const char *in)
 {
     for (size_t k = 0; k < NOPTS; k++) {
@@ -636,6 +661,7 @@ static void check_normalize(const char *in)
             /* What the fast test accepts, the slow path gives back as it is. */
             if (len && (es != URL_OK || strlen(s) != len || memcmp(s, in, len) != 0))
                 report("normal_form", NULL, in, ef, f, es, s);
+            check_host_port(in);
         }
         free(f);
         free(s);
