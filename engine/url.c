@@ -800,7 +800,8 @@ static int host_has_escape(const char *url)
 {
     const char *a = strchr(url, ':');
     if (!a) return 0;
-    for (a++; *a == '/' || *a == '\\'; a++) {
+    /* Tabs and newlines are dropped anywhere in a URL: "https:\n//%39/" has a host. */
+    for (a++; *a == '/' || *a == '\\' || *a == '\t' || *a == '\n' || *a == '\r'; a++) {
     }
     for (; *a && *a != '/' && *a != '\\' && *a != '?' && *a != '#'; a++)
         if (*a == '%') return 1;

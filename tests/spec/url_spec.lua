@@ -537,6 +537,12 @@ describe("lc.url.normalize on escaped hosts", function()
     assert.equal("http://0.0.0.9/", once)
     assert.equal(once, lc.url.normalize(once))
   end)
+
+  it("is idempotent with newlines before the authority (dropped, as anywhere in a URL)", function()
+    local once = lc.url.normalize("https:\n\n//%39/")
+    assert.equal("https://0.0.0.9/", once)
+    assert.equal(once, lc.url.normalize(once))
+  end)
 end)
 
 describe("lc.url on inputs the fuzzer found", function()
