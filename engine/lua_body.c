@@ -10,7 +10,7 @@
  * The collector does not see these bytes, so they are paced here: while more than
  * BODY_BUDGET bytes of bodies are alive, each new body does the collection work its
  * size would have caused as a string. They count towards max_memory
- * (lc_limits_account). */
+ * (lc_limits_account). res:release() (core.body_free) gives them back at once. */
 #include "lua_state.h"
 
 #include <stdlib.h>

@@ -161,8 +161,8 @@ function Doc:links(opts)
   return h.links(self, link_options(opts))
 end
 
--- The links of a body without building its tree (a SAX pass, about twice as fast as
--- parse + links): for crawlers that want nothing else from a page.
+-- The links of a body without building its tree (the fast scan of html_scan.c, many
+-- times faster than parse + links): for crawlers that want nothing else from a page.
 function M.links(body, opts)
   if type(body) ~= "string" then
     error("html.links: body must be a string, got " .. type(body), 2)
@@ -199,10 +199,11 @@ function M.charset(content_type)
   return content_type:lower():match(';%s*charset%s*=%s*"?([^";%s]+)')
 end
 
--- Response:html(): a document for the response, cached on it. The tree is built
--- only when something needs it (css, xpath, title, nodes...): doc:links() on a
--- document whose tree was never needed takes the SAX path of html.links, which is
--- about twice as fast, and a crawler that only wants links never builds a tree.
+-- Response:html(): a document for the response, cached on it (res._html). The tree
+-- is built only when something needs it (css, xpath, nodes...): doc:links() and
+-- doc:title() on a document whose tree was never needed come from the tree-free
+-- scan of html.links (many times faster), whose links stay in C as a link set until
+-- a list is asked for; a crawler that only wants links never builds a tree.
 local Response = core.Response
 if Response then
   local Lazy = {}
