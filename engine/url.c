@@ -13,6 +13,7 @@
 #include "url_internal.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <curl/curl.h>
 #include <libpsl.h>
 #include <locale.h>
@@ -495,11 +496,34 @@ static int resolve_call(const char *base, const char *ref, const struct norm *no
     return err;
 }
 
+static int dotted_quad(const char *h, size_t n);
+
+/* Whether the host of out (a URL curl wrote) is one curl would read as a number and
+ * write another way on a second pass ("671" -> "0.0.2.159"): a host it became only
+ * after curl's own check for numbers, by decoding escapes ("%39") or by IDNA mapping
+ * characters away ("671\xcd\x8f"). */
+static int host_reparses(const char *out)
+{
+    const char *h = strstr(out, "://");
+    if (!h) return 0;
+    h += 3;
+    const char *end = h + strcspn(h, "/?#");
+    for (const char *p = h; p < end; p++) /* after any userinfo */
+        if (*p == '@') h = p + 1;
+    if (h < end && *h == '[') return 0; /* IPv6 */
+    const char *colon = memchr(h, ':', (size_t)(end - h));
+    if (colon) end = colon;
+    if (h == end) return 0;
+    for (const char *p = h; p < end; p++)
+        if (!isxdigit((unsigned char)*p) && *p != '.' && *p != 'x' && *p != 'X') return 0;
+    return !dotted_quad(h, (size_t)(end - h));
+}
+
 int url_resolve(const char *base, const char *ref, char **out)
 {
     int err = resolve_call(base, ref, NULL, out);
     /* An escape curl decoded in a host needs one more pass (see url_normalize_slow). */
-    if (err == URL_OK && *out && strchr(ref, '%')) {
+    if (err == URL_OK && *out && (strchr(ref, '%') || host_reparses(*out))) {
         char *again = NULL;
         if (resolve_call(*out, *out, NULL, &again) == URL_OK) {
             free(*out);
@@ -517,7 +541,7 @@ int url_resolve_normalize_slow(const char *base, const char *ref, const url_norm
     int err = resolve_call(base, ref, &norm, out);
     /* As in url_normalize_slow: an escape curl decoded in a host ("0%36" -> "06")
      * needs one more pass to reach the form a later pass would keep ("0.0.0.6"). */
-    if (err == URL_OK && *out && strchr(ref, '%')) {
+    if (err == URL_OK && *out && (strchr(ref, '%') || host_reparses(*out))) {
         char *again = NULL;
         if (url_normalize_slow(*out, opts, &again) == URL_OK) {
             free(*out);
@@ -814,7 +838,7 @@ int url_normalize_slow(const char *url, const url_norm_opts_t *opts, char **out)
     /* curl decodes escapes in hosts ("%39" -> "9") after its own checks of numeric
      * hosts: a second pass gives the form a third would keep ("0.0.0.9"), so
      * normalizing stays idempotent. */
-    if (err == URL_OK && host_has_escape(url)) {
+    if (err == URL_OK && (host_has_escape(url) || host_reparses(*out))) {
         char *again = NULL;
         int err2 = url_normalize_slow_once(*out, opts, &again);
         if (err2 == URL_OK) {
