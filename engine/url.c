@@ -55,6 +55,8 @@ typedef struct scratch {
     size_t used;
     int nheap;
     void *heap[SCRATCH_HEAP];
+    void **more; /* heap blocks past the first SCRATCH_HEAP, nmore of them */
+    int nmore;
     _Alignas(8) char stack[SCRATCH_STACK];
 } scratch_t;
 
@@ -66,9 +68,20 @@ static void *scratch_alloc(scratch_t *s, size_t n)
         s->used += n;
         return p;
     }
-    if (s->nheap == SCRATCH_HEAP) return NULL;
     void *p = malloc(n);
-    if (p) s->heap[s->nheap++] = p;
+    if (!p) return NULL;
+    if (s->nheap < SCRATCH_HEAP) {
+        s->heap[s->nheap++] = p;
+        return p;
+    }
+    /* A long URL with options can take more blocks than the first few. */
+    void **more = realloc(s->more, (size_t)(s->nmore + 1) * sizeof(*more));
+    if (!more) {
+        free(p);
+        return NULL;
+    }
+    s->more = more;
+    s->more[s->nmore++] = p;
     return p;
 }
 
@@ -76,6 +89,9 @@ static void scratch_free(scratch_t *s)
 {
     for (int i = 0; i < s->nheap; i++)
         free(s->heap[i]);
+    for (int i = 0; i < s->nmore; i++)
+        free(s->more[i]);
+    free(s->more);
 }
 
 /* Character classes (ASCII only, independent of the locale). */
@@ -490,6 +506,8 @@ static int resolve_call(const char *base, const char *ref, const struct norm *no
     scratch_t sc;
     sc.used = 0;
     sc.nheap = 0;
+    sc.more = NULL;
+    sc.nmore = 0;
     int err = resolve(h, &sc, base, bn, ref, rn, norm, out);
     scratch_free(&sc);
     curl_url_cleanup(h);
@@ -809,6 +827,8 @@ static int url_normalize_slow_once(const char *url, const url_norm_opts_t *opts,
     scratch_t sc;
     sc.used = 0;
     sc.nheap = 0;
+    sc.more = NULL;
+    sc.nmore = 0;
     char *res = NULL;
     size_t len = 0;
     int err = normalize(h, &sc, url, opts, &res, &len);
@@ -1193,6 +1213,8 @@ static int parse_into(CURLU *h, const char *url)
     scratch_t sc;
     sc.used = 0;
     sc.nheap = 0;
+    sc.more = NULL;
+    sc.nmore = 0;
     int err = URL_E_NOMEM;
     char *buf = scratch_alloc(&sc, 3 * n + 1);
     if (buf) {
