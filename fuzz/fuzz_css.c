@@ -73,19 +73,4 @@ static const char DRIVER[] =
     "  ul:xpath(xpath)\n"
     "end\n";
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_lua_init(DRIVER, "=fuzz_css");
-    return 0;
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    fuzz_lua_run(data, size);
-    return 0;
-}
+FUZZ_LUA_TARGET(DRIVER, "=fuzz_css")

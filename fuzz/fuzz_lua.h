@@ -108,4 +108,22 @@ static void fuzz_lua_run(const uint8_t *data, size_t size)
     if (++fuzz_runs % FUZZ_LUA_GC_EVERY == 0) lua_gc(L, LUA_GCCOLLECT, 0);
 }
 
+/* libFuzzer's entry points for a target whose driver chunk is DRIVER, named NAME in
+ * tracebacks ("=fuzz_css"). */
+#define FUZZ_LUA_TARGET(DRIVER, NAME)                                                              \
+    int LLVMFuzzerInitialize(int *argc, char ***argv);                                             \
+    int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);                                  \
+    int LLVMFuzzerInitialize(int *argc, char ***argv)                                              \
+    {                                                                                              \
+        (void)argc;                                                                                \
+        (void)argv;                                                                                \
+        fuzz_lua_init(DRIVER, NAME);                                                               \
+        return 0;                                                                                  \
+    }                                                                                              \
+    int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)                                   \
+    {                                                                                              \
+        fuzz_lua_run(data, size);                                                                  \
+        return 0;                                                                                  \
+    }
+
 #endif

@@ -372,18 +372,6 @@ static void spec_inputs(struct tally *t)
 
 /* ---- random documents ---- */
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15u;
-
-static uint32_t rnd(uint32_t n)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return (uint32_t)((rng_state * 0x2545F4914F6CDD1Du) >> 33) % n;
-}
-
-#define PICK(a) ((a)[rnd(sizeof(a) / sizeof((a)[0]))])
-
 struct doc {
     char s[1 << 16];
     size_t n;
