@@ -966,7 +966,18 @@ struct map {
 };
 
 #define MAP_ABSENT SIZE_MAX
-#define REJECTED (SIZE_MAX - 1) /* a reference that gives no link */
+
+/* An empty map sized for n keys without growing. */
+static int map_init(struct map *m, size_t n)
+{
+    size_t size = 16;
+    while (size < 2 * n + 2)
+        size *= 2;
+    m->slot = calloc(size, sizeof(*m->slot));
+    m->mask = size - 1;
+    m->count = 0;
+    return m->slot ? 0 : -1;
+}
 
 static size_t map_get(const struct map *m, const char *key, uint64_t hash)
 {
@@ -1002,23 +1013,15 @@ static int map_put(struct map *m, const char *key, uint64_t hash, size_t val)
     return 0;
 }
 
-static uint64_t hash_str(const char *s)
+/* The output index of the link url (len bytes, in buf): a new link, or the one it
+ * repeats; MAP_ABSENT when out of memory. */
+static size_t add_link(html_links_t *out, struct map *urls, const char *url, size_t len, int normal,
+                       const struct cand *c)
 {
-    return url_hash(s, strlen(s));
-}
-
-/* The output index of url (taking it): a new link, or the one it repeats. */
-static size_t add_link(html_links_t *out, struct map *urls, char *url, const struct cand *c)
-{
-    size_t n = strlen(url);
-    uint64_t h = url_hash(url, n);
+    uint64_t h = url_hash(url, len);
     size_t i = map_get(urls, url, h);
-    if (i != MAP_ABSENT) {
-        free(url);
-        return i;
-    }
-    char *kept = strings_dup(&out->strings, url, n);
-    free(url);
+    if (i != MAP_ABSENT) return i;
+    char *kept = strings_dup(&out->strings, url, len);
     if (!kept) return MAP_ABSENT;
     if (out->n == out->cap) {
         size_t cap = out->cap ? out->cap * 2 : 64;
@@ -1027,19 +1030,9 @@ static size_t add_link(html_links_t *out, struct map *urls, char *url, const str
         out->v = v;
         out->cap = cap;
     }
-    out->v[out->n] = (html_link_t){kept, c->tag, NULL, c->nofollow};
+    out->v[out->n] = (html_link_t){kept, c->tag, NULL, c->nofollow, len, h, normal};
     if (map_put(urls, kept, h, out->n) != 0) return MAP_ABSENT;
     return out->n++;
-}
-
-/* The absolute, normalized http(s) URL of ref, or NULL. */
-static char *link_url(const url_base_t *base, const char *ref)
-{
-    char *norm = NULL;
-    if (skipped_scheme(ref)) return NULL;
-    /* Without a base only absolute references resolve (against themselves). */
-    url_resolve_base(base, ref, NULL, &norm);
-    return norm;
 }
 
 /* The text a link is shown with: an <a>'s squashed text, an <area>'s or <img>'s alt,
@@ -1072,7 +1065,7 @@ static char *link_text(struct cand *c)
 /* Resolve, filter and deduplicate what a pass collected. */
 static int resolve_all(struct collect *c, const char *doc_url, html_links_t *out)
 {
-    struct map urls = {NULL, 0, 0}, refs = {NULL, 0, 0};
+    struct map urls = {NULL, 0, 0};
     char *base_url = NULL;
     int rc = -1;
     /* The first <base href>, resolved against the document's URL; if it does not
@@ -1082,27 +1075,25 @@ static int resolve_all(struct collect *c, const char *doc_url, html_links_t *out
         b = base_url;
     url_base_t base;
     url_base_prepare(b, &base);
-    /* A reference written twice (navigation bars) is resolved once. */
+    char url[URL_MAX_LENGTH + 1];
+    if (map_init(&urls, c->n) != 0) goto done;
     for (size_t i = 0; i < c->n; i++) {
+        size_t len;
+        int normal;
         const char *ref = c->v[i].ref;
-        uint64_t h = hash_str(ref);
-        size_t k = map_get(&refs, ref, h);
-        if (k == MAP_ABSENT) {
-            char *u = link_url(&base, ref);
-            size_t before = out->n;
-            k = u ? add_link(out, &urls, u, &c->v[i]) : REJECTED;
-            if (k == MAP_ABSENT || map_put(&refs, ref, h, k) != 0) goto done;
-            if (out->n > before && (c->flags & HTML_LINKS_TEXT) &&
-                !(out->v[k].text = link_text(&c->v[i])))
-                goto done;
-        }
-        if (k != REJECTED) out->v[k].nofollow = out->v[k].nofollow && c->v[i].nofollow;
+        if (skipped_scheme(ref) || url_resolve_into(&base, ref, url, &len, &normal) != URL_OK)
+            continue;
+        size_t before = out->n, k = add_link(out, &urls, url, len, normal, &c->v[i]);
+        if (k == MAP_ABSENT) goto done;
+        if (out->n > before && (c->flags & HTML_LINKS_TEXT) &&
+            !(out->v[k].text = link_text(&c->v[i])))
+            goto done;
+        out->v[k].nofollow = out->v[k].nofollow && c->v[i].nofollow;
     }
     rc = 0;
 done:
     free(base_url);
     free(urls.slot);
-    free(refs.slot);
     return rc;
 }
 

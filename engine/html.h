@@ -9,6 +9,7 @@
 
 #include <libxml/tree.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The WHATWG name of the encoding an encoding label stands for ("latin1" ->
  * "windows-1252", "sjis" -> "Shift_JIS"), or NULL for a label the Encoding Standard
@@ -43,6 +44,9 @@ typedef struct html_link {
     char *text;      /* with HTML_LINKS_TEXT: the first occurrence's squashed text (<a>)
                         or alt (<area>, <img>), else ""; NULL without */
     int nofollow;    /* every occurrence has rel=nofollow */
+    size_t len;      /* of url */
+    uint64_t hash;   /* url_hash(url, len): its fingerprint, url being normalized */
+    int normal;      /* url is in the form url_host_port_fast takes */
 } html_link_t;
 
 typedef struct html_links {

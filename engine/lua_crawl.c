@@ -179,10 +179,12 @@ static int l_next(lua_State *L)
     for (;; i++) {
         size_t href_len;
         const char *href;
+        const html_link_t *link = NULL;
         if (set) { /* a link set: C strings, absolute and normalized */
             if (i < 1 || (size_t)i > set->n) break;
-            href = set->v[i - 1].url;
-            href_len = strlen(href);
+            link = &set->v[i - 1];
+            href = link->url;
+            href_len = link->len;
         } else {
             lua_rawgeti(L, 1, i);
             int t = lua_type(L, -1);
@@ -216,7 +218,9 @@ static int l_next(lua_State *L)
             plain = !opts.sort_query && !opts.strip;
         }
         /* url_normalize; a URL in normalized form is its own (url_internal.h). */
-        size_t normal = plain ? url_normal_form(abs, abs_len) : 0;
+        size_t normal = !plain                 ? 0
+                        : link && link->normal ? link->len
+                                               : url_normal_form(abs, abs_len);
         if (normal && (normal == abs_len || !opts.keep_fragment)) {
             memcpy(url, abs, normal);
             url[normal] = '\0';
@@ -275,8 +279,11 @@ static int l_next(lua_State *L)
         }
 
         /* seen:add's fingerprint: url_fingerprint, which hashes a URL in normalized
-         * form as it is (up to a fragment). */
-        int r = seen_add(seen, normal ? url_hash(url, normal) : url_fingerprint(url));
+         * form as it is (up to a fragment), as the link set did. */
+        uint64_t fp = link && plain ? link->hash
+                      : normal      ? url_hash(url, normal)
+                                    : url_fingerprint(url);
+        int r = seen_add(seen, fp);
         if (r < 0) luaL_error(L, "seen: out of memory");
         if (r == 0) {
             n_dup++;

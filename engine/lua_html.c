@@ -476,10 +476,11 @@ struct link_filter {
 };
 
 /* 1 to keep url, 0 to drop it, -1 when the seen set is out of memory. */
-static int keep_link(const struct link_filter *f, const char *url)
+static int keep_link(const struct link_filter *f, const html_link_t *l)
 {
-    if (f->prefix && strncmp(url, f->prefix, f->prefix_len) != 0) return 0;
-    if (f->seen) return seen_add(f->seen, lc_fingerprint(url, strlen(url)));
+    if (f->prefix && (l->len < f->prefix_len || memcmp(l->url, f->prefix, f->prefix_len) != 0))
+        return 0;
+    if (f->seen) return seen_add(f->seen, l->hash); /* its fingerprint: l->url is normalized */
     return 1;
 }
 
@@ -491,7 +492,7 @@ static void push_link_list(lua_State *L, const html_links_t *links, int detail,
     int n = 0;
     for (size_t i = 0; i < links->n; i++) {
         const html_link_t *l = &links->v[i];
-        int keep = keep_link(f, l->url);
+        int keep = keep_link(f, l);
         if (keep < 0) luaL_error(L, "seen: out of memory");
         if (!keep) continue;
         if (detail) {
@@ -502,7 +503,7 @@ static void push_link_list(lua_State *L, const html_links_t *links, int detail,
             lua_pushboolean(L, l->nofollow);
             lua_setfield(L, -2, "nofollow");
         } else {
-            lua_pushstring(L, l->url);
+            lua_pushlstring(L, l->url, l->len);
         }
         lua_rawseti(L, -2, ++n);
     }

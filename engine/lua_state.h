@@ -66,11 +66,9 @@ void lc_push_body(lua_State *L, const http_res_t *res);
 const char *lc_tobytes(lua_State *L, int idx, size_t *len);
 const char *lc_checkbytes(lua_State *L, int idx, size_t *len);
 
-/* The seen set at idx (lua_url.c), NULL when it is something else; and the
- * fingerprint seen sets keep of a URL. */
+/* The seen set at idx (lua_url.c), NULL when it is something else. */
 struct seen;
 struct seen *lc_toseen(lua_State *L, int idx);
-uint64_t lc_fingerprint(const char *url, size_t len);
 
 /* The links of a link set at idx (lua_html.c: core.html.scan_set), NULL when it is
  * something else. */

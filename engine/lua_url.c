@@ -220,11 +220,6 @@ seen_t *lc_toseen(lua_State *L, int idx)
     return *s;
 }
 
-uint64_t lc_fingerprint(const char *url, size_t len)
-{
-    return fingerprint(url, len);
-}
-
 /* set:add(url) -> true when the URL (normalized) was not in the set */
 static int seen_l_add(lua_State *L)
 {

@@ -1092,24 +1092,23 @@ void url_base_prepare(const char *base, url_base_t *b)
     b->query = query;
 }
 
-/* RFC 3986 section 5.2 on the strings (url_internal.h says when). */
-int url_resolve_fast(const url_base_t *b, const char *ref, const url_norm_opts_t *opts, char **out)
+/* RFC 3986 section 5.2 on the strings (url_internal.h says when), into t
+ * (URL_MAX_LENGTH + 1 bytes): URL_OK with the length in *len, URL_E_SCHEME, or -1
+ * for the slow path. The base is prepared (or absent). */
+static int resolve_buf(const url_base_t *b, const char *ref, int keep_fragment, char *t,
+                       size_t *len)
 {
-    *out = NULL;
-    if (!plain_opts(opts) || (b->url && !b->len)) return -1;
     /* Bytes that clean() would change, and '\', are for the slow path. */
-    size_t rn, frag = 0;
-    int has_frag = 0;
+    size_t rn, frag = SIZE_MAX;
     for (rn = 0; ref[rn]; rn++) {
         unsigned c = (unsigned char)ref[rn];
-        if (c <= 0x20 || c >= 0x7f || c == '\\' || rn >= URL_MAX_LENGTH) return -1;
-        if (c == '#' && !has_frag) {
-            frag = rn;
-            has_frag = 1;
-        }
+        if (c - 0x21u >= 0x5eu || c == '\\') return -1; /* not in '!'..'~' */
+        if (c == '#' && frag == SIZE_MAX) frag = rn;
     }
+    if (rn > URL_MAX_LENGTH) return -1;
+    int has_frag = frag != SIZE_MAX;
     if (!has_frag) frag = rn;
-    if (has_frag && opts && opts->keep_fragment) return -1;
+    if (has_frag && keep_fragment) return -1;
 
     /* RFC 3986 section 5.2.2, for an absolute http(s) ref or one without a scheme. */
     size_t keep, sl; /* keep: the bytes of the base the target starts with */
@@ -1131,13 +1130,29 @@ int url_resolve_fast(const url_base_t *b, const char *ref, const url_norm_opts_t
         keep = b->dir;
 
     size_t tn = keep + frag;
-    char *t = malloc(tn + 1);
-    if (!t) return URL_E_NOMEM;
+    if (tn > URL_MAX_LENGTH) return -1;
     if (keep) memcpy(t, b->url, keep);
     memcpy(t + keep, ref, frag);
     t[tn] = '\0';
 
-    /* remove_dot_segments on the path, as curl does when it parses the target. */
+    /* Most targets are in normal form as they are. What comes from the base (in
+     * normal form) needs no second look. */
+    size_t normal;
+    if (!b->url || keep < b->path)
+        normal = normal_form(t, tn);
+    else if (t[keep] == '/') /* the reference's absolute path */
+        normal = normal_path_on(t, tn, keep);
+    else if (keep == tn || t[keep] == '?') /* the base's path, then */
+        normal = normal_query_on(t, tn, keep);
+    else /* the base's directory (up to a '/'), then the reference's relative path */
+        normal = normal_path_on(t, tn, keep - 1);
+    if (normal == tn) {
+        *len = tn;
+        return URL_OK;
+    }
+
+    /* Not so: remove_dot_segments on the path, as curl does when it parses the
+     * target, and look at the whole again. */
     size_t path = t[4] == ':' ? 7 : 8, end;
     while (path < tn && t[path] != '/' && t[path] != '?')
         path++;
@@ -1147,27 +1162,50 @@ int url_resolve_fast(const url_base_t *b, const char *ref, const url_norm_opts_t
     if (path < end && t[path] == '/')
         for (size_t k = path; k + 1 < end && !dots; k++)
             dots = t[k] == '/' && t[k + 1] == '.';
-    if (dots) {
-        size_t pn = remove_dots(t + path, end - path);
-        memmove(t + path + pn, t + end, tn - end + 1);
-        tn -= end - path - pn;
-    }
-    /* What comes from the base (in normal form) needs no second look. */
-    size_t normal;
-    if (dots || !b->url || keep < b->path || tn > URL_MAX_LENGTH)
-        normal = normal_form(t, tn);
-    else if (t[keep] == '/') /* the reference's absolute path */
-        normal = normal_path_on(t, tn, keep);
-    else if (keep == tn || t[keep] == '?' || t[keep] == '#') /* the base's path, then */
-        normal = normal_query_on(t, tn, keep);
-    else /* the base's directory (up to a '/'), then the reference's relative path */
-        normal = normal_path_on(t, tn, keep - 1);
-    if (normal != tn) {
-        free(t);
-        return -1;
-    }
-    *out = t;
+    if (!dots) return -1;
+    size_t pn = remove_dots(t + path, end - path);
+    memmove(t + path + pn, t + end, tn - end + 1);
+    tn -= end - path - pn;
+    if (normal_form(t, tn) != tn) return -1;
+    *len = tn;
     return URL_OK;
+}
+
+int url_resolve_fast(const url_base_t *b, const char *ref, const url_norm_opts_t *opts, char **out)
+{
+    *out = NULL;
+    if (!plain_opts(opts) || (b->url && !b->len)) return -1;
+    char t[URL_MAX_LENGTH + 1];
+    size_t tn;
+    int err = resolve_buf(b, ref, opts && opts->keep_fragment, t, &tn);
+    if (err != URL_OK) return err;
+    *out = malloc(tn + 1);
+    if (!*out) return URL_E_NOMEM;
+    memcpy(*out, t, tn + 1);
+    return URL_OK;
+}
+
+int url_resolve_into(const url_base_t *b, const char *ref, char *buf, size_t *len, int *normal)
+{
+    *normal = 0;
+    if (!b->url || b->len) {
+        int err = resolve_buf(b, ref, 0, buf, len);
+        if (err >= 0) {
+            *normal = err == URL_OK;
+            return err;
+        }
+    }
+    char *out = NULL;
+    int err = url_resolve_normalize_slow(b->url ? b->url : ref, ref, NULL, &out);
+    if (err == URL_OK) {
+        *len = strlen(out);
+        if (*len <= URL_MAX_LENGTH)
+            memcpy(buf, out, *len + 1);
+        else
+            err = URL_E_TOO_LONG;
+    }
+    free(out);
+    return err;
 }
 
 int url_resolve_base(const url_base_t *b, const char *ref, const url_norm_opts_t *opts, char **out)

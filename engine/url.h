@@ -87,6 +87,12 @@ void url_base_prepare(const char *base, url_base_t *b);
  * against itself). */
 int url_resolve_base(const url_base_t *b, const char *ref, const url_norm_opts_t *opts, char **out);
 
+/* url_resolve_base with default options, into buf (URL_MAX_LENGTH + 1 bytes): what
+ * a link extractor calls for every reference. URL_OK with the URL's length in *len,
+ * and *normal 1 when it is in the form url_host_port_fast takes (checked on the
+ * way); else an error as url_resolve_base gives it. */
+int url_resolve_into(const url_base_t *b, const char *ref, char *buf, size_t *len, int *normal);
+
 /* For an http(s) URL already in normalized form (as url_normalize gives it, and
  * plainly so: the test is conservative), its host (not copied: *host points into
  * url, *host_len bytes, a name or an IPv4 address) and port (given, or the scheme's);

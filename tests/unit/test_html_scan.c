@@ -20,6 +20,7 @@
  *   --dump     write each disagreeing document to DIR */
 #include "html.h"
 #include "test.h"
+#include "url_internal.h"
 
 #include <dirent.h>
 #include <ftw.h>
@@ -86,6 +87,19 @@ static const char *why_differ(const html_links_t *a, const char *at, const html_
     return NULL;
 }
 
+/* What a link carries besides its URL: its length, its fingerprint (the seen set's
+ * key, which links{unseen=} and the crawl take from here) and whether the fast
+ * host parse may take it. */
+static void check_link_fields(const html_links_t *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        const html_link_t *k = &l->v[i];
+        CHECK(k->len == strlen(k->url));
+        CHECK(k->hash == url_fingerprint(k->url));
+        CHECK(!k->normal || url_normal_form(k->url, k->len) == k->len);
+    }
+}
+
 static void show_links(const char *side, const html_links_t *l, const char *title)
 {
     fprintf(stderr, "  %s: title %s%s%s, %zu links\n", side, title ? "\"" : "",
@@ -112,6 +126,8 @@ static void compare(struct tally *t, const char *body, size_t len, const char *c
     t->bytes += (double)len;
     CHECK(rs == 0);
     CHECK(rf == 0 || rf == 1);
+    check_link_fields(&sl);
+    if (rf == 0) check_link_fields(&fl);
     if (rf == 1) {
         t->fallbacks++;
     } else if (rf == 0 && rs == 0) {

@@ -701,7 +701,17 @@ static void check_resolve(const char *base, const char *ref)
         int eq = url_resolve_fast(&b, ref, o, &q);
         if (k == 0) fast_hits += eq >= 0;
         if (eq >= 0 && !same(eq, q, es, s)) report("resolve_fast", base, ref, eq, q, es, s);
-        if (k == 0) { /* html.c's link_url, before and after */
+        if (k == 0) { /* url_resolve_into, which html.c calls */
+            char buf[URL_MAX_LENGTH + 1];
+            size_t len = 0;
+            int normal = 0, ei = url_resolve_into(&b, ref, buf, &len, &normal);
+            if (!same(ei, ei == URL_OK ? buf : NULL, es, s))
+                report("resolve_into", base, ref, ei, ei == URL_OK ? buf : NULL, es, s);
+            else if (ei == URL_OK &&
+                     (len != strlen(buf) || (normal && url_normal_form(buf, len) != len)))
+                report("resolve_into length or form", base, ref, ei, buf, es, s);
+        }
+        if (k == 0) { /* html.c's two steps, before url_resolve_base */
             int et;
             char *t = two_step(sb, ref, &et);
             int known = et == URL_E_TOO_LONG && strchr(ref, '#'); /* the fragment counted */
