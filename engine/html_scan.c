@@ -143,18 +143,27 @@ struct scanner {
     int rc; /* UNSURE or FAILED once the pass must stop */
 };
 
+/* The bit of a name in the set of opened names: a hash, which tag_name also
+ * computes on its way through a start tag's name. */
+#define NAME_HASH_INIT 5381u
+#define NAME_HASH_STEP(h, c) ((h) * 33 + (unsigned char)(c))
+
 static unsigned name_bit(const char *name)
 {
-    unsigned h = 5381;
+    unsigned h = NAME_HASH_INIT;
     while (*name)
-        h = h * 33 + (unsigned char)*name++;
+        h = NAME_HASH_STEP(h, *name++);
     return h & 255;
+}
+
+static void mark_opened_bit(struct scanner *sc, unsigned b)
+{
+    sc->opened[b >> 6] |= (uint64_t)1 << (b & 63);
 }
 
 static void mark_opened(struct scanner *sc, const char *name)
 {
-    unsigned b = name_bit(name);
-    sc->opened[b >> 6] |= (uint64_t)1 << (b & 63);
+    mark_opened_bit(sc, name_bit(name));
 }
 
 /* Can an element of this name be open? When not, libxml2 ignores its end tag. */
@@ -184,6 +193,25 @@ static const unsigned char *html_name(const unsigned char *p, const unsigned cha
         }
     name[n] = 0;
     *len = n;
+    return p;
+}
+
+/* html_name for a start tag's name, with its name_bit in *bit. */
+static const unsigned char *tag_name(const unsigned char *p, const unsigned char *end, char *name,
+                                     size_t *len, unsigned *bit)
+{
+    size_t n = 0;
+    unsigned h = NAME_HASH_INIT;
+    if (p < end && is(*p, C_START))
+        while (n < HTML_NAME_MAX && p < end && is(*p, C_NAME)) {
+            unsigned char c = *p++;
+            if (c >= 'A' && c <= 'Z') c += 32;
+            name[n++] = (char)c;
+            h = NAME_HASH_STEP(h, c);
+        }
+    name[n] = 0;
+    *len = n;
+    *bit = h & 255;
     return p;
 }
 
@@ -406,9 +434,14 @@ static const unsigned char *att_value(struct scanner *sc, const unsigned char *p
     const unsigned char *end = sc->end;
     unsigned char stop = 0;
     if (p < end && (*p == '"' || *p == '\'')) stop = *p++;
-    if (!keep && stop) { /* references never hide the quote */
+    if (stop) { /* references never hide the quote */
         const unsigned char *q = memchr(p, stop, (size_t)(end - p));
-        return q ? q + 1 : end;
+        if (!keep) return q ? q + 1 : end;
+        size_t n = (size_t)((q ? q : end) - p);
+        if (!memchr(p, '&', n)) { /* nothing to decode: the value as it is, and its NUL */
+            if (add(&sc->attrs, p, n) != 0 || add(&sc->attrs, "", 1) != 0) goto fail;
+            return q ? q + 1 : end;
+        }
     }
     const unsigned char *run = p;
     int cut = !keep; /* nothing more is kept: a reference gave NUL */
@@ -474,8 +507,9 @@ static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p
         sc->rc = UNSURE;
         return p;
     }
-    p = html_name(p + 1, end, name, &nl);
-    mark_opened(sc, name);
+    unsigned bit;
+    p = tag_name(p + 1, end, name, &nl, &bit);
+    mark_opened_bit(sc, bit);
     int keep = reported(sc, name);
     sc->attrs.n = 0;
     sc->noff = 0;
