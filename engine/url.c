@@ -1126,8 +1126,13 @@ static int resolve_buf(const url_base_t *b, const char *ref, int keep_fragment, 
         keep = b->query;
     else if (ref[0] == '/')
         keep = b->path;
-    else
+    else {
         keep = b->dir;
+        while (frag >= 2 && ref[0] == '.' && ref[1] == '/') { /* remove_dot_segments drops them */
+            ref += 2;
+            frag -= 2;
+        }
+    }
 
     size_t tn = keep + frag;
     if (tn > URL_MAX_LENGTH) return -1;
