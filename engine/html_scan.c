@@ -146,7 +146,7 @@ struct scanner {
 /* The bit of a name in the set of opened names: a hash, which tag_name also
  * computes on its way through a start tag's name. */
 #define NAME_HASH_INIT 5381u
-#define NAME_HASH_STEP(h, c) ((h) * 33 + (unsigned char)(c))
+#define NAME_HASH_STEP(h, c) ((h)*33 + (unsigned char)(c))
 
 static unsigned name_bit(const char *name)
 {
