@@ -17,6 +17,9 @@
 #include <string.h>
 
 #define BODY_METATABLE "luacrawl.body"
+/* A body given back early (res:release()): no __gc, so the collector frees the
+ * userdata without calling a finalizer. */
+#define BODY_SPENT_METATABLE "luacrawl.body.spent"
 #define BODY_BUDGET (16u << 20)
 
 struct body {
@@ -26,9 +29,27 @@ struct body {
 
 static size_t live_bytes; /* of every body alive in any state; one thread */
 
+/* The body at idx (given back or not), else NULL. */
+static struct body *to_body(lua_State *L, int idx)
+{
+    struct body *b = lua_touserdata(L, idx);
+    if (!b || !lua_getmetatable(L, idx)) return NULL;
+    luaL_getmetatable(L, BODY_METATABLE);
+    int is_body = lua_rawequal(L, -1, -2);
+    lua_pop(L, 1);
+    if (!is_body) {
+        luaL_getmetatable(L, BODY_SPENT_METATABLE);
+        is_body = lua_rawequal(L, -1, -2);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return is_body ? b : NULL;
+}
+
 static int body_gc(lua_State *L)
 {
-    struct body *b = lua_touserdata(L, 1);
+    struct body *b = to_body(L, 1);
+    if (!b) return 0;
     if (b->data) {
         lc_limits_account(L, -(long long)b->len);
         live_bytes -= b->len;
@@ -41,14 +62,16 @@ static int body_gc(lua_State *L)
 
 static int body_len(lua_State *L)
 {
-    struct body *b = lua_touserdata(L, 1);
+    struct body *b = to_body(L, 1);
+    if (!b) luaL_typerror(L, 1, "body");
     lua_pushnumber(L, (double)b->len);
     return 1;
 }
 
 static int body_tostring(lua_State *L)
 {
-    struct body *b = lua_touserdata(L, 1);
+    struct body *b = to_body(L, 1);
+    if (!b) luaL_typerror(L, 1, "body");
     lua_pushfstring(L, "luacrawl.body (%d bytes)", (int)b->len);
     return 1;
 }
@@ -76,12 +99,8 @@ void lc_push_body(lua_State *L, const http_res_t *res)
 const char *lc_tobytes(lua_State *L, int idx, size_t *len)
 {
     if (lua_type(L, idx) == LUA_TSTRING) return lua_tolstring(L, idx, len);
-    struct body *b = lua_touserdata(L, idx);
-    if (!b || !lua_getmetatable(L, idx)) return NULL;
-    luaL_getmetatable(L, BODY_METATABLE);
-    int is_body = lua_rawequal(L, -1, -2);
-    lua_pop(L, 2);
-    if (!is_body) return NULL;
+    struct body *b = to_body(L, idx);
+    if (!b) return NULL;
     *len = b->len;
     return b->data ? b->data : "";
 }
@@ -96,8 +115,11 @@ const char *lc_checkbytes(lua_State *L, int idx, size_t *len)
 /* core.body_free(body): give the bytes back now; the body is empty after. */
 static int l_body_free(lua_State *L)
 {
-    luaL_checkudata(L, 1, BODY_METATABLE);
-    return body_gc(L);
+    if (!to_body(L, 1)) luaL_typerror(L, 1, "body");
+    body_gc(L); /* the bytes, now */
+    luaL_getmetatable(L, BODY_SPENT_METATABLE);
+    lua_setmetatable(L, 1);
+    return 0;
 }
 
 /* core.body_string(body) -> the bytes as a Lua string */
@@ -121,6 +143,9 @@ void lc_register_body(lua_State *L)
         {"__gc", body_gc}, {"__len", body_len}, {"__tostring", body_tostring}, {NULL, NULL}};
     luaL_newmetatable(L, BODY_METATABLE);
     luaL_register(L, NULL, meta);
+    lua_pop(L, 1);
+    luaL_newmetatable(L, BODY_SPENT_METATABLE);
+    luaL_register(L, NULL, meta + 1); /* no __gc */
     lua_pop(L, 1);
     lc_setfuncs(L, funcs);
 }

@@ -17,6 +17,9 @@
 #define NODE_MT "luacrawl.html.node"
 #define XPATH_MT "luacrawl.html.xpath"
 #define LINKSET_MT "luacrawl.html.linkset"
+/* A set whose links were freed early (set_free, or once its list is made): no
+ * __gc, so the collector frees it without calling a finalizer. */
+#define LINKSET_SPENT_MT "luacrawl.html.linkset.spent"
 
 typedef struct ldoc {
     xmlDocPtr doc; /* NULL once freed */
@@ -525,34 +528,56 @@ static html_links_t *push_link_set(lua_State *L, html_links_t *links, int rc)
     return set;
 }
 
-static int push_links(lua_State *L, html_links_t *links, int rc, int detail,
-                      const struct link_filter *f)
-{
-    html_links_t *set = push_link_set(L, links, rc); /* freed even if the list raises */
-    push_link_list(L, set, detail, f);
-    lua_remove(L, -2);
-    return 1;
-}
-
 html_links_t *lc_tolinkset(lua_State *L, int idx)
 {
     html_links_t *set = lua_touserdata(L, idx);
     if (!set || !lua_getmetatable(L, idx)) return NULL;
     luaL_getmetatable(L, LINKSET_MT);
     int is_set = lua_rawequal(L, -1, -2);
-    lua_pop(L, 2);
+    lua_pop(L, 1);
+    if (!is_set) {
+        luaL_getmetatable(L, LINKSET_SPENT_MT);
+        is_set = lua_rawequal(L, -1, -2);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
     return is_set ? set : NULL;
+}
+
+static html_links_t *check_set(lua_State *L, int idx)
+{
+    html_links_t *set = lc_tolinkset(L, idx);
+    if (!set) luaL_typerror(L, idx, "link set");
+    return set;
+}
+
+/* Free the links of the set at idx now; the set is empty after. */
+static void spend_set(lua_State *L, int idx)
+{
+    html_links_free(check_set(L, idx));
+    luaL_getmetatable(L, LINKSET_SPENT_MT);
+    lua_setmetatable(L, idx < 0 ? idx - 1 : idx);
+}
+
+static int push_links(lua_State *L, html_links_t *links, int rc, int detail,
+                      const struct link_filter *f)
+{
+    html_links_t *set = push_link_set(L, links, rc); /* freed even if the list raises */
+    push_link_list(L, set, detail, f);
+    spend_set(L, -2);
+    lua_remove(L, -2);
+    return 1;
 }
 
 static int linkset_gc(lua_State *L)
 {
-    html_links_free(luaL_checkudata(L, 1, LINKSET_MT));
+    html_links_free(check_set(L, 1));
     return 0;
 }
 
 static int linkset_len(lua_State *L)
 {
-    lua_pushinteger(L, (lua_Integer)((html_links_t *)luaL_checkudata(L, 1, LINKSET_MT))->n);
+    lua_pushinteger(L, (lua_Integer)check_set(L, 1)->n);
     return 1;
 }
 
@@ -634,13 +659,14 @@ static int h_scan_set(lua_State *L)
 /* core.html.set_free(set): free its links now; the set is empty after */
 static int h_set_free(lua_State *L)
 {
-    return linkset_gc(L);
+    spend_set(L, 1);
+    return 0;
 }
 
 /* core.html.set_links(set, prefix, seen) -> {url, ...}: the list scan would give */
 static int h_set_links(lua_State *L)
 {
-    html_links_t *set = luaL_checkudata(L, 1, LINKSET_MT);
+    html_links_t *set = check_set(L, 1);
     struct link_filter f = link_filter(L, 2);
     push_link_list(L, set, 0, &f);
     return 1;
@@ -683,14 +709,15 @@ static int node_tostring(lua_State *L)
     return 1;
 }
 
-/* core.html.metatables() -> doc_mt, node_mt, linkset_mt (the Lua side adds __index
- * to the first two) */
+/* core.html.metatables() -> doc_mt, node_mt, linkset_mt, spent linkset_mt (the Lua
+ * side adds __index to the first two) */
 static int h_metatables(lua_State *L)
 {
     luaL_getmetatable(L, DOC_MT);
     luaL_getmetatable(L, NODE_MT);
     luaL_getmetatable(L, LINKSET_MT);
-    return 3;
+    luaL_getmetatable(L, LINKSET_SPENT_MT);
+    return 4;
 }
 
 static const luaL_Reg html_funcs[] = {
@@ -745,8 +772,9 @@ void lc_register_html(lua_State *L)
     new_metatable(L, NODE_MT, node_meta);
     new_metatable(L, XPATH_MT, xpath_meta);
     new_metatable(L, LINKSET_MT, linkset_meta);
-    lua_newtable(L);      /* [core, state, html] */
-    lua_pushvalue(L, -2); /* [core, state, html, state] */
+    new_metatable(L, LINKSET_SPENT_MT, linkset_meta + 1); /* no __gc */
+    lua_newtable(L);                                      /* [core, state, html] */
+    lua_pushvalue(L, -2);                                 /* [core, state, html, state] */
     lc_setfuncs(L, html_funcs);
     lua_pop(L, 1);
     lua_setfield(L, -3, "html");

@@ -12,15 +12,16 @@ struct op {
     task_t *task;
     void *pending; /* http_xfer_t or dns_wait_t while in flight */
     const void *result;
-    int ref; /* the built results: a table {n=, ...} */
+    int nresults; /* the builder moved onto the task */
 };
 
-/* Move the results built by a protected builder onto the task and wake it. */
+/* Wake the task with the results a builder makes in protected mode: it moves them
+ * onto the task's stack as its last step, so that they arrive whole or not at all. */
 static void deliver(struct op *op, lua_CFunction builder)
 {
     lua_State *L = op->st->L;
     lua_State *co = task_thread(op->task);
-    op->ref = LUA_NOREF;
+    op->nresults = 0;
     int n;
     if (lua_cpcall(L, builder, op) != 0) {
         /* Out of memory, most likely: report it to the task as a failed fetch. */
@@ -29,16 +30,18 @@ static void deliver(struct op *op, lua_CFunction builder)
         lua_pushliteral(co, "out of memory building the response");
         n = 2;
     } else {
-        lua_rawgeti(L, LUA_REGISTRYINDEX, op->ref);
-        luaL_unref(L, LUA_REGISTRYINDEX, op->ref);
-        n = (int)lua_objlen(L, -1);
-        for (int i = 1; i <= n; i++)
-            lua_rawgeti(L, -i, i);
-        lua_xmove(L, co, n);
-        lua_pop(L, 1);
+        n = op->nresults;
     }
     task_wake(op->task, n);
     free(op);
+}
+
+/* A builder's last step: the n values on top of L go to the task. */
+static int hand_over(lua_State *L, struct op *op, int n)
+{
+    lua_xmove(L, task_thread(op->task), n);
+    op->nresults = n;
+    return 0;
 }
 
 static void set_str(lua_State *L, const char *k, const char *v)
@@ -82,34 +85,29 @@ static int build_response(lua_State *L)
     struct op *op = lua_touserdata(L, 1);
     lc_state_t *st = op->st;
     const http_res_t *res = op->result;
-    lua_createtable(L, 2, 0);
     if (res->error != HTTP_OK) {
         lua_pushnil(L);
-        lua_rawseti(L, -2, 1);
         lc_push_error(L, st, http_error_name(res->error), res->message);
         set_str(L, "url", res->url);
-        lua_rawseti(L, -2, 2);
-    } else {
-        lua_rawgeti(L, LUA_REGISTRYINDEX, st->new_response_ref);
-        lua_pushnumber(L, (double)res->status);
-        lua_pushstring(L, res->url);
-        push_headers(L, st, res);
-        lua_pushnumber(L, (double)res->body_len);
-        lc_push_body(L, res); /* res.body makes the string (init.lua) */
-        lua_pushstring(L, res->ip);
-        lua_pushstring(L, res->http_version);
-        lua_pushnumber(L, res->redirects);
-        lua_pushboolean(L, res->truncated);
-        lua_pushnumber(L, res->t_dns);
-        lua_pushnumber(L, res->t_connect);
-        lua_pushnumber(L, res->t_tls);
-        lua_pushnumber(L, res->t_ttfb);
-        lua_pushnumber(L, res->t_total);
-        lua_call(L, 14, 1);
-        lua_rawseti(L, -2, 1);
+        return hand_over(L, op, 2);
     }
-    op->ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    return 0;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, st->new_response_ref);
+    lua_pushnumber(L, (double)res->status);
+    lua_pushstring(L, res->url);
+    push_headers(L, st, res);
+    lua_pushnumber(L, (double)res->body_len);
+    lc_push_body(L, res); /* res.body makes the string (init.lua) */
+    lua_pushstring(L, res->ip);
+    lua_pushstring(L, res->http_version);
+    lua_pushnumber(L, res->redirects);
+    lua_pushboolean(L, res->truncated);
+    lua_pushnumber(L, res->t_dns);
+    lua_pushnumber(L, res->t_connect);
+    lua_pushnumber(L, res->t_tls);
+    lua_pushnumber(L, res->t_ttfb);
+    lua_pushnumber(L, res->t_total);
+    lua_call(L, 14, 1);
+    return hand_over(L, op, 1);
 }
 
 static void fetch_done(void *arg, const http_res_t *res)
@@ -254,24 +252,18 @@ static int build_answer(lua_State *L)
 {
     struct op *op = lua_touserdata(L, 1);
     const dns_answer_t *ans = op->result;
-    lua_createtable(L, 2, 0);
     if (ans->status != DNS_OK) {
         lua_pushnil(L);
-        lua_rawseti(L, -2, 1);
         lc_push_error(L, op->st, "dns", ans->error);
-        lua_rawseti(L, -2, 2);
-    } else {
-        lua_createtable(L, ans->naddrs, 0);
-        for (int i = 0; i < ans->naddrs; i++) {
-            lua_pushstring(L, ans->addrs[i]);
-            lua_rawseti(L, -2, i + 1);
-        }
-        lua_rawseti(L, -2, 1);
-        lua_pushnumber(L, ans->ttl);
-        lua_rawseti(L, -2, 2);
+        return hand_over(L, op, 2);
     }
-    op->ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    return 0;
+    lua_createtable(L, ans->naddrs, 0);
+    for (int i = 0; i < ans->naddrs; i++) {
+        lua_pushstring(L, ans->addrs[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_pushnumber(L, ans->ttl);
+    return hand_over(L, op, 2);
 }
 
 static void resolve_done(void *arg, const dns_answer_t *ans)

@@ -66,11 +66,13 @@ local M = {}
 local Doc, Node = {}, {}
 M.Doc, M.Node = Doc, Node
 
-local DocMT, NodeMT, LinkSetMT = h.metatables()
+local DocMT, NodeMT, LinkSetMT, SpentLinkSetMT = h.metatables()
 
--- Whether v is a link set: a page's links kept in C (Response:html():link_set()).
+-- Whether v is a link set: a page's links kept in C (Response:html():link_set()),
+-- or one whose links were freed (then empty).
 function M.is_link_set(v)
-  return getmetatable(v) == LinkSetMT
+  local mt = getmetatable(v)
+  return mt == LinkSetMT or (mt ~= nil and mt == SpentLinkSetMT)
 end
 
 DocMT.__index = function(doc, k)
