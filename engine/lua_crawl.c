@@ -176,6 +176,10 @@ static int l_next(lua_State *L)
     int result = 0; /* 0 the end, 1 a URL in url, 2 an item for the caller */
     size_t url_len = 0;
 
+    if (set && i == 1) /* the seen set's slots of the page's links, asked for at once */
+        for (size_t k = 0; k < set->n; k++)
+            seen_prefetch(seen, set->v[k].hash);
+
     for (;; i++) {
         size_t href_len;
         const char *href;

@@ -492,6 +492,9 @@ static void push_link_list(lua_State *L, const html_links_t *links, int detail,
                            const struct link_filter *f)
 {
     lua_createtable(L, f->prefix || f->seen ? 0 : (int)links->n, 0);
+    if (f->seen)
+        for (size_t i = 0; i < links->n; i++)
+            seen_prefetch(f->seen, links->v[i].hash);
     int n = 0;
     for (size_t i = 0; i < links->n; i++) {
         const html_link_t *l = &links->v[i];

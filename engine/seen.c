@@ -106,6 +106,11 @@ int seen_has(const seen_t *s, uint64_t fp)
     }
 }
 
+void seen_prefetch(const seen_t *s, uint64_t fp)
+{
+    __builtin_prefetch(&s->slots[home(fp ? fp : 1, s->cap)]);
+}
+
 int seen_add(seen_t *s, uint64_t fp)
 {
     if (!fp) fp = 1;

@@ -25,6 +25,9 @@ void seen_free(seen_t *s);
  * grow and there was no memory (fp was not added). */
 int seen_add(seen_t *s, uint64_t fp);
 int seen_has(const seen_t *s, uint64_t fp);
+/* A hint: fp will be looked up soon. Asking for a page's links first lets their
+ * cache misses overlap instead of coming one after another. */
+void seen_prefetch(const seen_t *s, uint64_t fp);
 
 size_t seen_size(const seen_t *s);
 /* Bytes the set holds on the heap now. */
