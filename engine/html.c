@@ -845,7 +845,7 @@ static const char *sax_attr(const void *el, const char *name, xmlChar **owned)
     const xmlChar *const *atts = el;
     *owned = NULL;
     for (size_t i = 0; atts && atts[i]; i += 2)
-        if (strcmp((const char *)atts[i], name) == 0)
+        if (html_name_eq((const char *)atts[i], name))
             return atts[i + 1] ? (const char *)atts[i + 1] : "";
     return NULL;
 }
@@ -857,27 +857,27 @@ static const char *link_tag(const char *name, unsigned flags, const char **attr_
     *attr_name = "href";
     switch (name[0]) {
     case 'a':
-        if (strcmp(name, "a") == 0) return "a";
-        if (strcmp(name, "area") == 0) return "area";
+        if (html_name_eq(name, "a")) return "a";
+        if (html_name_eq(name, "area")) return "area";
         break;
     case 'b':
-        if (strcmp(name, "base") == 0) return "base";
+        if (html_name_eq(name, "base")) return "base";
         break;
     case 'f':
         *attr_name = "src";
-        if ((flags & HTML_LINKS_FRAMES) && strcmp(name, "frame") == 0) return "frame";
+        if ((flags & HTML_LINKS_FRAMES) && html_name_eq(name, "frame")) return "frame";
         break;
     case 'i':
         *attr_name = "src";
-        if ((flags & HTML_LINKS_FRAMES) && strcmp(name, "iframe") == 0) return "iframe";
-        if ((flags & HTML_LINKS_IMG) && strcmp(name, "img") == 0) return "img";
+        if ((flags & HTML_LINKS_FRAMES) && html_name_eq(name, "iframe")) return "iframe";
+        if ((flags & HTML_LINKS_IMG) && html_name_eq(name, "img")) return "img";
         break;
     case 'l':
-        if ((flags & HTML_LINKS_LINK) && strcmp(name, "link") == 0) return "link";
+        if ((flags & HTML_LINKS_LINK) && html_name_eq(name, "link")) return "link";
         break;
     case 'm':
         *attr_name = "content";
-        if (strcmp(name, "meta") == 0) return "meta";
+        if (html_name_eq(name, "meta")) return "meta";
         break;
     }
     return NULL;

@@ -93,6 +93,17 @@ typedef int (*html_tag_fn)(void *arg, const char *name, const char *const *atts)
 int html_scan_tags(const char *text, size_t len, const char *const *tags, html_tag_fn tag,
                    void *arg, char **title);
 
+/* Whether two tag or attribute names are the same: inline, for the scan's hot path,
+ * where a call to strcmp costs more than comparing a few bytes. */
+static inline int html_name_eq(const char *a, const char *b)
+{
+    while (*a && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
 /* The value of attribute name (lower case) of an element: without a copy when it is
  * one text node (the usual case), else a copy in *owned (xmlFree it; NULL if no copy
  * was made). NULL if the attribute is absent, "" if it has no value. */

@@ -403,14 +403,14 @@ static int reported(const struct scanner *sc, const char *name)
 {
     if (!(sc->first[(unsigned char)name[0] >> 3] & (1u << (name[0] & 7)))) return 0;
     for (const char *const *t = sc->tags; *t; t++)
-        if ((*t)[0] == name[0] && strcmp(*t, name) == 0) return 1;
+        if ((*t)[0] == name[0] && html_name_eq(*t, name)) return 1;
     return 0;
 }
 
 static int has_attr(const struct scanner *sc, const char *name)
 {
     for (size_t i = 0; i < sc->noff; i += 2)
-        if (strcmp(sc->attrs.p + sc->off[i], name) == 0) return 1;
+        if (html_name_eq(sc->attrs.p + sc->off[i], name)) return 1;
     return 0;
 }
 
@@ -710,8 +710,11 @@ static void content(struct scanner *sc, const unsigned char *p)
         if (sc->title_state == T_IN) {
             p = title_text(sc, p);
             if (sc->rc) return;
-        } else {
-            p = memchr(p, '<', (size_t)(end - p));
+        } else if (p < end && *p != '<') {
+            if (p + 1 < end && p[1] == '<') /* a tag on the next line: skip the call */
+                p++;
+            else
+                p = memchr(p, '<', (size_t)(end - p));
         }
         if (!p || p >= end) return;
         unsigned char c1 = p + 1 < end ? p[1] : 0;
