@@ -200,6 +200,67 @@ describe("lc.queue", function()
     assert.same({ 1, 2, 3, 4, 5 }, got)
   end)
 
+  it("keeps FIFO order while its ring of slots wraps around and grows", function()
+    local got = lc.run(function()
+      local q, out, nextv = lc.queue(), {}, 1
+      -- Interleaved puts and gets move the head round the ring; bursts make it
+      -- grow while the head is not at its start.
+      for round = 1, 40 do
+        for _ = 1, round % 7 + 1 do
+          q:put_nowait(nextv)
+          nextv = nextv + 1
+        end
+        for _ = 1, round % 5 + 1 do
+          local v = q:get_nowait()
+          if v then out[#out + 1] = v end
+        end
+      end
+      while not q:empty() do out[#out + 1] = q:get() end
+      return { out = out, n = nextv - 1 }
+    end)
+    assert.equal(got.n, #got.out)
+    for i = 1, got.n do assert.equal(i, got.out[i]) end
+  end)
+
+  it("wakes waiting getters in order, passing over cancelled ones", function()
+    local got = lc.run(function()
+      local q, out = lc.queue(), {}
+      local tasks = {}
+      for i = 1, 20 do
+        tasks[i] = lc.spawn(function()
+          local v = q:get()
+          out[#out + 1] = i .. ":" .. v
+        end)
+      end
+      lc.sleep(0.01) -- all twenty wait
+      for i = 2, 20, 2 do tasks[i]:cancel() end
+      for v = 1, 10 do q:put(v) end
+      lc.sleep(0.01)
+      return out
+    end)
+    assert.same({ "1:1", "3:2", "5:3", "7:4", "9:5", "11:6", "13:7", "15:8", "17:9", "19:10" }, got)
+  end)
+
+  it("a getter that survives a cancel waits again at the end of the line", function()
+    local got = lc.run(function()
+      local q, out, tasks = lc.queue(), {}, {}
+      for i = 1, 6 do
+        tasks[i] = lc.spawn(function()
+          if i % 2 == 0 then pcall(q.get, q) end -- cancelled below: waits again
+          local v = q:get()
+          out[#out + 1] = i .. ":" .. v
+        end)
+      end
+      lc.sleep(0.01)
+      for i = 2, 6, 2 do tasks[i]:cancel() end
+      lc.sleep(0.01)
+      for v = 1, 6 do q:put(v) end
+      lc.sleep(0.01)
+      return out
+    end)
+    assert.same({ "1:1", "3:2", "5:3", "2:4", "4:5", "6:6" }, got)
+  end)
+
   it("get waits until an item is put", function()
     local got = lc.run(function()
       local q = lc.queue()
