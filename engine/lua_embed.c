@@ -18,7 +18,7 @@ int lua_embed_load(lua_State *L, const char *name)
         lua_pushfstring(L, "no embedded module '%s'", name);
         return LUA_ERRFILE;
     }
-    return luaL_loadbuffer(L, (const char *)m->data, m->size, name);
+    return luaL_loadbuffer(L, (const char *)m->data, m->size, m->chunk);
 }
 
 static int preload_loader(lua_State *L)
