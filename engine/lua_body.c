@@ -32,18 +32,7 @@ static size_t live_bytes; /* of every body alive in any state; one thread */
 /* The body at idx (given back or not), else NULL. */
 static struct body *to_body(lua_State *L, int idx)
 {
-    struct body *b = lua_touserdata(L, idx);
-    if (!b || !lua_getmetatable(L, idx)) return NULL;
-    luaL_getmetatable(L, BODY_METATABLE);
-    int is_body = lua_rawequal(L, -1, -2);
-    lua_pop(L, 1);
-    if (!is_body) {
-        luaL_getmetatable(L, BODY_SPENT_METATABLE);
-        is_body = lua_rawequal(L, -1, -2);
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-    return is_body ? b : NULL;
+    return lc_toudata_either(L, idx, BODY_METATABLE, BODY_SPENT_METATABLE);
 }
 
 static int body_gc(lua_State *L)

@@ -46,6 +46,22 @@ http_t *lc_http(lua_State *L, lc_state_t *st)
     return st->http;
 }
 
+void *lc_toudata_either(lua_State *L, int idx, const char *name, const char *spent)
+{
+    void *p = lua_touserdata(L, idx);
+    if (!p || !lua_getmetatable(L, idx)) return NULL;
+    luaL_getmetatable(L, name);
+    int is = lua_rawequal(L, -1, -2);
+    lua_pop(L, 1);
+    if (!is) {
+        luaL_getmetatable(L, spent);
+        is = lua_rawequal(L, -1, -2);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return is ? p : NULL;
+}
+
 void lc_push_error(lua_State *L, lc_state_t *st, const char *kind, const char *message)
 {
     lua_createtable(L, 0, 2);

@@ -533,18 +533,7 @@ static html_links_t *push_link_set(lua_State *L, html_links_t *links, int rc)
 
 html_links_t *lc_tolinkset(lua_State *L, int idx)
 {
-    html_links_t *set = lua_touserdata(L, idx);
-    if (!set || !lua_getmetatable(L, idx)) return NULL;
-    luaL_getmetatable(L, LINKSET_MT);
-    int is_set = lua_rawequal(L, -1, -2);
-    lua_pop(L, 1);
-    if (!is_set) {
-        luaL_getmetatable(L, LINKSET_SPENT_MT);
-        is_set = lua_rawequal(L, -1, -2);
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-    return is_set ? set : NULL;
+    return lc_toudata_either(L, idx, LINKSET_MT, LINKSET_SPENT_MT);
 }
 
 static html_links_t *check_set(lua_State *L, int idx)

@@ -45,6 +45,11 @@ void lc_push_error(lua_State *L, lc_state_t *st, const char *kind, const char *m
  * core[name], a closure over the state. Leaves the stack as it was. */
 void lc_setfuncs(lua_State *L, const luaL_Reg *reg);
 
+/* The userdata at idx if its metatable is the registry's `name` or `spent` (the
+ * same type once its memory was given back early: a metatable without __gc, so
+ * that the collector frees it without a finalizer call), else NULL. */
+void *lc_toudata_either(lua_State *L, int idx, const char *name, const char *spent);
+
 /* Each binding file's registration, called the same way. */
 void lc_register_task(lua_State *L);
 void lc_register_http(lua_State *L);
