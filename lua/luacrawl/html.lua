@@ -197,7 +197,8 @@ M.encoding = h.encoding
 
 -- The charset parameter of a Content-Type value, or nil.
 function M.charset(content_type)
-  if type(content_type) ~= "string" then return nil end
+  -- Most have no parameter at all: no copy, no pattern for them.
+  if type(content_type) ~= "string" or not content_type:find(";", 1, true) then return nil end
   return content_type:lower():match(';%s*charset%s*=%s*"?([^";%s]+)')
 end
 
