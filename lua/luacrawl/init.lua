@@ -20,7 +20,7 @@ local Error = {}
 Error.__index = Error
 -- A URL fit for logs and outputs: user name and password replaced by "***".
 local function redact(url)
-  if type(url) ~= "string" then return url end
+  if type(url) ~= "string" or not url:find("@", 1, true) then return url end -- most: as is
   return (url:gsub("^(%a[%w+.-]*://)[^/?#@]*@", "%1***@", 1))
 end
 

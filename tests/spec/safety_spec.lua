@@ -17,6 +17,7 @@ describe("credentials in URLs", function()
     assert.equal("http://***@example.org/x", lc.url.redact("http://bob:s3cret@example.org/x"))
     assert.equal("https://***@example.org", lc.url.redact("https://bob@example.org"))
     assert.equal("http://example.org/a@b", lc.url.redact("http://example.org/a@b"))
+    assert.equal("http://example.org:8080/x", lc.url.redact("http://example.org:8080/x"))
   end)
 
   it("are sent as basic auth but never appear in an error's text", function()
