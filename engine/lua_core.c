@@ -2,6 +2,7 @@
  * first use the resolver and HTTP client), registers the C functions of every
  * binding file into a `core` table, and runs the embedded lua/luacrawl/init.lua
  * with it, which builds the public module. */
+#include "json.h"
 #include "lua_embed.h"
 #include "lua_state.h"
 
@@ -82,6 +83,8 @@ static int state_gc(lua_State *L)
     sched_free(st->sched);
     loop_free(st->loop);
     free(st->dns_servers);
+    if (st->json) json_free(st->json);
+    free(st->json);
     memset(st, 0, sizeof(*st));
     return 0;
 }
@@ -249,6 +252,7 @@ int luaopen_luacrawl(lua_State *L)
     lc_register_limits(L);
     lc_register_body(L);
     lc_register_crawl(L);
+    lc_register_json(L);
     lua_pop(L, 1); /* state */
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, "luacrawl.core");

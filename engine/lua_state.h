@@ -30,6 +30,7 @@ typedef struct lc_state {
     struct lc_signals *signals; /* lua_signal.c, created on first use */
     int running;
     int error_mt_ref, new_response_ref, headers_mt_ref;
+    struct json_buf *json; /* lua_json.c's buffer, made on first use */
 } lc_state_t;
 
 #define lc_state(L) ((lc_state_t *)lua_touserdata((L), lua_upvalueindex(1)))
@@ -62,6 +63,7 @@ void lc_register_signal(lua_State *L);
 void lc_register_limits(lua_State *L);
 void lc_register_body(lua_State *L);
 void lc_register_crawl(lua_State *L);
+void lc_register_json(lua_State *L);
 void lc_signals_free(lc_state_t *st);
 
 /* Response bodies (lua_body.c): push a body userdata that takes res's body (in an

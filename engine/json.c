@@ -1,0 +1,136 @@
+/* json.c: the JSON writer (json.h). */
+#include "json.h"
+
+#include <locale.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int reserve(json_buf_t *b, size_t more)
+{
+    if (b->cap - b->n >= more) return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->n < more) {
+        if (cap > SIZE_MAX / 2) return -1;
+        cap *= 2;
+    }
+    char *p = realloc(b->p, cap);
+    if (!p) return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+int json_put(json_buf_t *b, const char *s, size_t n)
+{
+    if (reserve(b, n) != 0) return -1;
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    return 0;
+}
+
+int json_put_char(json_buf_t *b, char c)
+{
+    if (reserve(b, 1) != 0) return -1;
+    b->p[b->n++] = c;
+    return 0;
+}
+
+/* What a byte becomes in a string: 0 for itself, else its escape's second
+ * character ('u' for \u00XX). */
+static char escape_of(unsigned char c)
+{
+    switch (c) {
+    case '"':
+        return '"';
+    case '\\':
+        return '\\';
+    case '/':
+        return '/';
+    case '\b':
+        return 'b';
+    case '\f':
+        return 'f';
+    case '\n':
+        return 'n';
+    case '\r':
+        return 'r';
+    case '\t':
+        return 't';
+    default:
+        return c < 0x20 || c == 0x7f ? 'u' : 0;
+    }
+}
+
+int json_put_string(json_buf_t *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    /* The worst case, every byte a \u00XX, reserved once. */
+    if (n > (SIZE_MAX - 2) / 6 || reserve(b, 6 * n + 2) != 0) return -1;
+    char *w = b->p + b->n;
+    *w++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char e = escape_of(c);
+        if (!e) {
+            *w++ = (char)c;
+            continue;
+        }
+        *w++ = '\\';
+        *w++ = e;
+        if (e == 'u') {
+            *w++ = '0';
+            *w++ = '0';
+            *w++ = hex[c >> 4];
+            *w++ = hex[c & 15];
+        }
+    }
+    *w++ = '"';
+    b->n = (size_t)(w - b->p);
+    return 0;
+}
+
+int json_put_number(json_buf_t *b, double v)
+{
+    char tmp[40];
+    int len;
+    if (!isfinite(v)) return -2;
+    if (v == floor(v) && fabs(v) < 1e14 && !(v == 0 && signbit(v))) {
+        /* An integer of at most 14 digits: what "%.14g" gives, without printf. */
+        uint64_t u = (uint64_t)fabs(v);
+        char *e = tmp + sizeof(tmp), *p = e;
+        do {
+            *--p = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        if (v < 0) *--p = '-';
+        return json_put(b, p, (size_t)(e - p));
+    }
+    len = snprintf(tmp, sizeof(tmp), "%.14g", v);
+    if (len < 0 || (size_t)len >= sizeof(tmp)) return -1;
+    const char *point = localeconv()->decimal_point;
+    if (point && point[0] && point[0] != '.' && !point[1]) {
+        char *p = memchr(tmp, point[0], (size_t)len);
+        if (p) *p = '.';
+    }
+    return json_put(b, tmp, (size_t)len);
+}
+
+void json_reset(json_buf_t *b, size_t keep)
+{
+    b->n = 0;
+    if (b->cap > keep) {
+        free(b->p);
+        b->p = NULL;
+        b->cap = 0;
+    }
+}
+
+void json_free(json_buf_t *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->n = b->cap = 0;
+}

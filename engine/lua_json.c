@@ -1,0 +1,165 @@
+/* lua_json.c: core.json_encode(value) -> JSON text, the encoder of the crawl's item
+ * outputs (export.lua). It writes what lua-cjson's encode writes, and refuses what
+ * it refuses with the same messages (tests/spec/json_spec.lua compares the two on
+ * random values), at a fraction of the cost: cjson formats every number with its
+ * own printf, a few thousand instructions a record.
+ *
+ * Tables: one whose keys are the integers 1..n (holes allowed, up to half of them
+ * past the first ten) is an array; an empty table and any other are objects, their
+ * number keys written as strings. nil and cjson.null (a NULL light userdata) are
+ * null. Functions, userdata, threads, NaN, infinities, keys other than strings and
+ * numbers, and nesting deeper than 1000 raise. Metamethods are not called. */
+#include "json.h"
+#include "lua_state.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define MAX_DEPTH 1000
+#define SPARSE_RATIO 2 /* an array may have up to this many slots an item... */
+#define SPARSE_SAFE 10 /* ...or up to this many slots whatever its items */
+#define KEEP_BYTES (64 << 10)
+
+/* The state's buffer (lc_state_t.json), for the call being made: kept from call to
+ * call, reset at the start of each, so that an error raised halfway leaks nothing. */
+static json_buf_t *out;
+
+__attribute__((noreturn)) static void fail(lua_State *L, int idx, const char *why)
+{
+    luaL_error(L, "Cannot serialise %s: %s", luaL_typename(L, idx), why);
+}
+
+static void put(lua_State *L, int rc)
+{
+    if (rc == -1) luaL_error(L, "json: out of memory");
+}
+
+/* The length of the array the table at idx is, 0 when it is not one. */
+static size_t array_length(lua_State *L, int idx)
+{
+    double max = 0;
+    size_t items = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) {
+        double k;
+        if (lua_type(L, -2) != LUA_TNUMBER || (k = lua_tonumber(L, -2)) < 1 || floor(k) != k) {
+            lua_pop(L, 2);
+            return 0;
+        }
+        if (k > max) max = k;
+        items++;
+        lua_pop(L, 1);
+    }
+    if (max > (double)items * SPARSE_RATIO && max > SPARSE_SAFE)
+        luaL_error(L, "Cannot serialise table: excessively sparse array");
+    return (size_t)max;
+}
+
+static void encode(lua_State *L, int idx, int depth);
+
+static void encode_number(lua_State *L, int idx)
+{
+    int rc = json_put_number(out, lua_tonumber(L, idx));
+    if (rc == -2) fail(L, idx, "must not be NaN or Inf");
+    put(L, rc);
+}
+
+static void encode_table(lua_State *L, int idx, int depth)
+{
+    if (depth > MAX_DEPTH || !lua_checkstack(L, 3))
+        luaL_error(L, "Cannot serialise, excessive nesting (%d)", depth);
+    size_t n = array_length(L, idx);
+    if (n > 0) {
+        put(L, json_put_char(out, '['));
+        for (size_t i = 1; i <= n; i++) {
+            if (i > 1) put(L, json_put_char(out, ','));
+            lua_rawgeti(L, idx, (int)i);
+            encode(L, lua_gettop(L), depth);
+            lua_pop(L, 1);
+        }
+        put(L, json_put_char(out, ']'));
+        return;
+    }
+    put(L, json_put_char(out, '{'));
+    int first = 1;
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) {
+        if (!first) put(L, json_put_char(out, ','));
+        first = 0;
+        int kt = lua_type(L, -2);
+        if (kt == LUA_TSTRING) {
+            size_t len;
+            const char *k = lua_tolstring(L, -2, &len);
+            put(L, json_put_string(out, k, len));
+        } else if (kt == LUA_TNUMBER) {
+            put(L, json_put_char(out, '"'));
+            encode_number(L, lua_gettop(L) - 1);
+            put(L, json_put_char(out, '"'));
+        } else {
+            fail(L, -2, "table key must be a number or string");
+        }
+        put(L, json_put_char(out, ':'));
+        encode(L, lua_gettop(L), depth);
+        lua_pop(L, 1);
+    }
+    put(L, json_put_char(out, '}'));
+}
+
+/* The value at idx (an absolute index). */
+static void encode(lua_State *L, int idx, int depth)
+{
+    switch (lua_type(L, idx)) {
+    case LUA_TSTRING: {
+        size_t len;
+        const char *s = lua_tolstring(L, idx, &len);
+        put(L, json_put_string(out, s, len));
+        return;
+    }
+    case LUA_TNUMBER:
+        encode_number(L, idx);
+        return;
+    case LUA_TBOOLEAN:
+        put(L, lua_toboolean(L, idx) ? json_put(out, "true", 4) : json_put(out, "false", 5));
+        return;
+    case LUA_TNIL:
+        put(L, json_put(out, "null", 4));
+        return;
+    case LUA_TLIGHTUSERDATA:
+        if (lua_touserdata(L, idx) == NULL) { /* cjson.null */
+            put(L, json_put(out, "null", 4));
+            return;
+        }
+        break;
+    case LUA_TTABLE:
+        encode_table(L, idx, depth + 1);
+        return;
+    default:
+        break;
+    }
+    fail(L, idx, "type not supported");
+}
+
+/* core.json_encode(value) -> text */
+static int l_json_encode(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    luaL_checkany(L, 1);
+    lua_settop(L, 1);
+    if (!st->json && !(st->json = calloc(1, sizeof(*st->json))))
+        luaL_error(L, "json: out of memory");
+    out = st->json;
+    json_reset(out, KEEP_BYTES);
+    encode(L, 1, 0);
+    lua_pushlstring(L, out->p ? out->p : "", out->n);
+    return 1;
+}
+
+static const luaL_Reg funcs[] = {
+    {"json_encode", l_json_encode},
+    {NULL, NULL},
+};
+
+void lc_register_json(lua_State *L)
+{
+    lc_setfuncs(L, funcs);
+}
