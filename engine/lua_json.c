@@ -20,10 +20,6 @@
 #define SPARSE_SAFE 10 /* ...or up to this many slots whatever its items */
 #define KEEP_BYTES (64 << 10)
 
-/* The state's buffer (lc_state_t.json), for the call being made: kept from call to
- * call, reset at the start of each, so that an error raised halfway leaks nothing. */
-static json_buf_t *out;
-
 __attribute__((noreturn)) static void fail(lua_State *L, int idx, const char *why)
 {
     luaL_error(L, "Cannot serialise %s: %s", luaL_typename(L, idx), why);
@@ -55,16 +51,16 @@ static size_t array_length(lua_State *L, int idx)
     return (size_t)max;
 }
 
-static void encode(lua_State *L, int idx, int depth);
+static void encode(lua_State *L, json_buf_t *out, int idx, int depth);
 
-static void encode_number(lua_State *L, int idx)
+static void encode_number(lua_State *L, json_buf_t *out, int idx)
 {
     int rc = json_put_number(out, lua_tonumber(L, idx));
     if (rc == -2) fail(L, idx, "must not be NaN or Inf");
     put(L, rc);
 }
 
-static void encode_table(lua_State *L, int idx, int depth)
+static void encode_table(lua_State *L, json_buf_t *out, int idx, int depth)
 {
     if (depth > MAX_DEPTH || !lua_checkstack(L, 3))
         luaL_error(L, "Cannot serialise, excessive nesting (%d)", depth);
@@ -74,7 +70,7 @@ static void encode_table(lua_State *L, int idx, int depth)
         for (size_t i = 1; i <= n; i++) {
             if (i > 1) put(L, json_put_char(out, ','));
             lua_rawgeti(L, idx, (int)i);
-            encode(L, lua_gettop(L), depth);
+            encode(L, out, lua_gettop(L), depth);
             lua_pop(L, 1);
         }
         put(L, json_put_char(out, ']'));
@@ -93,20 +89,20 @@ static void encode_table(lua_State *L, int idx, int depth)
             put(L, json_put_string(out, k, len));
         } else if (kt == LUA_TNUMBER) {
             put(L, json_put_char(out, '"'));
-            encode_number(L, lua_gettop(L) - 1);
+            encode_number(L, out, lua_gettop(L) - 1);
             put(L, json_put_char(out, '"'));
         } else {
             fail(L, -2, "table key must be a number or string");
         }
         put(L, json_put_char(out, ':'));
-        encode(L, lua_gettop(L), depth);
+        encode(L, out, lua_gettop(L), depth);
         lua_pop(L, 1);
     }
     put(L, json_put_char(out, '}'));
 }
 
 /* The value at idx (an absolute index). */
-static void encode(lua_State *L, int idx, int depth)
+static void encode(lua_State *L, json_buf_t *out, int idx, int depth)
 {
     switch (lua_type(L, idx)) {
     case LUA_TSTRING: {
@@ -116,7 +112,7 @@ static void encode(lua_State *L, int idx, int depth)
         return;
     }
     case LUA_TNUMBER:
-        encode_number(L, idx);
+        encode_number(L, out, idx);
         return;
     case LUA_TBOOLEAN:
         put(L, lua_toboolean(L, idx) ? json_put(out, "true", 4) : json_put(out, "false", 5));
@@ -131,7 +127,7 @@ static void encode(lua_State *L, int idx, int depth)
         }
         break;
     case LUA_TTABLE:
-        encode_table(L, idx, depth + 1);
+        encode_table(L, out, idx, depth + 1);
         return;
     default:
         break;
@@ -147,9 +143,11 @@ static int l_json_encode(lua_State *L)
     lua_settop(L, 1);
     if (!st->json && !(st->json = calloc(1, sizeof(*st->json))))
         luaL_error(L, "json: out of memory");
-    out = st->json;
+    /* The state's buffer, kept from call to call and reset at the start of each: an
+     * error raised halfway leaks nothing. */
+    json_buf_t *out = st->json;
     json_reset(out, KEEP_BYTES);
-    encode(L, 1, 0);
+    encode(L, out, 1, 0);
     lua_pushlstring(L, out->p ? out->p : "", out->n);
     return 1;
 }
