@@ -3,7 +3,7 @@
  * (in protected mode, on the scheduler's state) and wakes the task with it. */
 #include "lua_state.h"
 
-#include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,14 +55,27 @@ static void push_headers(lua_State *L, lc_state_t *st, const http_res_t *res)
 {
     lua_createtable(L, 0, res->nheaders);
     char name[256];
+    uint64_t names = 0; /* a bit per name hash: only a name whose bit is set may repeat */
     for (int i = 0; i < res->nheaders; i++) {
-        size_t n = strlen(res->headers[i].name);
+        const char *raw = res->headers[i].name;
+        size_t n = strlen(raw);
         if (n >= sizeof(name)) continue;
-        for (size_t j = 0; j < n; j++)
-            name[j] = (char)tolower((unsigned char)res->headers[i].name[j]);
+        unsigned h = 0;
+        for (size_t j = 0; j < n; j++) {
+            unsigned char c = (unsigned char)raw[j];
+            if (c >= 'A' && c <= 'Z') c += 32;
+            name[j] = (char)c;
+            h = h * 31 + c;
+        }
+        uint64_t bit = (uint64_t)1 << (h & 63);
         lua_pushlstring(L, name, n); /* the key, interned once */
-        lua_pushvalue(L, -1);
-        lua_rawget(L, -3);
+        if (names & bit) {
+            lua_pushvalue(L, -1);
+            lua_rawget(L, -3);
+        } else {
+            names |= bit;
+            lua_pushnil(L);
+        }
         if (lua_isnil(L, -1)) {
             lua_pop(L, 1);
             lua_pushstring(L, res->headers[i].value);

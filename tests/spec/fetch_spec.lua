@@ -34,6 +34,10 @@ describe("lc.fetch", function()
   it("joins repeated headers", function()
     local res = assert(fetch(h.url("/headers?X-Rep=a&X-Rep=b")))
     assert.equal("a, b", res.headers["x-rep"])
+    -- apart, and in another case
+    res = assert(fetch(h.url("/headers?X-Rep=a&Y=1&x-REP=b&Z=2&X-Rep=c")))
+    assert.equal("a, b, c", res.headers["x-rep"])
+    assert.equal("1", res.headers.y)
   end)
 
   it("returns 404 and 500 as responses, not errors", function()
