@@ -429,14 +429,17 @@ static size_t utf8_clean_prefix(const unsigned char *s, size_t n)
     size_t i = 0, bad;
     while (i < n) {
 #ifdef __SSE2__
-        /* 32 ASCII bytes, none of them NUL, at a time: a page is mostly ASCII. */
-        const __m128i zero = _mm_setzero_si128();
-        while (n - i >= 32) {
-            __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 16));
-            __m128i nul = _mm_or_si128(_mm_cmpeq_epi8(a, zero), _mm_cmpeq_epi8(b, zero));
-            if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(a, b), nul)) != 0) break;
-            i += 32;
+        /* 64 ASCII bytes, none of them NUL, at a time: a page is mostly ASCII. As
+         * signed bytes, NUL and the bytes from 0x80 are exactly those below 1. */
+        const __m128i one = _mm_set1_epi8(1);
+        while (n - i >= 64) {
+            const __m128i *v = (const __m128i *)(const void *)(s + i);
+            __m128i a = _mm_cmplt_epi8(_mm_loadu_si128(v), one);
+            __m128i b = _mm_cmplt_epi8(_mm_loadu_si128(v + 1), one);
+            __m128i c = _mm_cmplt_epi8(_mm_loadu_si128(v + 2), one);
+            __m128i d = _mm_cmplt_epi8(_mm_loadu_si128(v + 3), one);
+            if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d))) != 0) break;
+            i += 64;
         }
         if (i == n) break;
 #endif
