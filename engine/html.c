@@ -8,6 +8,8 @@
  * of valid UTF-8 or pure ASCII), and libxml2 parses it as UTF-8 with
  * HTML_PARSE_IGNORE_ENC, so a <meta> later in the page cannot switch encodings. */
 #include "html.h"
+
+#include "buf.h"
 #include "url.h"
 
 #include <errno.h>
@@ -360,35 +362,6 @@ static const struct encoding *sniff(const unsigned char *s, size_t n, const char
 
 /* ---- decoding to UTF-8 ---- */
 
-struct buf {
-    char *p;
-    size_t n, cap;
-};
-
-static int reserve(struct buf *b, size_t more)
-{
-    if (b->cap - b->n >= more) return 0;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap - b->n < more) {
-        if (cap > SIZE_MAX / 2) return -1;
-        cap *= 2;
-    }
-    char *p = realloc(b->p, cap);
-    if (!p) return -1;
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-static int append(struct buf *b, const void *s, size_t n)
-{
-    if (reserve(b, n + 1) != 0) return -1;
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
-    return 0;
-}
-
 static const char REPLACEMENT_CHAR[] = "\xEF\xBF\xBD";
 
 /* Length of the well-formed UTF-8 sequence at s (Unicode table 3-7), or 0 with *bad
@@ -466,11 +439,11 @@ static size_t utf8_clean_prefix(const unsigned char *s, size_t n)
 /* Copy s to out, ill-formed subparts replaced, NULs dropped. */
 static int utf8_repair(const unsigned char *s, size_t n, struct buf *out)
 {
-    if (reserve(out, n + n / 2 + 4) != 0) return -1;
+    if (buf_reserve(out, n + n / 2 + 4) != 0) return -1;
     size_t i = 0, bad;
     while (i < n) {
         size_t clean = i + utf8_clean_prefix(s + i, n - i);
-        if (append(out, s + i, clean - i) != 0) return -1;
+        if (buf_append(out, s + i, clean - i) != 0) return -1;
         i = clean;
         if (i >= n) break;
         if (s[i] == 0) {
@@ -478,7 +451,7 @@ static int utf8_repair(const unsigned char *s, size_t n, struct buf *out)
             continue;
         }
         utf8_seq(s + i, n - i, &bad);
-        if (append(out, REPLACEMENT_CHAR, 3) != 0) return -1;
+        if (buf_append(out, REPLACEMENT_CHAR, 3) != 0) return -1;
         i += bad;
     }
     return 0;
@@ -504,7 +477,7 @@ static int decode_iconv(const struct encoding *e, const unsigned char *s, size_t
     if (cd == failed) return -1;
     size_t unit = e->kind == K_UTF16LE || e->kind == K_UTF16BE ? 2 : 1;
     int rc = -1;
-    if (reserve(out, n * 2 + 16) != 0) goto done;
+    if (buf_reserve(out, n * 2 + 16) != 0) goto done;
     size_t i = 0;
     for (int flushed = 0; !flushed;) {
         char *o = out->p + out->n;
@@ -523,7 +496,7 @@ static int decode_iconv(const struct encoding *e, const unsigned char *s, size_t
         out->n = (size_t)(o - out->p);
         if (r != (size_t)-1) continue;
         if (err == E2BIG) {
-            if (reserve(out, (n - i) * 2 + 64) != 0) goto done;
+            if (buf_reserve(out, (n - i) * 2 + 64) != 0) goto done;
         } else if (i >= n) {
             break;
         } else if (err == EILSEQ) {
@@ -532,11 +505,11 @@ static int decode_iconv(const struct encoding *e, const unsigned char *s, size_t
             int c1 = e == &encodings[E_WIN1252] &&
                      (c == 0x81 || c == 0x8D || c == 0x8F || c == 0x90 || c == 0x9D);
             char c1buf[2] = {(char)0xC2, (char)c};
-            if (append(out, c1 ? c1buf : REPLACEMENT_CHAR, c1 ? 2 : 3) != 0) goto done;
+            if (buf_append(out, c1 ? c1buf : REPLACEMENT_CHAR, c1 ? 2 : 3) != 0) goto done;
             i += unit < n - i ? unit : n - i;
         } else {
             /* EINVAL: a sequence cut off by the end of the body. */
-            if (append(out, REPLACEMENT_CHAR, 3) != 0) goto done;
+            if (buf_append(out, REPLACEMENT_CHAR, 3) != 0) goto done;
             i = n;
         }
     }
@@ -568,7 +541,7 @@ static int decode(const struct encoding *e, const unsigned char *s, size_t n, co
         break;
     case K_REPLACEMENT:
         if (n == 0) return 0;
-        if (append(buf, REPLACEMENT_CHAR, 3) != 0) return -1;
+        if (buf_append(buf, REPLACEMENT_CHAR, 3) != 0) return -1;
         break;
     case K_SINGLE:
     case K_MULTI:
@@ -1145,7 +1118,7 @@ static void sax_start(void *ctx, const xmlChar *name, const xmlChar **atts)
     if (s->title && !s->title_seen && strcmp((const char *)name, "title") == 0) {
         s->title_seen = 1;
         s->title_depth = s->depth;
-        if (append(s->title, "", 0) != 0) sax_fail(ctxt, s);
+        if (buf_append(s->title, "", 0) != 0) sax_fail(ctxt, s);
     }
     int r = visit(&s->c, (const char *)name, atts, sax_attr, NULL);
     if (r < 0) {
@@ -1169,7 +1142,7 @@ static void sax_start(void *ctx, const xmlChar *name, const xmlChar **atts)
     } else if (strcmp(x->tag, "area") == 0 || strcmp(x->tag, "img") == 0) {
         xmlChar *owned;
         const char *alt = sax_attr(atts, "alt", &owned);
-        if (append(&x->text, alt ? alt : "", alt ? strlen(alt) : 0) != 0) sax_fail(ctxt, s);
+        if (buf_append(&x->text, alt ? alt : "", alt ? strlen(alt) : 0) != 0) sax_fail(ctxt, s);
     }
 }
 
@@ -1189,12 +1162,12 @@ static void sax_text(void *ctx, const xmlChar *text, int len)
 {
     htmlParserCtxtPtr ctxt = ctx;
     struct sax *s = ctxt->_private;
-    if (s->title_depth && len > 0 && append(s->title, text, (size_t)len) != 0) {
+    if (s->title_depth && len > 0 && buf_append(s->title, text, (size_t)len) != 0) {
         sax_fail(ctxt, s);
         return;
     }
     for (size_t i = 0; i < s->nopen && len > 0; i++)
-        if (append(&s->c.v[s->open[i].cand].text, text, (size_t)len) != 0) {
+        if (buf_append(&s->c.v[s->open[i].cand].text, text, (size_t)len) != 0) {
             sax_fail(ctxt, s);
             return;
         }

@@ -37,6 +37,8 @@
  * open; a NUL in the text (html_parse's decoding leaves none). */
 #include "html.h"
 
+#include "buf.h"
+
 #include <libxml/HTMLparser.h>
 #include <libxml/parserInternals.h>
 #include <stdint.h>
@@ -75,29 +77,7 @@ static int is(unsigned char c, unsigned k)
     return (cls[c] & k) != 0;
 }
 
-struct bytes {
-    char *p;
-    size_t n, cap;
-};
-
-static int add(struct bytes *b, const void *s, size_t n)
-{
-    if (b->cap - b->n < n + 1) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap - b->n < n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) return -1;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
-    return 0;
-}
-
-static int add_utf8(struct bytes *b, unsigned c)
+static int add_utf8(struct buf *b, unsigned c)
 {
     unsigned char u[4];
     size_t n;
@@ -120,7 +100,7 @@ static int add_utf8(struct bytes *b, unsigned c)
         u[3] = (unsigned char)(0x80 | (c & 0x3F));
         n = 4;
     }
-    return add(b, u, n);
+    return buf_append(b, u, n);
 }
 
 struct scanner {
@@ -131,7 +111,7 @@ struct scanner {
     void *arg;
     /* The attributes of a start tag being reported: "name\0value\0" in attrs, where
      * each starts in off (SIZE_MAX: an attribute without a value). */
-    struct bytes attrs;
+    struct buf attrs;
     size_t *off, noff, capoff;
     const char **atts;
     size_t capatts;
@@ -139,7 +119,7 @@ struct scanner {
      * so far and of those libxml2 implies, hashed to bits. */
     uint64_t opened[4];
     enum { T_NONE, T_IN, T_DONE } title_state;
-    struct bytes title;
+    struct buf title;
     int rc; /* UNSURE or FAILED once the pass must stop */
 };
 
@@ -181,22 +161,8 @@ static const unsigned char *skip_blanks(const unsigned char *p, const unsigned c
 }
 
 /* htmlParseHTMLName: a tag or attribute name at p, lower-cased in name (HTML_NAME_MAX + 1
- * bytes), *len 0 when there is none; returns the end of the name. */
-static const unsigned char *html_name(const unsigned char *p, const unsigned char *end, char *name,
-                                      size_t *len)
-{
-    size_t n = 0;
-    if (p < end && is(*p, C_START))
-        while (n < HTML_NAME_MAX && p < end && is(*p, C_NAME)) {
-            unsigned char c = *p++;
-            name[n++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-        }
-    name[n] = 0;
-    *len = n;
-    return p;
-}
-
-/* html_name for a start tag's name, with its name_bit in *bit. */
+ * bytes), *len 0 when there is none, and its name_bit in *bit (for a start tag's name);
+ * returns the end of the name. */
 static const unsigned char *tag_name(const unsigned char *p, const unsigned char *end, char *name,
                                      size_t *len, unsigned *bit)
 {
@@ -213,6 +179,14 @@ static const unsigned char *tag_name(const unsigned char *p, const unsigned char
     *len = n;
     *bit = h & 255;
     return p;
+}
+
+/* tag_name without the bit. */
+static const unsigned char *html_name(const unsigned char *p, const unsigned char *end, char *name,
+                                      size_t *len)
+{
+    unsigned bit;
+    return tag_name(p, end, name, len, &bit);
 }
 
 /* The end of an HTML name at p, for a name nothing is done with (cutting it at
@@ -315,7 +289,7 @@ static const unsigned char *char_ref(const unsigned char *p, const unsigned char
  * it (the character of a known name followed by ';', else '&' and the name, the ';'
  * left as text) and returns where the text goes on. */
 static const unsigned char *entity_ref(const unsigned char *p, const unsigned char *end,
-                                       struct bytes *out, int *failed)
+                                       struct buf *out, int *failed)
 {
     const unsigned char *q = xml_name(p, end);
     const htmlEntityDesc *ent = NULL;
@@ -329,7 +303,7 @@ static const unsigned char *entity_ref(const unsigned char *p, const unsigned ch
         if (add_utf8(out, ent->value) != 0) *failed = 1;
         return q + 1;
     }
-    if (add(out, "&", 1) != 0 || add(out, p, (size_t)(q - p)) != 0) *failed = 1;
+    if (buf_append(out, "&", 1) != 0 || buf_append(out, p, (size_t)(q - p)) != 0) *failed = 1;
     return q;
 }
 
@@ -439,7 +413,7 @@ static const unsigned char *att_value(struct scanner *sc, const unsigned char *p
         if (!keep) return q ? q + 1 : end;
         size_t n = (size_t)((q ? q : end) - p);
         if (!memchr(p, '&', n)) { /* nothing to decode: the value as it is, and its NUL */
-            if (add(&sc->attrs, p, n) != 0 || add(&sc->attrs, "", 1) != 0) goto fail;
+            if (buf_append(&sc->attrs, p, n) != 0 || buf_append(&sc->attrs, "", 1) != 0) goto fail;
             return q ? q + 1 : end;
         }
     }
@@ -452,7 +426,7 @@ static const unsigned char *att_value(struct scanner *sc, const unsigned char *p
             p++;
             continue;
         }
-        if (add(&sc->attrs, run, (size_t)(p - run)) != 0) goto fail;
+        if (buf_append(&sc->attrs, run, (size_t)(p - run)) != 0) goto fail;
         if (p + 1 < end && p[1] == '#') {
             unsigned v;
             p = char_ref(p, end, &v);
@@ -467,8 +441,8 @@ static const unsigned char *att_value(struct scanner *sc, const unsigned char *p
         }
         run = p;
     }
-    if (keep && !cut && add(&sc->attrs, run, (size_t)(p - run)) != 0) goto fail;
-    if (keep && add(&sc->attrs, "", 1) != 0) goto fail; /* its NUL */
+    if (keep && !cut && buf_append(&sc->attrs, run, (size_t)(p - run)) != 0) goto fail;
+    if (keep && buf_append(&sc->attrs, "", 1) != 0) goto fail; /* its NUL */
     if (stop && p < end) p++;
     return p;
 fail:
@@ -523,7 +497,7 @@ static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p
                 p++;
         } else {
             int k = keep && !has_attr(sc, an); /* the first of a name wins */
-            if (k && (push_off(sc, sc->attrs.n) != 0 || add(&sc->attrs, an, al + 1) != 0))
+            if (k && (push_off(sc, sc->attrs.n) != 0 || buf_append(&sc->attrs, an, al + 1) != 0))
                 goto fail;
             p = skip_blanks(q, end);
             if (p < end && *p == '=') {
@@ -543,7 +517,7 @@ static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p
     }
     if (keep && report(sc, name) != 0) goto fail;
     if (sc->title_state == T_NONE && nl == 5 && memcmp(name, "title", 5) == 0) {
-        if (add(&sc->title, "", 0) != 0) goto fail;
+        if (buf_append(&sc->title, "", 0) != 0) goto fail;
         sc->title_state = open ? T_IN : T_DONE;
     }
     if (open && name[0] == 's') {
@@ -662,7 +636,7 @@ static const unsigned char *title_text(struct scanner *sc, const unsigned char *
             p++;
             continue;
         }
-        if (add(&sc->title, run, (size_t)(p - run)) != 0) goto fail;
+        if (buf_append(&sc->title, run, (size_t)(p - run)) != 0) goto fail;
         if (c != '&') { /* dropped: a C0 control, U+FFFE or U+FFFF */
             p += c == 0xEF ? 3 : 1;
         } else if (p + 1 < end && p[1] == '#') {
@@ -676,7 +650,7 @@ static const unsigned char *title_text(struct scanner *sc, const unsigned char *
         }
         run = p;
     }
-    if (add(&sc->title, run, (size_t)(p - run)) != 0) goto fail;
+    if (buf_append(&sc->title, run, (size_t)(p - run)) != 0) goto fail;
     return p;
 fail:
     sc->rc = FAILED;
@@ -747,7 +721,7 @@ static void content(struct scanner *sc, const unsigned char *p)
         } else if (c1 == '?') {
             p = pi(p, end);
         } else {
-            if (sc->title_state == T_IN && add(&sc->title, "<", 1) != 0) sc->rc = FAILED;
+            if (sc->title_state == T_IN && buf_append(&sc->title, "<", 1) != 0) sc->rc = FAILED;
             p++;
         }
     }

@@ -8,36 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int reserve(json_buf_t *b, size_t more)
-{
-    if (b->cap - b->n >= more) return 0;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap - b->n < more) {
-        if (cap > SIZE_MAX / 2) return -1;
-        cap *= 2;
-    }
-    char *p = realloc(b->p, cap);
-    if (!p) return -1;
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-int json_put(json_buf_t *b, const char *s, size_t n)
-{
-    if (reserve(b, n) != 0) return -1;
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    return 0;
-}
-
-int json_put_char(json_buf_t *b, char c)
-{
-    if (reserve(b, 1) != 0) return -1;
-    b->p[b->n++] = c;
-    return 0;
-}
-
 /* What a byte becomes in a string: 0 for itself, else its escape's second
  * character ('u' for \u00XX). */
 static char escape_of(unsigned char c)
@@ -68,7 +38,7 @@ int json_put_string(json_buf_t *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     /* The worst case, every byte a \u00XX, reserved once. */
-    if (n > (SIZE_MAX - 2) / 6 || reserve(b, 6 * n + 2) != 0) return -1;
+    if (n > (SIZE_MAX - 2) / 6 || buf_reserve(b, 6 * n + 2) != 0) return -1;
     char *w = b->p + b->n;
     *w++ = '"';
     for (size_t i = 0; i < n; i++) {
@@ -106,7 +76,7 @@ int json_put_number(json_buf_t *b, double v)
             u /= 10;
         } while (u);
         if (v < 0) *--p = '-';
-        return json_put(b, p, (size_t)(e - p));
+        return buf_append(b, p, (size_t)(e - p));
     }
     len = snprintf(tmp, sizeof(tmp), "%.14g", v);
     if (len < 0 || (size_t)len >= sizeof(tmp)) return -1;
@@ -115,7 +85,7 @@ int json_put_number(json_buf_t *b, double v)
         char *p = memchr(tmp, point[0], (size_t)len);
         if (p) *p = '.';
     }
-    return json_put(b, tmp, (size_t)len);
+    return buf_append(b, tmp, (size_t)len);
 }
 
 void json_reset(json_buf_t *b, size_t keep)
@@ -126,11 +96,4 @@ void json_reset(json_buf_t *b, size_t keep)
         b->p = NULL;
         b->cap = 0;
     }
-}
-
-void json_free(json_buf_t *b)
-{
-    free(b->p);
-    b->p = NULL;
-    b->n = b->cap = 0;
 }

@@ -5,16 +5,14 @@
 #ifndef LUACRAWL_JSON_H
 #define LUACRAWL_JSON_H
 
+#include "buf.h"
+
 #include <stddef.h>
 
-typedef struct json_buf {
-    char *p;
-    size_t n, cap;
-} json_buf_t;
+typedef struct buf json_buf_t;
 
-/* Each returns 0, or -1 when out of memory (the buffer is left as it was). */
-int json_put(json_buf_t *b, const char *s, size_t n);
-int json_put_char(json_buf_t *b, char c);
+/* Each returns 0, or -1 when out of memory (the buffer is left as it was). Raw
+ * bytes go in with buf_append. */
 int json_put_string(json_buf_t *b, const char *s, size_t n); /* quoted and escaped */
 
 /* 0, -1 when out of memory, -2 for NaN or an infinity (JSON has none). */
@@ -22,6 +20,5 @@ int json_put_number(json_buf_t *b, double v);
 
 /* Forget the text; keep at most keep bytes of room for the next one. */
 void json_reset(json_buf_t *b, size_t keep);
-void json_free(json_buf_t *b);
 
 #endif

@@ -35,10 +35,9 @@ static struct body *to_body(lua_State *L, int idx)
     return lc_toudata_either(L, idx, BODY_METATABLE, BODY_SPENT_METATABLE);
 }
 
-static int body_gc(lua_State *L)
+/* Give b's bytes back; b is empty after. */
+static void drop_bytes(lua_State *L, struct body *b)
 {
-    struct body *b = to_body(L, 1);
-    if (!b) return 0;
     if (b->data) {
         lc_limits_account(L, -(long long)b->len);
         live_bytes -= b->len;
@@ -46,6 +45,12 @@ static int body_gc(lua_State *L)
     }
     b->data = NULL;
     b->len = 0;
+}
+
+static int body_gc(lua_State *L)
+{
+    struct body *b = to_body(L, 1);
+    if (b) drop_bytes(L, b);
     return 0;
 }
 
@@ -104,8 +109,9 @@ const char *lc_checkbytes(lua_State *L, int idx, size_t *len)
 /* core.body_free(body): give the bytes back now; the body is empty after. */
 static int l_body_free(lua_State *L)
 {
-    if (!to_body(L, 1)) luaL_typerror(L, 1, "body");
-    body_gc(L); /* the bytes, now */
+    struct body *b = to_body(L, 1);
+    if (!b) luaL_typerror(L, 1, "body");
+    drop_bytes(L, b);
     luaL_getmetatable(L, BODY_SPENT_METATABLE);
     lua_setmetatable(L, 1);
     return 0;

@@ -2,7 +2,7 @@
  * first use the resolver and HTTP client), registers the C functions of every
  * binding file into a `core` table, and runs the embedded lua/luacrawl/init.lua
  * with it, which builds the public module. */
-#include "json.h"
+#include "buf.h"
 #include "lua_embed.h"
 #include "lua_state.h"
 
@@ -83,7 +83,7 @@ static int state_gc(lua_State *L)
     sched_free(st->sched);
     loop_free(st->loop);
     free(st->dns_servers);
-    if (st->json) json_free(st->json);
+    if (st->json) buf_free(st->json);
     free(st->json);
     memset(st, 0, sizeof(*st));
     return 0;

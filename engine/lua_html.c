@@ -543,10 +543,10 @@ static html_links_t *check_set(lua_State *L, int idx)
     return set;
 }
 
-/* Free the links of the set at idx now; the set is empty after. */
-static void spend_set(lua_State *L, int idx)
+/* Free the links of set, the set at idx, now; the set is empty after. */
+static void spend_set(lua_State *L, int idx, html_links_t *set)
 {
-    html_links_free(check_set(L, idx));
+    html_links_free(set);
     luaL_getmetatable(L, LINKSET_SPENT_MT);
     lua_setmetatable(L, idx < 0 ? idx - 1 : idx);
 }
@@ -556,7 +556,7 @@ static int push_links(lua_State *L, html_links_t *links, int rc, int detail,
 {
     html_links_t *set = push_link_set(L, links, rc); /* freed even if the list raises */
     push_link_list(L, set, detail, f);
-    spend_set(L, -2);
+    spend_set(L, -2, set);
     lua_remove(L, -2);
     return 1;
 }
@@ -651,7 +651,7 @@ static int h_scan_set(lua_State *L)
 /* core.html.set_free(set): free its links now; the set is empty after */
 static int h_set_free(lua_State *L)
 {
-    spend_set(L, 1);
+    spend_set(L, 1, check_set(L, 1));
     return 0;
 }
 

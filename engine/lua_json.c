@@ -66,21 +66,21 @@ static void encode_table(lua_State *L, json_buf_t *out, int idx, int depth)
         luaL_error(L, "Cannot serialise, excessive nesting (%d)", depth);
     size_t n = array_length(L, idx);
     if (n > 0) {
-        put(L, json_put_char(out, '['));
+        put(L, buf_append(out, "[", 1));
         for (size_t i = 1; i <= n; i++) {
-            if (i > 1) put(L, json_put_char(out, ','));
+            if (i > 1) put(L, buf_append(out, ",", 1));
             lua_rawgeti(L, idx, (int)i);
             encode(L, out, lua_gettop(L), depth);
             lua_pop(L, 1);
         }
-        put(L, json_put_char(out, ']'));
+        put(L, buf_append(out, "]", 1));
         return;
     }
-    put(L, json_put_char(out, '{'));
+    put(L, buf_append(out, "{", 1));
     int first = 1;
     lua_pushnil(L);
     while (lua_next(L, idx) != 0) {
-        if (!first) put(L, json_put_char(out, ','));
+        if (!first) put(L, buf_append(out, ",", 1));
         first = 0;
         int kt = lua_type(L, -2);
         if (kt == LUA_TSTRING) {
@@ -88,17 +88,17 @@ static void encode_table(lua_State *L, json_buf_t *out, int idx, int depth)
             const char *k = lua_tolstring(L, -2, &len);
             put(L, json_put_string(out, k, len));
         } else if (kt == LUA_TNUMBER) {
-            put(L, json_put_char(out, '"'));
+            put(L, buf_append(out, "\"", 1));
             encode_number(L, out, lua_gettop(L) - 1);
-            put(L, json_put_char(out, '"'));
+            put(L, buf_append(out, "\"", 1));
         } else {
             fail(L, -2, "table key must be a number or string");
         }
-        put(L, json_put_char(out, ':'));
+        put(L, buf_append(out, ":", 1));
         encode(L, out, lua_gettop(L), depth);
         lua_pop(L, 1);
     }
-    put(L, json_put_char(out, '}'));
+    put(L, buf_append(out, "}", 1));
 }
 
 /* The value at idx (an absolute index). */
@@ -115,14 +115,14 @@ static void encode(lua_State *L, json_buf_t *out, int idx, int depth)
         encode_number(L, out, idx);
         return;
     case LUA_TBOOLEAN:
-        put(L, lua_toboolean(L, idx) ? json_put(out, "true", 4) : json_put(out, "false", 5));
+        put(L, lua_toboolean(L, idx) ? buf_append(out, "true", 4) : buf_append(out, "false", 5));
         return;
     case LUA_TNIL:
-        put(L, json_put(out, "null", 4));
+        put(L, buf_append(out, "null", 4));
         return;
     case LUA_TLIGHTUSERDATA:
         if (lua_touserdata(L, idx) == NULL) { /* cjson.null */
-            put(L, json_put(out, "null", 4));
+            put(L, buf_append(out, "null", 4));
             return;
         }
         break;
