@@ -3,6 +3,7 @@
  * DNS -> curl ...) -> completion. Completions are reported from the loop's own
  * callbacks after curl has returned, never from inside a curl callback. */
 #include "http.h"
+#include "proxy_env.h"
 #include "url.h"
 
 #include <arpa/inet.h>
@@ -21,6 +22,7 @@
 #define MAX_HEADERS 1000
 #define POOL_MAX 64
 #define MAX_IDLE_CONNECTIONS 256
+#define RECV_BUFFER_SIZE 65536L /* curl's receive buffer: 16 KB by default */
 
 enum xfer_state { X_DNS, X_CURL, X_DEFERRED, X_DONE };
 enum abort_reason { ABORT_NONE, ABORT_BODY, ABORT_HEADER, ABORT_TRUNCATED };
@@ -60,6 +62,7 @@ struct http_xfer {
     char *host; /* this hop's host, and the port curl will connect to */
     int port;
     int literal;
+    const char *proxy; /* this hop's: the request's, else the environment's; NULL: none */
     char *proxy_host;
     int proxy_port;
     struct curl_slist *resolve;
@@ -86,6 +89,7 @@ struct http {
     CURL *pool[POOL_MAX];
     int pool_base[POOL_MAX]; /* as http_xfer_t.easy_base */
     int npool;
+    proxy_env_t *penv; /* the environment's proxies; NULL: none set */
     http_stats_t stats;
 };
 
@@ -704,6 +708,12 @@ static void setup_base(CURL *e, http_t *http)
     curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
     curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, http);
     curl_easy_setopt(e, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
+    /* Most pages fit in one read: one recv and no poll for more after it. */
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, RECV_BUFFER_SIZE);
+    /* No proxy unless setup_easy names one: the environment's proxy variables were
+     * read once (proxy_env.h); curl would read them again for every transfer. */
+    curl_easy_setopt(e, CURLOPT_PROXY, "");
+    curl_easy_setopt(e, CURLOPT_NOPROXY, "");
 }
 
 /* Set up x->easy for this hop. A handle that still holds the base options and a
@@ -741,9 +751,10 @@ static void setup_easy(http_xfer_t *x)
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->connect_timeout * 1000));
     curl_easy_setopt(e, CURLOPT_USERAGENT,
                      r->user_agent ? r->user_agent : "luacrawl/" LUACRAWL_VERSION);
+    /* With proxy variables, a pooled handle may hold the last hop's proxy. */
+    if (x->proxy || x->http->penv) curl_easy_setopt(e, CURLOPT_PROXY, x->proxy ? x->proxy : "");
     if (plain) return;
     if (r->headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
-    if (r->proxy) curl_easy_setopt(e, CURLOPT_PROXY, r->proxy);
     if (r->ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
     if (r->insecure) {
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
@@ -817,7 +828,7 @@ static void on_proxy_dns(void *arg, const dns_answer_t *ans)
 {
     http_xfer_t *x = arg;
     if (take_answer(x, x->proxy_host, x->proxy_port, ans) < 0) return;
-    if (proxy_needs_target(x->req->proxy)) {
+    if (proxy_needs_target(x->proxy)) {
         if (resolve_next(x, x->host, on_dns) < 0) finish(x);
         return;
     }
@@ -844,12 +855,17 @@ static int start_hop(http_xfer_t *x)
     x->dns_time = 0;
     if (parse_url(x, x->url, &x->host, &x->port, 0) < 0) return finish_later(x);
     x->literal = is_literal(x->host);
+    /* The request's proxy ("" for none) wins over the environment's. */
     const char *proxy = x->req->proxy;
+    if (!proxy)
+        proxy = proxy_env_for(x->http->penv, strncasecmp(x->url, "https:", 6) ? "http" : "https",
+                              x->host);
+    x->proxy = proxy && *proxy ? proxy : NULL;
     int rc;
-    if (proxy && *proxy) {
+    if (x->proxy) {
         free(x->proxy_host);
         x->proxy_host = NULL;
-        if (parse_url(x, proxy, &x->proxy_host, &x->proxy_port, 1) < 0) return finish_later(x);
+        if (parse_url(x, x->proxy, &x->proxy_host, &x->proxy_port, 1) < 0) return finish_later(x);
         rc = resolve_next(x, x->proxy_host, on_proxy_dns);
     } else {
         rc = resolve_next(x, x->host, on_dns);
@@ -998,6 +1014,9 @@ http_t *http_new(loop_t *loop, dns_t *dns, char *err, size_t errlen)
     if (!http) goto oom;
     http->loop = loop;
     http->dns = dns;
+    int oom;
+    http->penv = proxy_env_new(&oom);
+    if (oom) goto oom;
     http->multi = curl_multi_init();
     http->share = curl_share_init();
     if (!http->multi || !http->share) goto oom;
@@ -1018,6 +1037,7 @@ oom:
     if (http) {
         if (http->multi) curl_multi_cleanup(http->multi);
         if (http->share) curl_share_cleanup(http->share);
+        proxy_env_free(http->penv);
         free(http);
     }
     return NULL;
@@ -1031,6 +1051,7 @@ void http_free(http_t *http)
         curl_easy_cleanup(http->pool[i]);
     curl_multi_cleanup(http->multi);
     curl_share_cleanup(http->share);
+    proxy_env_free(http->penv);
     free(http);
 }
 

@@ -100,6 +100,17 @@ describe("luacrawl fetch", function()
     assert.equal(0, code)
   end)
 
+  it("goes through the proxy the environment names, as curl does", function()
+    local target = "http://proxied.invalid/echo"
+    local code, out = h.sh("http_proxy=" .. h.url("") .. " " .. bin .. " fetch " .. target)
+    assert.equal(0, code)
+    assert.matches('"proxied": "' .. target:gsub("%p", "%%%0") .. '"', out)
+    -- no_proxy exempts the host: it is then looked up, and does not exist.
+    code = h.sh("http_proxy=" .. h.url("") .. " no_proxy=proxied.invalid " .. bin .. " fetch -I "
+      .. "--dns-server " .. h.dns_server .. " " .. target)
+    assert.equal(3, code)
+  end)
+
   it("--timeout limits the fetch and exits 3", function()
     local code, _, err = luacrawl("fetch --timeout 0.3 " .. h.url("/slow?delay=3"))
     assert.equal(3, code)
