@@ -914,79 +914,53 @@ fail:
     return -1;
 }
 
-/* Schemes never worth resolving (the http(s) check after resolution catches the
- * rest, including these written with embedded tabs or newlines). */
-static int skipped_scheme(const char *ref)
-{
-    static const char *const schemes[] = {"javascript:", "mailto:", "data:", "tel:"};
-    while (*ref && (unsigned char)*ref <= ' ')
-        ref++;
-    /* A scheme ends at a ':' before any '/', '?' or '#': most references have none. */
-    const char *c = ref;
-    while (*c && *c != ':' && *c != '/' && *c != '?' && *c != '#')
-        c++;
-    if (*c != ':') return 0;
-    for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
-        if (strncasecmp(ref, schemes[i], strlen(schemes[i])) == 0) return 1;
-    return 0;
-}
-
-/* An open-addressing map from strings (not copied) to indexes. */
+/* An open-addressing map from strings (not copied) to indexes, sized once for the
+ * keys it will hold: a page's worth fits in the caller's stack. */
 struct map {
     struct slot {
         const char *key; /* NULL: empty */
         uint64_t hash;
         size_t val;
     } * slot;
-    size_t mask, count;
+    size_t mask;
+    int heap; /* slot was malloc'd */
 };
 
 #define MAP_ABSENT SIZE_MAX
+#define MAP_STACK_SLOTS 256
 
-/* An empty map sized for n keys without growing. */
-static int map_init(struct map *m, size_t n)
+/* An empty map for at most n keys, in stack (MAP_STACK_SLOTS slots) when they fit
+ * there at half load. */
+static int map_init(struct map *m, size_t n, struct slot *stack)
 {
     size_t size = 16;
     while (size < 2 * n + 2)
         size *= 2;
-    m->slot = calloc(size, sizeof(*m->slot));
+    m->heap = size > MAP_STACK_SLOTS;
+    m->slot = m->heap ? calloc(size, sizeof(*m->slot)) : memset(stack, 0, size * sizeof(*stack));
     m->mask = size - 1;
-    m->count = 0;
     return m->slot ? 0 : -1;
+}
+
+static void map_free(struct map *m)
+{
+    if (m->heap) free(m->slot);
 }
 
 static size_t map_get(const struct map *m, const char *key, uint64_t hash)
 {
-    if (!m->slot) return MAP_ABSENT;
     for (size_t i = (size_t)hash & m->mask; m->slot[i].key; i = (i + 1) & m->mask)
         if (m->slot[i].hash == hash && strcmp(m->slot[i].key, key) == 0) return m->slot[i].val;
     return MAP_ABSENT;
 }
 
-/* Add a key known to be absent. */
-static int map_put(struct map *m, const char *key, uint64_t hash, size_t val)
+/* Add a key known to be absent (one of the n map_init made room for). */
+static void map_put(struct map *m, const char *key, uint64_t hash, size_t val)
 {
-    if (!m->slot || (m->count + 1) * 2 > m->mask + 1) {
-        size_t size = m->slot ? (m->mask + 1) * 2 : 64;
-        struct slot *slot = calloc(size, sizeof(*slot));
-        if (!slot) return -1;
-        for (size_t i = 0; m->slot && i <= m->mask; i++) {
-            if (!m->slot[i].key) continue;
-            size_t j = (size_t)m->slot[i].hash & (size - 1);
-            while (slot[j].key)
-                j = (j + 1) & (size - 1);
-            slot[j] = m->slot[i];
-        }
-        free(m->slot);
-        m->slot = slot;
-        m->mask = size - 1;
-    }
     size_t i = (size_t)hash & m->mask;
     while (m->slot[i].key)
         i = (i + 1) & m->mask;
     m->slot[i] = (struct slot){key, hash, val};
-    m->count++;
-    return 0;
 }
 
 /* The output index of the link url (len bytes, in buf): a new link, or the one it
@@ -1007,7 +981,7 @@ static size_t add_link(html_links_t *out, struct map *urls, const char *url, siz
         out->cap = cap;
     }
     out->v[out->n] = (html_link_t){kept, c->tag, NULL, c->nofollow, len, h, normal};
-    if (map_put(urls, kept, h, out->n) != 0) return MAP_ABSENT;
+    map_put(urls, kept, h, out->n);
     return out->n++;
 }
 
@@ -1042,6 +1016,7 @@ static char *link_text(struct cand *c)
 static int resolve_all(struct collect *c, const char *doc_url, html_links_t *out)
 {
     struct map urls = {NULL, 0, 0};
+    struct slot stack[MAP_STACK_SLOTS];
     char *base_url = NULL;
     int rc = -1;
     /* The first <base href>, resolved against the document's URL; if it does not
@@ -1052,13 +1027,13 @@ static int resolve_all(struct collect *c, const char *doc_url, html_links_t *out
     url_base_t base;
     url_base_prepare(b, &base);
     char url[URL_MAX_LENGTH + 1];
-    if (map_init(&urls, c->n) != 0) goto done;
+    if (map_init(&urls, c->n, stack) != 0) goto done;
     for (size_t i = 0; i < c->n; i++) {
         size_t len;
         int normal;
         const char *ref = c->v[i].ref;
-        if (skipped_scheme(ref) || url_resolve_into(&base, ref, url, &len, &normal) != URL_OK)
-            continue;
+        /* mailto:, javascript: and the like fail at their scheme, at once. */
+        if (url_resolve_into(&base, ref, url, &len, &normal) != URL_OK) continue;
         size_t before = out->n, k = add_link(out, &urls, url, len, normal, &c->v[i]);
         if (k == MAP_ABSENT) goto done;
         if (out->n > before && (c->flags & HTML_LINKS_TEXT) &&
@@ -1069,7 +1044,7 @@ static int resolve_all(struct collect *c, const char *doc_url, html_links_t *out
     rc = 0;
 done:
     free(base_url);
-    free(urls.slot);
+    map_free(&urls);
     return rc;
 }
 

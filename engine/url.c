@@ -1098,26 +1098,28 @@ void url_base_prepare(const char *base, url_base_t *b)
 static int resolve_buf(const url_base_t *b, const char *ref, int keep_fragment, char *t,
                        size_t *len)
 {
-    /* Bytes that clean() would change, and '\', are for the slow path. */
-    size_t rn, frag = SIZE_MAX;
-    for (rn = 0; ref[rn]; rn++) {
-        unsigned c = (unsigned char)ref[rn];
-        if (c - 0x21u >= 0x5eu || c == '\\') return -1; /* not in '!'..'~' */
-        if (c == '#' && frag == SIZE_MAX) frag = rn;
-    }
+    /* Another scheme (mailto:, javascript:, a data: URL of any size) is known before
+     * the rest of the reference is read. */
+    size_t sl = scheme_len(ref, SIZE_MAX); /* it stops at the NUL */
+    if (sl && !is_special(ref, sl)) return b->url ? URL_E_SCHEME : -1;
+    /* Bytes that clean() would change, and '\\', are for the slow path. A target in
+     * normal form has none before its fragment (which goes); the others are looked
+     * for below. */
+    size_t rn = strlen(ref);
     if (rn > URL_MAX_LENGTH) return -1;
-    int has_frag = frag != SIZE_MAX;
-    if (!has_frag) frag = rn;
-    if (has_frag && keep_fragment) return -1;
+    const char *hash = memchr(ref, '#', rn);
+    size_t frag = hash ? (size_t)(hash - ref) : rn;
+    if (hash && keep_fragment) return -1;
 
     /* RFC 3986 section 5.2.2, for an absolute http(s) ref or one without a scheme. */
-    size_t keep, sl; /* keep: the bytes of the base the target starts with */
-    if ((rn > 7 && memcmp(ref, "http://", 7) == 0) || (rn > 8 && memcmp(ref, "https://", 8) == 0))
+    size_t keep; /* the bytes of the base the target starts with */
+    if (sl) {    /* http: or https: */
+        if (!((rn > 7 && memcmp(ref, "http://", 7) == 0) ||
+              (rn > 8 && memcmp(ref, "https://", 8) == 0)))
+            return -1;
         keep = 0;
-    else if (!b->url)
+    } else if (!b->url)
         return -1; /* a relative reference without a base */
-    else if ((sl = scheme_len(ref, rn)) != 0)
-        return is_special(ref, sl) ? -1 : URL_E_SCHEME; /* mailto:, javascript:... */
     else if (frag >= 2 && ref[0] == '/' && ref[1] == '/')
         keep = b->url[4] == ':' ? 5 : 6; /* "http:" or "https:" */
     else if (frag == 0)
@@ -1157,7 +1159,12 @@ static int resolve_buf(const url_base_t *b, const char *ref, int keep_fragment, 
     }
 
     /* Not so: remove_dot_segments on the path, as curl does when it parses the
-     * target, and look at the whole again. */
+     * target, and look at the whole again; unless clean() would change the
+     * reference first (removing dot segments could hide that). */
+    for (size_t k = 0; k < frag; k++) {
+        unsigned c = (unsigned char)ref[k];
+        if (c - 0x21u >= 0x5eu || c == '\\') return -1; /* not in '!'..'~' */
+    }
     size_t path = t[4] == ':' ? 7 : 8, end;
     while (path < tn && t[path] != '/' && t[path] != '?')
         path++;

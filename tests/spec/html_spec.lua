@@ -276,6 +276,9 @@ describe("html links", function()
       <a href="mailto:a@b.test">m</a><a href="data:text/html,x">d</a><a href="tel:+1">t</a>
       <a href="ftp://f.test/">f</a><a href="java&#9;script:x">tab</a>
       <a href="https://ok.test/">ok</a>]]))
+    -- A data: URL longer than any URL is skipped for its scheme, like a short one.
+    local big = ('<a href="data:image/png;base64,%s">i</a>'):format(("QUFB"):rep(5000))
+    assert.same({ "https://ok.test/" }, links(big .. '<a href="https://ok.test/">ok</a>'))
   end)
 
   it("include <meta http-equiv=refresh> targets", function()
