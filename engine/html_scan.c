@@ -106,7 +106,7 @@ static int add_utf8(struct buf *b, unsigned c)
 struct scanner {
     const unsigned char *end; /* of the text, which holds no NUL */
     const char *const *tags;
-    unsigned char first[32]; /* the first bytes of tags, as a bit set */
+    uint64_t wanted[4]; /* the name_bit of each of tags */
     html_tag_fn tag;
     void *arg;
     /* The attributes of a start tag being reported: "name\0value\0" in attrs, where
@@ -373,9 +373,10 @@ static const unsigned char *doctype(const unsigned char *p, const unsigned char 
 
 /* ---- tags ---- */
 
-static int reported(const struct scanner *sc, const char *name)
+/* Whether a start tag of this name (and name_bit) is reported. */
+static int reported(const struct scanner *sc, const char *name, unsigned bit)
 {
-    if (!(sc->first[(unsigned char)name[0] >> 3] & (1u << (name[0] & 7)))) return 0;
+    if (!((sc->wanted[bit >> 6] >> (bit & 63)) & 1)) return 0;
     for (const char *const *t = sc->tags; *t; t++)
         if ((*t)[0] == name[0] && html_name_eq(*t, name)) return 1;
     return 0;
@@ -484,7 +485,7 @@ static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p
     unsigned bit;
     p = tag_name(p + 1, end, name, &nl, &bit);
     mark_opened_bit(sc, bit);
-    int keep = reported(sc, name);
+    int keep = reported(sc, name, bit);
     sc->attrs.n = 0;
     sc->noff = 0;
     p = skip_blanks(p, end);
@@ -751,7 +752,7 @@ int html_scan_tags(const char *text, size_t len, const char *const *tags, html_t
     for (size_t i = 0; i < sizeof(implied) / sizeof(implied[0]); i++)
         mark_opened(&sc, implied[i]);
     for (const char *const *t = tags; *t; t++)
-        sc.first[(unsigned char)(*t)[0] >> 3] |= (unsigned char)(1u << ((*t)[0] & 7));
+        sc.wanted[name_bit(*t) >> 6] |= (uint64_t)1 << (name_bit(*t) & 63);
     const unsigned char *p = (const unsigned char *)text, *end = sc.end;
     /* Switching the context to UTF-8 skips a byte order mark, and the check of the
      * first four bytes in htmlParseDocument another. */

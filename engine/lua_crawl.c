@@ -27,11 +27,21 @@ enum scope_mode {
     SCOPE_SUFFIX = 2, /* host is one of the list, or a subdomain, case-insensitively */
 };
 
+/* The host of a URL in normalized form ("http://HOST[:PORT]/...", HOST lower-case
+ * letters, digits, '-' and '.'): where it starts, and its length in *n. */
+static const char *normal_host(const char *url, size_t *n)
+{
+    size_t i = url[4] == ':' ? 7 : 8, e = i;
+    while (url[e] != ':' && url[e] != '/')
+        e++;
+    *n = e - i;
+    return url + i;
+}
+
 /* The host of a URL as url_host gives it, copied into buf (cap URL_MAX_LENGTH + 1):
  * taken from the string when the URL is in normalized form (normal: what
- * url_normal_form gave, non-zero for "http://HOST[:PORT]/..." with HOST lower-case
- * letters, digits, '-' and '.'), else from url_host. Returns its length, or -1 with
- * *err set. */
+ * url_normal_form gave, non-zero for that form), else from url_host. Returns its
+ * length, or -1 with *err set. */
 static long host_of(const char *url, size_t len, size_t normal, char *buf, int *err)
 {
     if (strlen(url) != len) {
@@ -40,11 +50,8 @@ static long host_of(const char *url, size_t len, size_t normal, char *buf, int *
     }
     size_t n;
     if (normal) {
-        size_t i = url[4] == ':' ? 7 : 8, e = i;
-        while (url[e] != ':' && url[e] != '/')
-            e++;
-        n = e - i;
-        memcpy(buf, url + i, n);
+        const char *h = normal_host(url, &n);
+        memcpy(buf, h, n);
     } else {
         char *h = NULL;
         *err = url_host(url, &h);
@@ -173,7 +180,8 @@ static int l_next(lua_State *L)
     char cached[HOST_CACHE]; /* the last host checked and its answer */
     long cached_len = -1;
     int cached_in = 0;
-    int result = 0; /* 0 the end, 1 a URL in url, 2 an item for the caller */
+    int result = 0;      /* 0 the end, 1 a URL (u), 2 an item for the caller */
+    const char *u = url; /* the normalized URL: in url, or in the link or string itself */
     size_t url_len = 0;
 
     if (set && i == 1) /* the seen set's slots of the page's links, asked for at once */
@@ -226,10 +234,14 @@ static int l_next(lua_State *L)
                         : link && link->normal ? link->len
                                                : url_normal_form(abs, abs_len);
         if (normal && (normal == abs_len || !opts.keep_fragment)) {
-            memcpy(url, abs, normal);
-            url[normal] = '\0';
+            u = abs; /* its first normal bytes: a link's or a string in the list */
+            if (resolved) {
+                memcpy(url, abs, normal);
+                url[normal] = '\0';
+                free(resolved);
+                u = url;
+            }
             url_len = normal;
-            free(resolved);
         } else {
             char *norm = NULL;
             int err = strlen(abs) != abs_len ? URL_E_MALFORMED : url_normalize(abs, &opts, &norm);
@@ -246,6 +258,7 @@ static int l_next(lua_State *L)
             }
             memcpy(url, norm, url_len + 1);
             free(norm);
+            u = url;
             normal = url_normal_form(url, url_len);
         }
         if (too_deep) {
@@ -254,24 +267,27 @@ static int l_next(lua_State *L)
         }
 
         if (mode != SCOPE_ANY) {
-            int herr;
-            long hn = host_of(url, url_len, normal, host, &herr);
-            if (hn < 0) {
-                hn = 0;
-                host[0] = '\0';
+            const char *hp = host; /* the host, read in place when normal */
+            size_t hl;
+            if (normal) {
+                hp = normal_host(u, &hl);
+            } else {
+                int herr;
+                long hn = host_of(u, url_len, 0, host, &herr);
+                hl = hn < 0 ? 0 : (size_t)hn;
             }
+            long hn = (long)hl;
             int in;
-            if (hn == cached_len && memcmp(host, cached, (size_t)hn) == 0) {
+            if (hn == cached_len && memcmp(hp, cached, hl) == 0) {
                 in = cached_in;
             } else {
-                in = mode == SCOPE_SET ? in_set(L, 7, host, (size_t)hn)
-                                       : in_suffix_list(L, 7, host, (size_t)hn);
+                in = mode == SCOPE_SET ? in_set(L, 7, hp, hl) : in_suffix_list(L, 7, hp, hl);
                 if (in < 0) {
                     result = 2;
                     break;
                 }
                 if (hn < HOST_CACHE) {
-                    memcpy(cached, host, (size_t)hn);
+                    memcpy(cached, hp, hl);
                     cached_len = hn;
                     cached_in = in;
                 }
@@ -285,8 +301,8 @@ static int l_next(lua_State *L)
         /* seen:add's fingerprint: url_fingerprint, which hashes a URL in normalized
          * form as it is (up to a fragment), as the link set did. */
         uint64_t fp = link && plain ? link->hash
-                      : normal      ? url_hash(url, normal)
-                                    : url_fingerprint(url);
+                      : normal      ? url_hash(u, normal)
+                                    : url_fingerprint(u);
         int r = seen_add(seen, fp);
         if (r < 0) luaL_error(L, "seen: out of memory");
         if (r == 0) {
@@ -298,7 +314,7 @@ static int l_next(lua_State *L)
     }
 
     if (result == 1)
-        lua_pushlstring(L, url, url_len);
+        lua_pushlstring(L, u, url_len);
     else if (result == 2)
         lua_pushboolean(L, 0);
     else

@@ -137,25 +137,83 @@ static void fetch_abort(void *arg)
     free(op);
 }
 
-static const char *opt_string(lua_State *L, int idx, const char *key)
+/* The options fetch reads, in the order of opt_names. */
+enum opt {
+    O_METHOD,
+    O_USER_AGENT,
+    O_PROXY,
+    O_CA_FILE,
+    O_BODY,
+    O_HEADERS,
+    O_TIMEOUT,
+    O_CONNECT_TIMEOUT,
+    O_MAX_SIZE,
+    O_MAX_HEADER_SIZE,
+    O_FOLLOW,
+    O_MAX_URL_LENGTH,
+    O_INSECURE,
+    O_TRUNCATE,
+    O_COUNT
+};
+
+static const struct {
+    const char *name;
+    size_t len;
+} opt_names[O_COUNT] = {
+    {"method", 6},   {"user_agent", 10},      {"proxy", 5},   {"ca_file", 7},
+    {"body", 4},     {"headers", 7},          {"timeout", 7}, {"connect_timeout", 15},
+    {"max_size", 8}, {"max_header_size", 15}, {"follow", 6},  {"max_url_length", 14},
+    {"insecure", 8}, {"truncate", 8},
+};
+
+/* Push opts[name] for each of opt_names (nil when absent), opts the table at idx;
+ * returns the stack index of the first. A plain table is walked once: most hold a
+ * few of the names, and a lookup by name costs a string interning each. One with
+ * a metatable is read by name, so that __index works. */
+static int push_opts(lua_State *L, int idx)
 {
-    lua_getfield(L, idx, key);
-    const char *s = lua_isnil(L, -1) ? NULL : lua_tostring(L, -1);
-    if (!lua_isnil(L, -1) && !s) luaL_error(L, "fetch: option '%s' must be a string", key);
-    lua_pop(L, 1); /* the string stays alive in the options table */
+    int first = lua_gettop(L) + 1;
+    luaL_checkstack(L, O_COUNT + 3, "fetch options");
+    for (int i = 0; i < O_COUNT; i++)
+        lua_pushnil(L);
+    if (lua_getmetatable(L, idx)) {
+        lua_pop(L, 1);
+        for (int i = 0; i < O_COUNT; i++) {
+            lua_getfield(L, idx, opt_names[i].name);
+            lua_replace(L, first + i);
+        }
+        return first;
+    }
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        size_t n;
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &n) : NULL;
+        for (int i = 0; k && i < O_COUNT; i++)
+            if (opt_names[i].len == n && memcmp(opt_names[i].name, k, n) == 0) {
+                lua_pushvalue(L, -1);
+                lua_replace(L, first + i);
+                break;
+            }
+        lua_pop(L, 1);
+    }
+    return first;
+}
+
+/* The option in slot o + i as a string (NULL when nil; o 0: no options). */
+static const char *opt_string(lua_State *L, int o, enum opt i)
+{
+    if (!o || lua_isnil(L, o + (int)i)) return NULL;
+    const char *s = lua_tostring(L, o + (int)i);
+    if (!s) luaL_error(L, "fetch: option '%s' must be a string", opt_names[i].name);
     return s;
 }
 
-static double opt_number(lua_State *L, int idx, const char *key, double def)
+static double opt_number(lua_State *L, int o, enum opt i)
 {
-    lua_getfield(L, idx, key);
-    double v = def;
-    if (!lua_isnil(L, -1)) {
-        if (!lua_isnumber(L, -1)) luaL_error(L, "fetch: option '%s' must be a number", key);
-        v = lua_tonumber(L, -1);
-    }
-    lua_pop(L, 1);
-    return v;
+    if (!o || lua_isnil(L, o + (int)i)) return 0;
+    if (!lua_isnumber(L, o + (int)i))
+        luaL_error(L, "fetch: option '%s' must be a number", opt_names[i].name);
+    return lua_tonumber(L, o + (int)i);
 }
 
 static void bad_header(lua_State *L, http_req_t *req, const char *name)
@@ -167,19 +225,11 @@ static void bad_header(lua_State *L, http_req_t *req, const char *name)
                name);
 }
 
+/* The headers table at idx (checked to be one) into req. */
 static void apply_headers(lua_State *L, int idx, http_req_t *req)
 {
-    lua_getfield(L, idx, "headers");
-    if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        return;
-    }
-    if (!lua_istable(L, -1)) {
-        http_req_free(req);
-        luaL_error(L, "fetch: option 'headers' must be a table");
-    }
     lua_pushnil(L);
-    while (lua_next(L, -2)) {
+    while (lua_next(L, idx)) {
         if (lua_type(L, -2) != LUA_TSTRING || !lua_isstring(L, -1)) {
             http_req_free(req);
             luaL_error(L, "fetch: headers must map names to strings");
@@ -188,50 +238,51 @@ static void apply_headers(lua_State *L, int idx, http_req_t *req)
         if (http_req_header(req, name, lua_tostring(L, -1)) < 0) bad_header(L, req, name);
         lua_pop(L, 1);
     }
-    lua_pop(L, 1);
 }
 
-/* Build a request from fetch's arguments; raises on a programming error. */
+/* Build a request from fetch's arguments; raises on a programming error. The
+ * options are checked before the request exists, so an error leaks nothing. */
 static http_req_t *make_request(lua_State *L, const char *url)
 {
+    int o = 0;
+    if (!lua_isnoneornil(L, 2)) {
+        if (!lua_istable(L, 2)) luaL_error(L, "fetch: options must be a table");
+        o = push_opts(L, 2);
+    }
+    const char *method = opt_string(L, o, O_METHOD), *ua = opt_string(L, o, O_USER_AGENT);
+    const char *proxy = opt_string(L, o, O_PROXY), *ca_file = opt_string(L, o, O_CA_FILE);
+    size_t body_len = 0;
+    const char *body = NULL;
+    if (o && !lua_isnil(L, o + O_BODY) && !(body = lua_tolstring(L, o + O_BODY, &body_len)))
+        luaL_error(L, "fetch: option 'body' must be a string");
+    int headers = o && !lua_isnil(L, o + O_HEADERS);
+    if (headers && !lua_istable(L, o + O_HEADERS))
+        luaL_error(L, "fetch: option 'headers' must be a table");
+    double timeout = opt_number(L, o, O_TIMEOUT);
+    double connect_timeout = opt_number(L, o, O_CONNECT_TIMEOUT);
+    double max_size = opt_number(L, o, O_MAX_SIZE);
+    double max_header_size = opt_number(L, o, O_MAX_HEADER_SIZE);
+    double follow = opt_number(L, o, O_FOLLOW);
+    double max_url = opt_number(L, o, O_MAX_URL_LENGTH);
+
     http_req_t *req = http_req_new(url);
     if (!req) luaL_error(L, "fetch: out of memory");
-    if (lua_isnoneornil(L, 2)) return req;
-    if (!lua_istable(L, 2)) {
+    if (method && http_req_method(req, method) < 0) {
         http_req_free(req);
-        luaL_error(L, "fetch: options must be a table");
+        luaL_error(L, "fetch: bad method '%s' (use upper-case letters, e.g. \"POST\")", method);
     }
-    const char *s;
-    if ((s = opt_string(L, 2, "method")) && http_req_method(req, s) < 0) {
-        http_req_free(req);
-        luaL_error(L, "fetch: bad method '%s' (use upper-case letters, e.g. \"POST\")", s);
-    }
-    if ((s = opt_string(L, 2, "user_agent")) && http_req_user_agent(req, s) < 0)
-        bad_header(L, req, "User-Agent");
-    if ((s = opt_string(L, 2, "proxy"))) http_req_proxy(req, s);
-    if ((s = opt_string(L, 2, "ca_file"))) http_req_ca_file(req, s);
-    lua_getfield(L, 2, "body");
-    if (!lua_isnil(L, -1)) {
-        size_t len;
-        const char *body = lua_tolstring(L, -1, &len);
-        if (!body) {
-            http_req_free(req);
-            luaL_error(L, "fetch: option 'body' must be a string");
-        }
-        http_req_body(req, body, len);
-    }
-    lua_pop(L, 1);
-    apply_headers(L, 2, req);
-    http_req_timeout(req, opt_number(L, 2, "timeout", 0), opt_number(L, 2, "connect_timeout", 0));
-    http_req_max_size(req, (size_t)opt_number(L, 2, "max_size", 0),
-                      (size_t)opt_number(L, 2, "max_header_size", 0));
-    http_req_follow(req, (int)opt_number(L, 2, "follow", 0));
-    http_req_max_url(req, (size_t)opt_number(L, 2, "max_url_length", 0));
-    lua_getfield(L, 2, "insecure");
-    http_req_insecure(req, lua_toboolean(L, -1));
-    lua_getfield(L, 2, "truncate");
-    http_req_truncate(req, lua_toboolean(L, -1));
-    lua_pop(L, 2);
+    if (ua && http_req_user_agent(req, ua) < 0) bad_header(L, req, "User-Agent");
+    if (proxy) http_req_proxy(req, proxy);
+    if (ca_file) http_req_ca_file(req, ca_file);
+    if (body) http_req_body(req, body, body_len);
+    if (headers) apply_headers(L, o + O_HEADERS, req);
+    http_req_timeout(req, timeout, connect_timeout);
+    http_req_max_size(req, (size_t)max_size, (size_t)max_header_size);
+    http_req_follow(req, (int)follow);
+    http_req_max_url(req, (size_t)max_url);
+    http_req_insecure(req, o && lua_toboolean(L, o + O_INSECURE));
+    http_req_truncate(req, o && lua_toboolean(L, o + O_TRUNCATE));
+    if (o) lua_settop(L, o - 1);
     return req;
 }
 
