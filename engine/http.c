@@ -5,6 +5,7 @@
 #include "http.h"
 #include "proxy_env.h"
 #include "url.h"
+#include "url_internal.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -65,6 +66,7 @@ struct http_xfer {
     const char *proxy; /* this hop's: the request's, else the environment's; NULL: none */
     char *proxy_host;
     int proxy_port;
+    CURLU *uh; /* this hop's URL in parts, when it is in normalized form */
     struct curl_slist *resolve;
     int redirects;
     double started, hop_started, dns_time;
@@ -299,6 +301,7 @@ static double info_time(CURL *easy, CURLINFO what)
 static void release_easy(http_t *http, CURL *easy, int base)
 {
     if (!easy) return;
+    curl_easy_setopt(easy, CURLOPT_CURLU, NULL); /* the transfer's, freed next */
     if (http->npool < POOL_MAX) {
         if (!base) curl_easy_reset(easy);
         http->pool_base[http->npool] = base;
@@ -311,6 +314,7 @@ static void release_easy(http_t *http, CURL *easy, int base)
 static void free_xfer(http_xfer_t *x)
 {
     release_easy(x->http, x->easy, x->easy_base);
+    curl_url_cleanup(x->uh);
     curl_slist_free_all(x->resolve);
     http_req_free(x->req);
     free(x->url);
@@ -716,6 +720,44 @@ static void setup_base(CURL *e, http_t *http)
     curl_easy_setopt(e, CURLOPT_NOPROXY, "");
 }
 
+/* A URL handle holding the parts of url, when url is in normalized form (url.h)
+ * without a fragment or a '%': given one, curl copies the parts instead of parsing
+ * url and putting it back together for every transfer (10,000 instructions less
+ * a transfer, of some 55,000). curl 7.88 lower-cases the escapes of a part it is given, which would
+ * change the request, hence no '%'. NULL for any other URL, or out of memory: curl
+ * parses url. */
+static CURLU *url_handle(const char *url)
+{
+    char b[URL_MAX_LENGTH + 1]; /* url, cut into its parts by NULs */
+    size_t n = strlen(url);
+    if (url_normal_form(url, n) != n || memchr(url, '%', n)) return NULL;
+    memcpy(b, url, n + 1);
+    char *host = b + (b[4] == 's' ? 8 : 7), *port = NULL, *path = host + strcspn(host, ":/");
+    if (*path == ':') {
+        *path = '\0';
+        port = path + 1;
+        path = port + strcspn(port, "/");
+    }
+    /* The host and port end where the path starts: that '/' is needed, so move. */
+    char hp[URL_MAX_LENGTH + 1];
+    size_t hn = (size_t)(path - host);
+    memcpy(hp, host, hn);
+    hp[hn] = '\0';
+    if (port) port = hp + (port - host);
+    char *query = strchr(path, '?');
+    if (query) *query++ = '\0';
+    CURLU *u = curl_url();
+    if (!u || curl_url_set(u, CURLUPART_SCHEME, b[4] == 's' ? "https" : "http", 0) ||
+        curl_url_set(u, CURLUPART_HOST, hp, 0) ||
+        (port && curl_url_set(u, CURLUPART_PORT, port, 0)) ||
+        curl_url_set(u, CURLUPART_PATH, path, 0) ||
+        (query && curl_url_set(u, CURLUPART_QUERY, query, 0))) {
+        curl_url_cleanup(u);
+        return NULL;
+    }
+    return u;
+}
+
 /* Set up x->easy for this hop. A handle that still holds the base options and a
  * plain request's needs only what changes from one transfer to the next; any
  * other is reset and set up whole. */
@@ -729,6 +771,9 @@ static void setup_easy(http_xfer_t *x)
         setup_base(e, x->http);
     }
     x->easy_base = plain;
+    curl_url_cleanup(x->uh);
+    x->uh = url_handle(x->url);
+    curl_easy_setopt(e, CURLOPT_CURLU, x->uh); /* NULL: curl parses CURLOPT_URL */
     curl_easy_setopt(e, CURLOPT_URL, x->url);
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);

@@ -234,6 +234,25 @@ describe("lc.fetch", function()
     assert.equal("other/2", ua.headers["user-agent"])
   end)
 
+  it("sends the path and query of every kind of URL as they are", function()
+    -- Normalized URLs reach curl in parts (http.c's url_handle), others as strings.
+    local urls = {
+      h.url("/echo?a=1&b=%2F"), h.url("/echo?q=%C3%A9&r=%7e"), h.url("/echo?r=[1]&s=/x:y@z"),
+      h.url("/echo#frag"), h.url("/echo?"), h.url("/a/../echo?z=1"),
+      (h.url("/echo?b=2"):gsub("127.0.0.1", "127.0.0.1.")),
+    }
+    local want = {
+      "/echo?a=1&b=%2F", "/echo?q=%C3%A9&r=%7e", "/echo?r=[1]&s=/x:y@z", "/echo", "/echo?",
+      "/echo?z=1", "/echo?b=2",
+    }
+    for i, url in ipairs(urls) do
+      local res = assert(fetch(url))
+      assert.equal(200, res.status)
+      assert.equal(want[i], cjson.decode(res.body).path)
+      assert.equal(url, res.url)
+    end
+  end)
+
   it("sends a default user agent naming luacrawl", function()
     local echo = cjson.decode(fetch(h.url("/echo")).body)
     assert.matches("^luacrawl/", echo.headers["user-agent"])
