@@ -880,8 +880,8 @@ int url_normalize_slow(const char *url, const url_norm_opts_t *opts, char **out)
  * accepts, the curl-based path gives back unchanged (tests/unit/test_url_fast.c
  * checks this on random URLs); anything else takes that path. */
 
-/* pchar but '%' (ALPHA DIGIT - . _ ~ ! $ & ' ( ) * + , ; = : @), and '/' */
-static const uint32_t PATH_SAFE[8] = {0, 0x2fffffd2, 0x87ffffff, 0x47fffffe, 0, 0, 0, 0};
+/* pchar but '%' (ALPHA DIGIT - . _ ~ ! $ & ' ( ) * + , ; = : @) */
+static const uint32_t PATH_PLAIN[8] = {0, 0x2fff7fd2, 0x87ffffff, 0x47fffffe, 0, 0, 0, 0};
 
 /* The same, '?', '[' and ']' */
 static const uint32_t QUERY_SAFE[8] = {0, 0xafffffd2, 0xafffffff, 0x47fffffe, 0, 0, 0, 0};
@@ -975,13 +975,14 @@ static size_t normal_path_on(const char *u, size_t n, size_t i)
     size_t seg = i;
     for (i++; i < n; i++) {
         unsigned c = (unsigned char)u[i];
+        if (in_set(PATH_PLAIN, c)) continue; /* most are */
         if (c == '/') {
             if (dot_segment(u + seg + 1, i - seg - 1)) return 0;
             seg = i;
         } else if (c == '%') {
             if (!kept_escape(u, i, n)) return 0;
             i += 2;
-        } else if (!in_set(PATH_SAFE, c)) {
+        } else {
             break;
         }
     }
