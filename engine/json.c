@@ -62,22 +62,59 @@ int json_put_string(json_buf_t *b, const char *s, size_t n)
     return 0;
 }
 
+/* The digits of u, ending at e; returns where they start. */
+static char *put_digits(char *e, uint64_t u)
+{
+    do {
+        *--e = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    return e;
+}
+
+/* If v is k / 10^6 for a whole k of at most 14 digits, and at least 1e-4 (times
+ * seconds measured in microseconds, as most are), what "%.14g" gives for it,
+ * ending at e: those digits with the trailing zeros of the fraction dropped (the
+ * double nearest k / 10^6 is closer to it than to any other 14-digit number, and
+ * %g writes a number of 1e-4 or more with an exponent under 14 without one).
+ * NULL for any other v. */
+static char *put_micros(char *e, double v)
+{
+    double a = fabs(v);
+    if (!(a >= 1e-4 && a < 1e8)) return NULL;
+    uint64_t k = (uint64_t)llround(a * 1e6);
+    if ((double)k / 1e6 != a) return NULL;
+    uint64_t frac = k % 1000000;
+    char *p = e;
+    if (frac) {
+        int digits = 6;
+        while (frac % 10 == 0) {
+            frac /= 10;
+            digits--;
+        }
+        for (; digits > 0; digits--) {
+            *--p = (char)('0' + frac % 10);
+            frac /= 10;
+        }
+        *--p = '.';
+    }
+    p = put_digits(p, k / 1000000);
+    if (v < 0) *--p = '-';
+    return p;
+}
+
 int json_put_number(json_buf_t *b, double v)
 {
-    char tmp[40];
+    char tmp[40], *e = tmp + sizeof(tmp), *p;
     int len;
     if (!isfinite(v)) return -2;
     if (v == floor(v) && fabs(v) < 1e14 && !(v == 0 && signbit(v))) {
         /* An integer of at most 14 digits: what "%.14g" gives, without printf. */
-        uint64_t u = (uint64_t)fabs(v);
-        char *e = tmp + sizeof(tmp), *p = e;
-        do {
-            *--p = (char)('0' + u % 10);
-            u /= 10;
-        } while (u);
+        p = put_digits(e, (uint64_t)fabs(v));
         if (v < 0) *--p = '-';
         return buf_append(b, p, (size_t)(e - p));
     }
+    if ((p = put_micros(e, v))) return buf_append(b, p, (size_t)(e - p));
     len = snprintf(tmp, sizeof(tmp), "%.14g", v);
     if (len < 0 || (size_t)len >= sizeof(tmp)) return -1;
     const char *point = localeconv()->decimal_point;

@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define MAX_DEPTH 1000
 #define SPARSE_RATIO 2 /* an array may have up to this many slots an item... */
@@ -135,29 +136,89 @@ static void encode(lua_State *L, json_buf_t *out, int idx, int depth)
     fail(L, idx, "type not supported");
 }
 
+/* The value at idx as JSON text in the state's buffer, kept from call to call and
+ * reset at the start of each: an error raised halfway leaks nothing. */
+static json_buf_t *encode_value(lua_State *L, int idx)
+{
+    lc_state_t *st = lc_state(L);
+    if (!st->json && !(st->json = calloc(1, sizeof(*st->json))))
+        luaL_error(L, "json: out of memory");
+    json_reset(st->json, KEEP_BYTES);
+    encode(L, st->json, idx, 0);
+    return st->json;
+}
+
 /* core.json_encode(value) -> text */
 static int l_json_encode(lua_State *L)
 {
-    lc_state_t *st = lc_state(L);
     luaL_checkany(L, 1);
     lua_settop(L, 1);
-    if (!st->json && !(st->json = calloc(1, sizeof(*st->json))))
-        luaL_error(L, "json: out of memory");
-    /* The state's buffer, kept from call to call and reset at the start of each: an
-     * error raised halfway leaks nothing. */
-    json_buf_t *out = st->json;
-    json_reset(out, KEEP_BYTES);
-    encode(L, out, 1, 0);
+    json_buf_t *out = encode_value(L, 1);
     lua_pushlstring(L, out->p ? out->p : "", out->n);
+    return 1;
+}
+
+/* JSON Lines kept in C until they are written (export.lua): one Lua string for a
+ * batch of records rather than one for each, and one to join them. */
+#define LINES_METATABLE "luacrawl.json.lines"
+
+static json_buf_t *check_lines(lua_State *L)
+{
+    return luaL_checkudata(L, 1, LINES_METATABLE);
+}
+
+static int lines_gc(lua_State *L)
+{
+    buf_free(check_lines(L));
+    return 0;
+}
+
+/* core.json_lines() -> an empty batch of lines */
+static int l_json_lines(lua_State *L)
+{
+    json_buf_t *b = lua_newuserdata(L, sizeof(*b));
+    memset(b, 0, sizeof(*b));
+    luaL_getmetatable(L, LINES_METATABLE);
+    lua_setmetatable(L, -2);
+    return 1;
+}
+
+/* core.json_append(lines, value) -> bytes held: value's JSON text and a newline
+ * added; raises as json_encode does, adding nothing. */
+static int l_json_append(lua_State *L)
+{
+    json_buf_t *lines = check_lines(L);
+    luaL_checkany(L, 2);
+    lua_settop(L, 2);
+    json_buf_t *out = encode_value(L, 2);
+    if (buf_append(lines, out->p ? out->p : "", out->n) != 0 || buf_append(lines, "\n", 1) != 0)
+        luaL_error(L, "json: out of memory");
+    lua_pushnumber(L, (double)lines->n);
+    return 1;
+}
+
+/* core.json_take(lines) -> the text held (""), which the batch no longer holds */
+static int l_json_take(lua_State *L)
+{
+    json_buf_t *lines = check_lines(L);
+    lua_pushlstring(L, lines->p ? lines->p : "", lines->n);
+    json_reset(lines, KEEP_BYTES);
     return 1;
 }
 
 static const luaL_Reg funcs[] = {
     {"json_encode", l_json_encode},
+    {"json_lines", l_json_lines},
+    {"json_append", l_json_append},
+    {"json_take", l_json_take},
     {NULL, NULL},
 };
 
 void lc_register_json(lua_State *L)
 {
+    luaL_newmetatable(L, LINES_METATABLE);
+    lua_pushcfunction(L, lines_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
     lc_setfuncs(L, funcs);
 }

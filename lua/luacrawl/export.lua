@@ -6,8 +6,11 @@
 -- crawl flushes, once a second), so a crawl that is stopped (even by a second
 -- Ctrl-C) leaves files that end on a complete line.
 local cjson = require "cjson"
--- JSON text as cjson.encode writes it, several times faster (engine/lua_json.c).
-local encode = require("luacrawl.core").json_encode
+-- JSON text as cjson.encode writes it, several times faster (engine/lua_json.c);
+-- JSON Lines are kept in C (json_lines) until written, not made a string each.
+local core = require "luacrawl.core"
+local encode, json_lines, json_append, json_take = core.json_encode, core.json_lines,
+  core.json_append, core.json_take
 
 local M = {}
 
@@ -62,11 +65,8 @@ function Output:write(item)
     for i, f in ipairs(self.fields) do cells[i] = csv_cell(item[f]) end
     buffer[#buffer + 1] = table.concat(cells, ",") .. "\r\n"
   else
-    -- The text and its newline as two pieces: no string made to join them.
-    local ok, text = pcall(encode, item)
-    if not ok then return nil, text end
-    buffer[#buffer + 1] = text
-    buffer[#buffer + 1] = "\n"
+    local ok, err = pcall(json_append, self.lines_held, item)
+    if not ok then return nil, err end
   end
   self.count = self.count + 1
   self.lines = self.lines + 1
@@ -76,9 +76,17 @@ end
 
 -- Write what is buffered, whole lines only.
 function Output:flush()
-  if #self.buffer == 0 or not self.file then return true end
-  local ok, err = self.file:write(table.concat(self.buffer))
-  self.buffer, self.lines = {}, 0
+  if not self.file then return true end
+  local text
+  if self.lines_held then
+    text = json_take(self.lines_held)
+  elseif #self.buffer > 0 then
+    text = table.concat(self.buffer)
+    self.buffer = {}
+  end
+  self.lines = 0
+  if not text or text == "" then return true end
+  local ok, err = self.file:write(text)
   if ok then ok, err = self.file:flush() end
   if not ok then return nil, ("%s: %s"):format(self.name, err) end
   return true
@@ -115,7 +123,7 @@ function M.open(target, opts)
   end
   o.name = target
   if target == "-" then
-    o.file, o.format = io.stdout, "jsonl"
+    o.file, o.format, o.lines_held = io.stdout, "jsonl", json_lines()
     return o
   end
   local ext = opts.format or target:match("%.([%w]+)$")
@@ -123,7 +131,7 @@ function M.open(target, opts)
   if ext == "csv" then
     o.format = "csv"
   elseif ext == "jsonl" or ext == "ndjson" or ext == "json" or ext == "jl" then
-    o.format = "jsonl"
+    o.format, o.lines_held = "jsonl", json_lines()
   else
     error(("output %q: unknown format (use .jsonl or .csv)"):format(target), 2)
   end

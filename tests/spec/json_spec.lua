@@ -30,6 +30,43 @@ describe("core.json_encode", function()
     assert.equal("null", encode(nil))
   end)
 
+  it("writes times in microseconds (printed without printf) as cjson does", function()
+    for _, v in ipairs({ 1e-4, 0.0001, 0.000512, 0.00012, 0.000099, 0.5, 1.000001, 12.25,
+      99999999.999999, 99999999.9999995, 1e8 - 1e-6, 1e8 + 0.5, 123456.7, 0.1 + 0.2, 1e-4 - 1e-12 }) do
+      assert_same(v, ("value %.17g"):format(v))
+      assert_same(-v, ("value %.17g"):format(-v))
+    end
+    local seed = os.time()
+    math.randomseed(seed)
+    for i = 1, 20000 do
+      local scale = 10 ^ math.random(0, 14)
+      local v = math.floor(math.random() * scale) / 1e6
+      if math.random(0, 3) == 0 then v = v + math.random() * 1e-9 end -- near, not on, a microsecond
+      assert_same(v, ("seed %d, value %d (%.17g)"):format(seed, i, v))
+    end
+  end)
+
+  it("keeps JSON Lines in C until taken (json_lines, json_append, json_take)", function()
+    local lines = core.json_lines()
+    assert.equal("", core.json_take(lines))
+    local values = { { url = "http://a.test/", status = 200, elapsed = 0.0125 }, "x", 1.5, { 1, 2 } }
+    local want, held = {}, 0
+    for i, v in ipairs(values) do
+      want[i] = cjson.encode(v) .. "\n"
+      held = held + #want[i]
+      assert.equal(held, core.json_append(lines, v))
+    end
+    -- What cannot be written raises with cjson's message and adds nothing.
+    local ok, err = pcall(core.json_append, lines, { f = print })
+    assert.is_false(ok)
+    assert.equal(select(2, pcall(cjson.encode, { f = print })), err)
+    assert.equal(table.concat(want), core.json_take(lines))
+    assert.equal("", core.json_take(lines))
+    assert.equal(4, core.json_append(lines, { 1 }))
+    assert.equal("[1]\n", core.json_take(lines))
+    assert.has_error(function() core.json_append({}, 1) end)
+  end)
+
   it("writes arrays, holes and objects as cjson does", function()
     local cases = {
       {}, { 1, 2, 3 }, { [1] = 1, [3] = 3 }, { [2] = 2 }, { [10] = 1 }, { [1] = 1, [2.0] = 2 },
