@@ -9,30 +9,19 @@
 #include <string.h>
 
 /* What a byte becomes in a string: 0 for itself, else its escape's second
- * character ('u' for \u00XX). */
-static char escape_of(unsigned char c)
-{
-    switch (c) {
-    case '"':
-        return '"';
-    case '\\':
-        return '\\';
-    case '/':
-        return '/';
-    case '\b':
-        return 'b';
-    case '\f':
-        return 'f';
-    case '\n':
-        return 'n';
-    case '\r':
-        return 'r';
-    case '\t':
-        return 't';
-    default:
-        return c < 0x20 || c == 0x7f ? 'u' : 0;
-    }
-}
+ * character ('u' for \u00XX). The bytes from 0x80 stay as they are. */
+/* clang-format off */
+static const char ESCAPE[256] = {
+    'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'b', 't', 'n', 'u', 'f', 'r', 'u', 'u', /* 0x00 */
+    'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', /* 0x10 */
+      0,   0, '"',   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0, '/', /* 0x20 */
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0, /* 0x30 */
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0, /* 0x40 */
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,'\\',   0,   0,   0, /* 0x50 */
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0, /* 0x60 */
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0, 'u', /* 0x70 */
+};
+/* clang-format on */
 
 int json_put_string(json_buf_t *b, const char *s, size_t n)
 {
@@ -43,7 +32,7 @@ int json_put_string(json_buf_t *b, const char *s, size_t n)
     *w++ = '"';
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        char e = escape_of(c);
+        char e = ESCAPE[c];
         if (!e) {
             *w++ = (char)c;
             continue;

@@ -38,6 +38,16 @@ static const char *normal_host(const char *url, size_t *n)
     return url + i;
 }
 
+/* Whether a URL in normalized form (n bytes) has the host cached (len bytes; -1:
+ * none). */
+static int same_host(const char *url, size_t n, const char *cached, long len)
+{
+    size_t h = url[4] == ':' ? 7 : 8;
+    if (len < 0 || h + (size_t)len >= n) return 0;
+    return memcmp(url + h, cached, (size_t)len) == 0 &&
+           (url[h + (size_t)len] == ':' || url[h + (size_t)len] == '/');
+}
+
 /* The host of a URL as url_host gives it, copied into buf (cap URL_MAX_LENGTH + 1):
  * taken from the string when the URL is in normalized form (normal: what
  * url_normal_form gave, non-zero for that form), else from url_host. Returns its
@@ -267,29 +277,32 @@ static int l_next(lua_State *L)
         }
 
         if (mode != SCOPE_ANY) {
-            const char *hp = host; /* the host, read in place when normal */
-            size_t hl;
-            if (normal) {
-                hp = normal_host(u, &hl);
-            } else {
-                int herr;
-                long hn = host_of(u, url_len, 0, host, &herr);
-                hl = hn < 0 ? 0 : (size_t)hn;
-            }
-            long hn = (long)hl;
             int in;
-            if (hn == cached_len && memcmp(hp, cached, hl) == 0) {
+            if (normal && same_host(u, url_len, cached, cached_len)) {
                 in = cached_in;
             } else {
-                in = mode == SCOPE_SET ? in_set(L, 7, hp, hl) : in_suffix_list(L, 7, hp, hl);
-                if (in < 0) {
-                    result = 2;
-                    break;
+                const char *hp = host; /* the host, read in place when normal */
+                size_t hl;
+                if (normal) {
+                    hp = normal_host(u, &hl);
+                } else {
+                    int herr;
+                    long hn = host_of(u, url_len, 0, host, &herr);
+                    hl = hn < 0 ? 0 : (size_t)hn;
                 }
-                if (hn < HOST_CACHE) {
-                    memcpy(cached, hp, hl);
-                    cached_len = hn;
-                    cached_in = in;
+                if ((long)hl == cached_len && memcmp(hp, cached, hl) == 0) {
+                    in = cached_in;
+                } else {
+                    in = mode == SCOPE_SET ? in_set(L, 7, hp, hl) : in_suffix_list(L, 7, hp, hl);
+                    if (in < 0) {
+                        result = 2;
+                        break;
+                    }
+                    if (hl < HOST_CACHE) {
+                        memcpy(cached, hp, hl);
+                        cached_len = (long)hl;
+                        cached_in = in;
+                    }
                 }
             }
             if (!in) {
