@@ -39,6 +39,9 @@
 
 #include "buf.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <libxml/HTMLparser.h>
 #include <libxml/parserInternals.h>
 #include <stdint.h>
@@ -151,6 +154,21 @@ static int maybe_open(const struct scanner *sc, const char *name)
 {
     unsigned b = name_bit(name);
     return (sc->opened[b >> 6] >> (b & 63)) & 1;
+}
+
+/* The first c in [p, end), or NULL: memchr, after a look at the next 16 bytes
+ * inline (most gaps between tags and most attribute values are shorter). */
+static const unsigned char *find(const unsigned char *p, const unsigned char *end, unsigned char c)
+{
+#ifdef __SSE2__
+    if (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)c)));
+        if (m) return p + __builtin_ctz(m);
+        p += 16;
+    }
+#endif
+    return memchr(p, c, (size_t)(end - p));
 }
 
 static const unsigned char *skip_blanks(const unsigned char *p, const unsigned char *end)
@@ -410,7 +428,7 @@ static const unsigned char *att_value(struct scanner *sc, const unsigned char *p
     unsigned char stop = 0;
     if (p < end && (*p == '"' || *p == '\'')) stop = *p++;
     if (stop) { /* references never hide the quote */
-        const unsigned char *q = memchr(p, stop, (size_t)(end - p));
+        const unsigned char *q = find(p, end, stop);
         if (!keep) return q ? q + 1 : end;
         size_t n = (size_t)((q ? q : end) - p);
         if (!memchr(p, '&', n)) { /* nothing to decode: the value as it is, and its NUL */
@@ -689,7 +707,7 @@ static void content(struct scanner *sc, const unsigned char *p)
             if (p + 1 < end && p[1] == '<') /* a tag on the next line: skip the call */
                 p++;
             else
-                p = memchr(p, '<', (size_t)(end - p));
+                p = find(p, end, '<');
         }
         if (!p || p >= end) return;
         unsigned char c1 = p + 1 < end ? p[1] : 0;
