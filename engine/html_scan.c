@@ -34,7 +34,7 @@
  * <title>, a start tag, a DOCTYPE, or an end tag (other than its own) of an element
  * that may be open; at the start of the text of a <script> or <style>, or at an end
  * tag that begins like its own ("</scripts>"), an end tag of an element that may be
- * open; a NUL in the text (html_parse's decoding leaves none). */
+ * open. The text holds no NUL (html_parse's decoding leaves none; html.h). */
 #include "html.h"
 
 #include "buf.h"
@@ -763,7 +763,6 @@ int html_scan_tags(const char *text, size_t len, const char *const *tags, html_t
 {
     static const unsigned char bom[] = {0xEF, 0xBB, 0xBF};
     if (title) *title = NULL;
-    if (memchr(text, 0, len)) return UNSURE; /* libxml2 reads a NUL as a space */
     struct scanner sc = {
         .end = (const unsigned char *)text + len, .tags = tags, .tag = tag, .arg = arg};
     static const char *const implied[] = {"html", "head", "body", "p"};
