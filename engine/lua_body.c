@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BODY_METATABLE "luacrawl.body"
+static const char BODY_METATABLE[] = "luacrawl.body";
 /* A body given back early (res:release()): no __gc, so the collector frees the
  * userdata without calling a finalizer. */
-#define BODY_SPENT_METATABLE "luacrawl.body.spent"
+static const char BODY_SPENT_METATABLE[] = "luacrawl.body.spent";
 #define BODY_BUDGET (16u << 20)
 
 struct body {
@@ -75,7 +75,7 @@ void lc_push_body(lua_State *L, const http_res_t *res)
     struct body *b = lua_newuserdata(L, sizeof(*b));
     b->data = NULL;
     b->len = 0;
-    luaL_getmetatable(L, BODY_METATABLE);
+    lc_getmetatable(L, BODY_METATABLE);
     lua_setmetatable(L, -2);
     /* Taken only now that nothing can raise before b owns it. */
     char *data = http_res_take_body(res);
@@ -112,7 +112,7 @@ static int l_body_free(lua_State *L)
     struct body *b = to_body(L, 1);
     if (!b) luaL_typerror(L, 1, "body");
     drop_bytes(L, b);
-    luaL_getmetatable(L, BODY_SPENT_METATABLE);
+    lc_getmetatable(L, BODY_SPENT_METATABLE);
     lua_setmetatable(L, 1);
     return 0;
 }
@@ -136,10 +136,10 @@ void lc_register_body(lua_State *L)
 {
     static const luaL_Reg meta[] = {
         {"__gc", body_gc}, {"__len", body_len}, {"__tostring", body_tostring}, {NULL, NULL}};
-    luaL_newmetatable(L, BODY_METATABLE);
+    lc_newmetatable(L, BODY_METATABLE);
     luaL_register(L, NULL, meta);
     lua_pop(L, 1);
-    luaL_newmetatable(L, BODY_SPENT_METATABLE);
+    lc_newmetatable(L, BODY_SPENT_METATABLE);
     luaL_register(L, NULL, meta + 1); /* no __gc */
     lua_pop(L, 1);
     lc_setfuncs(L, funcs);

@@ -47,15 +47,29 @@ http_t *lc_http(lua_State *L, lc_state_t *st)
     return st->http;
 }
 
+void lc_newmetatable(lua_State *L, const char *name)
+{
+    luaL_newmetatable(L, name);
+    lua_pushlightuserdata(L, (void *)name);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
+void lc_getmetatable(lua_State *L, const char *name)
+{
+    lua_pushlightuserdata(L, (void *)name);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+}
+
 void *lc_toudata_either(lua_State *L, int idx, const char *name, const char *spent)
 {
     void *p = lua_touserdata(L, idx);
     if (!p || !lua_getmetatable(L, idx)) return NULL;
-    luaL_getmetatable(L, name);
+    lc_getmetatable(L, name);
     int is = lua_rawequal(L, -1, -2);
     lua_pop(L, 1);
     if (!is) {
-        luaL_getmetatable(L, spent);
+        lc_getmetatable(L, spent);
         is = lua_rawequal(L, -1, -2);
         lua_pop(L, 1);
     }

@@ -13,13 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DOC_MT "luacrawl.html.doc"
-#define NODE_MT "luacrawl.html.node"
-#define XPATH_MT "luacrawl.html.xpath"
-#define LINKSET_MT "luacrawl.html.linkset"
+static const char DOC_MT[] = "luacrawl.html.doc";
+static const char NODE_MT[] = "luacrawl.html.node";
+static const char XPATH_MT[] = "luacrawl.html.xpath";
+static const char LINKSET_MT[] = "luacrawl.html.linkset";
 /* A set whose links were freed early (set_free, or once its list is made): no
  * __gc, so the collector frees it without calling a finalizer. */
-#define LINKSET_SPENT_MT "luacrawl.html.linkset.spent"
+static const char LINKSET_SPENT_MT[] = "luacrawl.html.linkset.spent";
 
 typedef struct ldoc {
     xmlDocPtr doc; /* NULL once freed */
@@ -64,8 +64,8 @@ static xmlNodePtr check_context(lua_State *L, int idx, ldoc_t **doc)
 {
     void *p = lua_touserdata(L, idx);
     if (p && lua_getmetatable(L, idx)) {
-        luaL_getmetatable(L, NODE_MT);
-        luaL_getmetatable(L, DOC_MT);
+        lc_getmetatable(L, NODE_MT);
+        lc_getmetatable(L, DOC_MT);
         int is_node = lua_rawequal(L, -3, -2), is_doc = lua_rawequal(L, -3, -1);
         lua_pop(L, 3);
         if (is_node) {
@@ -97,7 +97,7 @@ static void push_node(lua_State *L, int idx, ldoc_t *d, xmlNodePtr node)
     lnode_t *n = lua_newuserdata(L, sizeof(*n));
     n->node = node;
     n->doc = d;
-    luaL_getmetatable(L, NODE_MT);
+    lc_getmetatable(L, NODE_MT);
     lua_setmetatable(L, -2);
     lua_getfenv(L, idx); /* the document's anchor table, shared by all its nodes */
     lua_setfenv(L, -2);
@@ -131,7 +131,7 @@ static int h_parse(lua_State *L)
     const char *charset = luaL_optstring(L, 3, NULL);
     ldoc_t *d = lua_newuserdata(L, sizeof(*d));
     memset(d, 0, sizeof(*d));
-    luaL_getmetatable(L, DOC_MT);
+    lc_getmetatable(L, DOC_MT);
     lua_getfield(L, -1, "__external");
     d->outstanding = lua_touserdata(L, -1);
     lua_pop(L, 1);
@@ -270,7 +270,7 @@ static int h_compile(lua_State *L)
     lxpath_t *x = lua_newuserdata(L, sizeof(*x) + len + 1);
     x->comp = NULL;
     memcpy(x->expr, expr, len + 1);
-    luaL_getmetatable(L, XPATH_MT);
+    lc_getmetatable(L, XPATH_MT);
     lua_setmetatable(L, -2);
     xmlXPathContextPtr ctx = xmlXPathNewContext(NULL);
     if (!ctx) return luaL_error(L, "xpath: out of memory");
@@ -526,7 +526,7 @@ static html_links_t *push_link_set(lua_State *L, html_links_t *links, int rc)
     html_links_t *set = lua_newuserdata(L, sizeof(*set));
     *set = *links; /* the userdata owns them from here, freed by its __gc */
     memset(links, 0, sizeof(*links));
-    luaL_getmetatable(L, LINKSET_MT);
+    lc_getmetatable(L, LINKSET_MT);
     lua_setmetatable(L, -2);
     return set;
 }
@@ -547,7 +547,7 @@ static html_links_t *check_set(lua_State *L, int idx)
 static void spend_set(lua_State *L, int idx, html_links_t *set)
 {
     html_links_free(set);
-    luaL_getmetatable(L, LINKSET_SPENT_MT);
+    lc_getmetatable(L, LINKSET_SPENT_MT);
     lua_setmetatable(L, idx < 0 ? idx - 1 : idx);
 }
 
@@ -705,10 +705,10 @@ static int node_tostring(lua_State *L)
  * side adds __index to the first two) */
 static int h_metatables(lua_State *L)
 {
-    luaL_getmetatable(L, DOC_MT);
-    luaL_getmetatable(L, NODE_MT);
-    luaL_getmetatable(L, LINKSET_MT);
-    luaL_getmetatable(L, LINKSET_SPENT_MT);
+    lc_getmetatable(L, DOC_MT);
+    lc_getmetatable(L, NODE_MT);
+    lc_getmetatable(L, LINKSET_MT);
+    lc_getmetatable(L, LINKSET_SPENT_MT);
     return 4;
 }
 
@@ -736,7 +736,7 @@ static const luaL_Reg html_funcs[] = {
 
 static void new_metatable(lua_State *L, const char *name, const luaL_Reg *methods)
 {
-    luaL_newmetatable(L, name);
+    lc_newmetatable(L, name);
     for (; methods->name; methods++) {
         lua_pushcfunction(L, methods->func);
         lua_setfield(L, -2, methods->name);
@@ -756,7 +756,7 @@ void lc_register_html(lua_State *L)
     xmlInitParser();
     new_metatable(L, DOC_MT, doc_meta);
     /* The counter gc_debt keeps; freed with the state, after the last document. */
-    luaL_getmetatable(L, DOC_MT);
+    lc_getmetatable(L, DOC_MT);
     size_t *outstanding = lua_newuserdata(L, sizeof(*outstanding));
     *outstanding = 0;
     lua_setfield(L, -2, "__external");

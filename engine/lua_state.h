@@ -51,6 +51,15 @@ void lc_setfuncs(lua_State *L, const luaL_Reg *reg);
  * that the collector frees it without a finalizer call), else NULL. */
 void *lc_toudata_either(lua_State *L, int idx, const char *name, const char *spent);
 
+/* The metatables of our userdata types are kept in the registry under their name
+ * (as luaL_newmetatable does, for luaL_checkudata) and under the address of that
+ * name, a light userdata: the checks made for every page look them up by pointer,
+ * a fraction of the cost of a lookup by string. name is the type's char array (of
+ * static storage), the same one at every call. lc_newmetatable pushes the new
+ * table, lc_getmetatable the table. */
+void lc_newmetatable(lua_State *L, const char *name);
+void lc_getmetatable(lua_State *L, const char *name);
+
 /* Each binding file's registration, called the same way. */
 void lc_register_task(lua_State *L);
 void lc_register_http(lua_State *L);

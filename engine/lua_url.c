@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SEEN_METATABLE "luacrawl.seen"
+static const char SEEN_METATABLE[] = "luacrawl.seen";
 
 /* A string argument: numbers are not taken for URLs. */
 static const char *check_url(lua_State *L, int idx, size_t *len)
@@ -201,7 +201,7 @@ static int l_seen(lua_State *L)
     /* NOLINTNEXTLINE(bugprone-sizeof-expression): the userdata holds a pointer */
     seen_t **s = lua_newuserdata(L, sizeof(*s));
     *s = NULL;
-    luaL_getmetatable(L, SEEN_METATABLE);
+    lc_getmetatable(L, SEEN_METATABLE);
     lua_setmetatable(L, -2);
     *s = seen_new((size_t)expected);
     if (!*s) return luaL_error(L, "seen: out of memory");
@@ -212,7 +212,7 @@ seen_t *lc_toseen(lua_State *L, int idx)
 {
     seen_t **s = lua_touserdata(L, idx);
     if (!s || !lua_getmetatable(L, idx)) return NULL;
-    luaL_getmetatable(L, SEEN_METATABLE);
+    lc_getmetatable(L, SEEN_METATABLE);
     int is_seen = lua_rawequal(L, -1, -2);
     lua_pop(L, 2);
     if (!is_seen) return NULL;
@@ -287,7 +287,7 @@ static const luaL_Reg core_funcs[] = {
 
 void lc_register_url(lua_State *L)
 {
-    luaL_newmetatable(L, SEEN_METATABLE);
+    lc_newmetatable(L, SEEN_METATABLE);
     lua_createtable(L, 0, 4);
     luaL_register(L, NULL, seen_methods);
     lua_setfield(L, -2, "__index");
