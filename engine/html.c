@@ -301,6 +301,11 @@ static const struct encoding *prescan(const unsigned char *s, size_t n)
     struct scan p = {s, n < 1024 ? n : 1024, 0};
     char name[32], value[8];
     while (p.i < p.n) {
+        if (p.s[p.i] != '<') { /* every case below starts at a '<' */
+            const unsigned char *lt = memchr(p.s + p.i, '<', p.n - p.i);
+            if (!lt) break;
+            p.i = (size_t)(lt - p.s);
+        }
         if (at_ci(&p, p.i, "<!--")) {
             const unsigned char *end = NULL;
             for (size_t j = p.i + 2; j + 3 <= p.n; j++)
