@@ -1103,7 +1103,7 @@ static int resolve_buf(const url_base_t *b, const char *ref, int keep_fragment, 
      * the rest of the reference is read. */
     size_t sl = scheme_len(ref, SIZE_MAX); /* it stops at the NUL */
     if (sl && !is_special(ref, sl)) return b->url ? URL_E_SCHEME : -1;
-    /* Bytes that clean() would change, and '\\', are for the slow path. A target in
+    /* Bytes that clean() would change, and '\', are for the slow path. A target in
      * normal form has none before its fragment (which goes); the others are looked
      * for below. */
     size_t rn = strlen(ref);
