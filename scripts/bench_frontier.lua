@@ -11,9 +11,9 @@
 -- finds them. The requests are made before the clock starts: the figures are the
 -- frontier's own, garbage collection included.
 --
--- Each push is O(1) amortized into the host's queue (requests arrive in queue order)
--- plus O(log H) when the host joins the ready heap; each pop is O(log(N/H)) in the
--- host's queue plus O(log H) in the ready heap, and done another O(log H). The same
+-- Each push is O(1) into the host's queue (a bucket per priority and depth) plus
+-- O(log H) when the host joins the ready heap; each pop is O(1) in the host's queue
+-- plus O(log H) in the ready heap, and done another O(log H). The same
 -- H is also run with N/10 requests: per-operation costs that stay put when the queue
 -- is ten times longer show that they grow with log(hosts), not with the queue size.
 local frontier = require "luacrawl.frontier"

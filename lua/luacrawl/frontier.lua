@@ -2,8 +2,8 @@
 -- a heap of the hosts that have requests and a free slot, ordered by the time they
 -- may next be asked. The next request therefore always comes from a host that may
 -- be asked now; a host in backoff or with a long delay sits further down the heap
--- and never holds up the others. push, pop and done are O(log n) in the requests
--- of one host plus O(log hosts).
+-- and never holds up the others. push, pop and done are O(1) in the requests of
+-- one host (buckets by priority and depth, below) plus O(log hosts).
 --
 --   local f = frontier.new{ per_host = 2, delay = 0.5, depth_first = false }
 --   f:push(req)            req.key (host key), req.priority (higher first, default 0),
@@ -16,8 +16,6 @@
 --   f:set_delay(key, s)    the minimum interval between requests to this host: from
 --                          one start to the next, and from an end to the next start
 local M = {}
-
-local floor = math.floor
 
 -- A binary min-heap of tables that keep their position in `field`.
 local Heap = {}
@@ -95,74 +93,82 @@ end
 
 M.heap = new_heap
 
--- A host's requests: a binary min-heap too, but with push and pop only, so the
--- requests keep no position, and their push order is kept beside them (seqs): a
--- request gets no field. The sifts move a hole, not pairs.
+-- A host's requests, in order: priority (higher first), then depth (lower first,
+-- or higher first depth-first), then the order they were pushed (first first, or
+-- last first depth-first). Requests of one priority and depth wait in a bucket: a
+-- FIFO, or a stack depth-first, which keeps the push order with no comparison.
+-- The buckets are kept sorted, the next one last; a crawl has few at a time
+-- (breadth-first, the depth being read and the next), so push and pop cost O(1)
+-- but when a bucket is made or emptied, O(buckets) then.
 local Queue = {}
 Queue.__index = Queue
 
-local function new_queue(less)
-  return setmetatable({ n = 0, less = less, seqs = {} }, Queue)
+local function new_queue(depth_first)
+  -- index[priority][depth] is the bucket; buckets are sorted, the next one last.
+  return setmetatable({ n = 0, dfs = depth_first, index = {}, buckets = {} }, Queue)
 end
 
-function Queue:push(x, sx)
-  local less, seqs = self.less, self.seqs
-  local i = self.n + 1
-  self.n = i
-  while i > 1 do
-    local p = floor(i / 2)
-    local y, sy = self[p], seqs[p]
-    if not less(x, sx, y, sy) then break end
-    self[i], seqs[i] = y, sy
-    i = p
+-- Whether bucket a is taken before bucket b.
+local function taken_before(q, a, b)
+  if a.priority ~= b.priority then return a.priority > b.priority end
+  if q.dfs then return a.depth > b.depth end
+  return a.depth < b.depth
+end
+
+local function key_of(x, field)
+  local v = x[field] or 0
+  if v ~= v then return 0 end -- NaN sorts as 0 (it cannot be a table key)
+  return v
+end
+
+function Queue:push(x)
+  local p, d = key_of(x, "priority"), key_of(x, "depth")
+  local by_depth = self.index[p]
+  if not by_depth then
+    by_depth = {}
+    self.index[p] = by_depth
   end
-  self[i], seqs[i] = x, sx
+  local b = by_depth[d]
+  if not b then
+    b = { priority = p, depth = d, head = 1, tail = 0 }
+    by_depth[d] = b
+    local buckets = self.buckets
+    local i = #buckets + 1
+    while i > 1 and taken_before(self, buckets[i - 1], b) do
+      buckets[i] = buckets[i - 1]
+      i = i - 1
+    end
+    buckets[i] = b
+  end
+  local t = b.tail + 1
+  b.tail = t
+  b[t] = x
+  self.n = self.n + 1
 end
 
 function Queue:pop()
-  local n = self.n
-  if n == 0 then return nil end
-  local seqs = self.seqs
-  local top, x, sx = self[1], self[n], seqs[n]
-  self[n], seqs[n] = nil, nil
-  n = n - 1
-  self.n = n
-  if n > 0 then
-    local less, i = self.less, 1
-    while true do
-      local c = 2 * i
-      if c > n then break end
-      local y, sy = self[c], seqs[c]
-      if c < n then
-        local z, sz = self[c + 1], seqs[c + 1]
-        if less(z, sz, y, sy) then c, y, sy = c + 1, z, sz end
-      end
-      if not less(y, sy, x, sx) then break end
-      self[i], seqs[i] = y, sy
-      i = c
-    end
-    self[i], seqs[i] = x, sx
+  local buckets = self.buckets
+  local nb = #buckets
+  if nb == 0 then return nil end
+  local b = buckets[nb]
+  local x
+  if self.dfs then -- a stack
+    local t = b.tail
+    x, b[t] = b[t], nil
+    b.tail = t - 1
+  else
+    local h = b.head
+    x, b[h] = b[h], nil
+    b.head = h + 1
   end
-  return top
-end
-
--- Requests of one host: priority (higher first), then depth (lower first, or
--- higher first depth-first), then the order they were pushed.
--- (a and b with the order they were pushed in, sa and sb.)
-local function bfs_less(a, sa, b, sb)
-  local pa, pb = a.priority or 0, b.priority or 0
-  if pa ~= pb then return pa > pb end
-  local da, db = a.depth or 0, b.depth or 0
-  if da ~= db then return da < db end
-  return sa < sb
-end
-
-local function dfs_less(a, sa, b, sb)
-  local pa, pb = a.priority or 0, b.priority or 0
-  if pa ~= pb then return pa > pb end
-  local da, db = a.depth or 0, b.depth or 0
-  if da ~= db then return da > db end
-  return sa > sb
+  self.n = self.n - 1
+  if b.head > b.tail then -- empty: the bucket goes
+    buckets[nb] = nil
+    local by_depth = self.index[b.priority]
+    by_depth[b.depth] = nil
+    if next(by_depth) == nil then self.index[b.priority] = nil end
+  end
+  return x
 end
 
 -- Hosts: the earliest ready first, then the one that has waited longest.
@@ -179,7 +185,7 @@ function M.new(opts)
   return setmetatable({
     per_host = opts.per_host or 1,
     delay = opts.delay or 0,
-    req_less = opts.depth_first and dfs_less or bfs_less,
+    depth_first = opts.depth_first or false,
     hosts = {},
     nhosts = 0,
     ready = new_heap(host_less, "_hi"),
@@ -193,7 +199,7 @@ function Frontier:host(key)
   local h = self.hosts[key]
   if not h then
     h = {
-      key = key, queue = new_queue(self.req_less), inflight = 0,
+      key = key, queue = new_queue(self.depth_first), inflight = 0,
       last_start = -math.huge, last_end = -math.huge, backoff_until = 0,
       delay = self.delay, ready_at = 0, seq = 0,
     }
@@ -230,8 +236,7 @@ function Frontier:push(req)
   local key = req.key
   if key == nil then error("frontier: request without a host key", 2) end
   local h = self:host(key)
-  self.seq = self.seq + 1
-  h.queue:push(req, self.seq)
+  h.queue:push(req)
   self.queued = self.queued + 1
   self:rearm(h)
 end

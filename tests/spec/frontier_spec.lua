@@ -45,6 +45,42 @@ describe("frontier", function()
     assert.same({ "high", "normal", "low" }, out)
   end)
 
+  it("orders a host's requests by priority, depth and push order, pushes and pops mixed", function()
+    -- A reference: every queued request sorted as the scheduler must take them.
+    for _, depth_first in ipairs({ false, true }) do
+      local seed = os.time()
+      math.randomseed(seed)
+      local f = frontier.new({ per_host = 1000, depth_first = depth_first })
+      local queued, n = {}, 0
+      local function before(a, b)
+        local pa, pb = a.priority or 0, b.priority or 0
+        if pa ~= pb then return pa > pb end
+        local da, db = a.depth or 0, b.depth or 0
+        if da ~= db then return depth_first and da > db or not depth_first and da < db end
+        if depth_first then return a.n > b.n end
+        return a.n < b.n
+      end
+      for step = 1, 3000 do
+        if math.random() < 0.55 or #queued == 0 then
+          n = n + 1
+          local r = req("a", "u" .. n, { n = n, depth = math.random(0, 4) })
+          local k = math.random(1, 10)
+          if k == 1 then r.priority = math.random(-2, 2) elseif k == 2 then r.priority = 0.5 end
+          if k == 3 then r.depth = nil end
+          f:push(r)
+          queued[#queued + 1] = r
+        else
+          table.sort(queued, before)
+          local want = table.remove(queued, 1)
+          local got = f:pop(0)
+          assert(got == want, ("seed %d, depth_first %s, step %d: got %s, want %s"):format(
+            seed, tostring(depth_first), step, got and got.url or "nil", want.url))
+          f:done(got, 0)
+        end
+      end
+    end
+  end)
+
   it("keeps at most per_host requests of one host in flight", function()
     local f = frontier.new({ per_host = 2 })
     for i = 1, 5 do f:push(req("a", "a" .. i)) end
