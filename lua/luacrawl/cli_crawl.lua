@@ -113,11 +113,13 @@ local function hide(url)
 end
 
 -- The page record written for each response, in rec: one table for the whole crawl
--- (the outputs here encode a record at once and keep nothing of it).
+-- (the outputs here encode a record at once and keep nothing of it). Page's methods
+-- are called by name: page:is_html() would find them through a function.
+local Page = crawl.Page
 local function record(page, rec)
   local ctype = page.headers["content-type"]
   local title
-  if page.status < 300 and page:is_html() then title = page:html():title() end
+  if page.status < 300 and Page.is_html(page) then title = Page.html(page):title() end
   local res, referrer = page.response, page.referrer
   rec.url, rec.status, rec.depth = hide(page.request.url), page.status, page.depth
   rec.content_type, rec.length, rec.title = ctype or null, res and res.size or #page.body, title or null
@@ -193,7 +195,7 @@ function M.spec(o)
     robots = not o.no_robots, user_agent = o.user_agent, quiet = o.quiet,
     stats_json = o.stats_json, output = o.output or "-", fields = M.fields,
     allow = allow, deny = deny, span_hosts = span_hosts,
-    on_response = function(page) page:emit(record(page, rec)) end,
+    on_response = function(page) Page.emit(page, record(page, rec)) end,
     free_bodies = true, -- no script here keeps a page past its handling
     fetch = { insecure = o.insecure, timeout = o.timeout, max_size = o.max_size,
       max_header_size = o.max_header_size, max_url_length = o.max_url_length },

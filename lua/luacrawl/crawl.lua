@@ -304,8 +304,12 @@ Page.__index = function(page, k)
 end
 M.Page = Page
 
+-- The crawl's own calls below name Page's methods (Page.html(page)): page:html()
+-- would look them up through Page.__index, a function call each.
+local Response = lc.Response
+
 function Page:html()
-  return self.response:html()
+  return Response.html(self.response)
 end
 
 function Page:is_html()
@@ -408,9 +412,10 @@ end
 -- Follow every link of the page, as page:follow(page:links(), opts) does; faster:
 -- the links are checked in C, and no Lua string is made for those not followed.
 function Page:follow_links(opts)
-  local doc = self:html()
-  local set = doc.link_set and doc:link_set()
-  return self:follow(set or doc:links(), opts)
+  local doc = Page.html(self)
+  local link_set = doc.link_set
+  local set = link_set and link_set(doc)
+  return Page.follow(self, set or doc:links(), opts)
 end
 
 function Page:emit(item)
@@ -560,7 +565,7 @@ end
 
 -- The parse used when a spec gives none: follow every link of HTML pages.
 function M.follow_links(page)
-  if page:is_html() then page:follow_links() end
+  if Page.is_html(page) then Page.follow_links(page) end
 end
 
 -- The dispatcher ------------------------------------------------------------------
