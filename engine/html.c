@@ -266,7 +266,8 @@ static const struct encoding *charset_in_content(const char *s)
  * bytes run out. */
 static int scan_meta(struct scan *p, const struct encoding **enc)
 {
-    char name[32], value[256];
+    char name[32] = {0},
+         value[256] = {0}; /* zeroed: clang-analyzer cannot tell get_attr ends them */
     int seen_equiv = 0, seen_content = 0, seen_charset = 0;
     int got_pragma = 0, need_pragma = -1;
     const struct encoding *charset = NULL;
