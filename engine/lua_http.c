@@ -17,13 +17,17 @@ struct op {
 
 /* Wake the task with the results a builder makes in protected mode: it moves them
  * onto the task's stack as its last step, so that they arrive whole or not at all. */
-static void deliver(struct op *op, lua_CFunction builder)
+/* Run a builder (a registry ref: lua_cpcall would make a new closure for each
+ * call) on op in protected mode, and wake op's task with what it handed over. */
+static void deliver(struct op *op, int builder)
 {
     lua_State *L = op->st->L;
     lua_State *co = task_thread(op->task);
     op->nresults = 0;
     int n;
-    if (lua_cpcall(L, builder, op) != 0) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, builder);
+    lua_pushlightuserdata(L, op);
+    if (lua_pcall(L, 1, 0, 0) != 0) {
         /* Out of memory, most likely: report it to the task as a failed fetch. */
         lua_pop(L, 1);
         lua_pushnil(co);
@@ -127,7 +131,7 @@ static void fetch_done(void *arg, const http_res_t *res)
 {
     struct op *op = arg;
     op->result = res;
-    deliver(op, build_response);
+    deliver(op, op->st->build_response_ref);
 }
 
 static void fetch_abort(void *arg)
@@ -334,7 +338,7 @@ static void resolve_done(void *arg, const dns_answer_t *ans)
 {
     struct op *op = arg;
     op->result = ans;
-    deliver(op, build_answer);
+    deliver(op, op->st->build_answer_ref);
 }
 
 static void resolve_abort(void *arg)
@@ -372,5 +376,10 @@ static const luaL_Reg funcs[] = {
 
 void lc_register_http(lua_State *L)
 {
+    lc_state_t *st = lua_touserdata(L, -1); /* on top, as lc_setfuncs wants it */
+    lua_pushcfunction(L, build_response);
+    st->build_response_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushcfunction(L, build_answer);
+    st->build_answer_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     lc_setfuncs(L, funcs);
 }

@@ -30,7 +30,8 @@ typedef struct lc_state {
     struct lc_signals *signals; /* lua_signal.c, created on first use */
     int running;
     int error_mt_ref, new_response_ref, headers_mt_ref;
-    struct buf *json; /* lua_json.c's buffer (buf.h), made on first use */
+    int build_response_ref, build_answer_ref; /* lua_http.c's builders, as Lua functions */
+    struct buf *json;                         /* lua_json.c's buffer (buf.h), made on first use */
 } lc_state_t;
 
 #define lc_state(L) ((lc_state_t *)lua_touserdata((L), lua_upvalueindex(1)))
