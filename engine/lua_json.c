@@ -1,5 +1,6 @@
 /* lua_json.c: core.json_encode(value) -> JSON text, the encoder of the crawl's item
- * outputs (export.lua). It writes what lua-cjson's encode writes, and refuses what
+ * outputs (export.lua), and core.json_lines/json_append/json_take, which keep JSON
+ * Lines in C until a batch is written. It writes what lua-cjson's encode writes, and refuses what
  * it refuses with the same messages (tests/spec/json_spec.lua compares the two on
  * random values), at a fraction of the cost: cjson formats every number with its
  * own printf, a few thousand instructions a record.
