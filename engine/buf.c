@@ -5,7 +5,7 @@
 
 int buf_grow(struct buf *b, size_t more)
 {
-    size_t cap = b->cap ? b->cap : 256;
+    size_t cap = b->cap ? b->cap : more > 256 ? more : 256;
     while (cap - b->n < more) {
         if (cap > SIZE_MAX / 2) return -1;
         cap *= 2;
@@ -22,4 +22,12 @@ void buf_free(struct buf *b)
     free(b->p);
     b->p = NULL;
     b->n = b->cap = 0;
+}
+
+void buf_reset(struct buf *b, size_t keep)
+{
+    if (b->cap > keep)
+        buf_free(b);
+    else
+        b->n = 0;
 }

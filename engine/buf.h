@@ -1,7 +1,7 @@
-/* buf.h: a growing byte buffer, for the text the HTML code decodes and collects and
- * the text the JSON writer makes. (http.c keeps its own: bodies are sized to their
- * Content-Length, not in powers of two.) The common case, room to spare, is inline:
- * the HTML scan appends to one for every attribute it keeps. */
+/* buf.h: a growing byte buffer: response bodies and headers (http.c), the text the
+ * HTML code decodes and collects, the text the JSON writer makes. The common case,
+ * room to spare, is inline: the HTML scan appends to one for every attribute it
+ * keeps. */
 #ifndef LUACRAWL_BUF_H
 #define LUACRAWL_BUF_H
 
@@ -14,7 +14,9 @@ struct buf {
     size_t n, cap;
 };
 
-/* buf_reserve when the room is not there: doubles the capacity (from 256) until it is. */
+/* buf_reserve when the room is not there. The first allocation is what is asked (at
+ * least 256 bytes): a body is sized to its Content-Length at once. Later the
+ * capacity doubles until there is room. */
 int buf_grow(struct buf *b, size_t more);
 
 /* Room for more bytes after the n used; 0, or -1 when out of memory (b unchanged). */
@@ -35,5 +37,8 @@ static inline int buf_append(struct buf *b, const void *s, size_t n)
 }
 
 void buf_free(struct buf *b);
+
+/* Empty b; keep its memory for the next use when it is at most keep bytes. */
+void buf_reset(struct buf *b, size_t keep);
 
 #endif

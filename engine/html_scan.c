@@ -126,8 +126,8 @@ struct scanner {
     int rc; /* UNSURE or FAILED once the pass must stop */
 };
 
-/* The bit of a name in the set of opened names: a hash, which tag_name also
- * computes on its way through a start tag's name. */
+/* The bit of a name in the sets of names (opened, wanted): a hash, which tag_name
+ * also computes on its way through a start tag's name. */
 #define NAME_HASH_INIT 5381u
 #define NAME_HASH_STEP(h, c) ((h)*33 + (unsigned char)(c))
 
@@ -139,21 +139,21 @@ static unsigned name_bit(const char *name)
     return h & 255;
 }
 
-static void mark_opened_bit(struct scanner *sc, unsigned b)
+/* A set of name bits: 256 bits in four words. */
+static void bit_add(uint64_t *set, unsigned b)
 {
-    sc->opened[b >> 6] |= (uint64_t)1 << (b & 63);
+    set[b >> 6] |= (uint64_t)1 << (b & 63);
 }
 
-static void mark_opened(struct scanner *sc, const char *name)
+static int bit_has(const uint64_t *set, unsigned b)
 {
-    mark_opened_bit(sc, name_bit(name));
+    return (set[b >> 6] >> (b & 63)) & 1;
 }
 
 /* Can an element of this name be open? When not, libxml2 ignores its end tag. */
 static int maybe_open(const struct scanner *sc, const char *name)
 {
-    unsigned b = name_bit(name);
-    return (sc->opened[b >> 6] >> (b & 63)) & 1;
+    return bit_has(sc->opened, name_bit(name));
 }
 
 /* The first c in [p, end), or NULL: memchr, after a look at the next 16 bytes
@@ -394,7 +394,7 @@ static const unsigned char *doctype(const unsigned char *p, const unsigned char 
 /* Whether a start tag of this name (and name_bit) is reported. */
 static int reported(const struct scanner *sc, const char *name, unsigned bit)
 {
-    if (!((sc->wanted[bit >> 6] >> (bit & 63)) & 1)) return 0;
+    if (!bit_has(sc->wanted, bit)) return 0;
     for (const char *const *t = sc->tags; *t; t++)
         if ((*t)[0] == name[0] && html_name_eq(*t, name)) return 1;
     return 0;
@@ -502,7 +502,7 @@ static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p
     }
     unsigned bit;
     p = tag_name(p + 1, end, name, &nl, &bit);
-    mark_opened_bit(sc, bit);
+    bit_add(sc->opened, bit);
     int keep = reported(sc, name, bit);
     sc->attrs.n = 0;
     sc->noff = 0;
@@ -767,9 +767,9 @@ int html_scan_tags(const char *text, size_t len, const char *const *tags, html_t
         .end = (const unsigned char *)text + len, .tags = tags, .tag = tag, .arg = arg};
     static const char *const implied[] = {"html", "head", "body", "p"};
     for (size_t i = 0; i < sizeof(implied) / sizeof(implied[0]); i++)
-        mark_opened(&sc, implied[i]);
+        bit_add(sc.opened, name_bit(implied[i]));
     for (const char *const *t = tags; *t; t++)
-        sc.wanted[name_bit(*t) >> 6] |= (uint64_t)1 << (name_bit(*t) & 63);
+        bit_add(sc.wanted, name_bit(*t));
     const unsigned char *p = (const unsigned char *)text, *end = sc.end;
     /* Switching the context to UTF-8 skips a byte order mark, and the check of the
      * first four bytes in htmlParseDocument another. */

@@ -3,9 +3,10 @@
  * DNS -> curl ...) -> completion. Completions are reported from the loop's own
  * callbacks after curl has returned, never from inside a curl callback. */
 #include "http.h"
+
+#include "buf.h"
 #include "proxy_env.h"
 #include "url.h"
-#include "url_internal.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -24,6 +25,7 @@
 #define POOL_MAX 64
 #define MAX_IDLE_CONNECTIONS 256
 #define RECV_BUFFER_SIZE 65536L /* curl's receive buffer: 16 KB by default */
+#define HEADERS_FIRST 2048      /* bytes of "name\0value\0" room for a response at first */
 
 enum xfer_state { X_DNS, X_CURL, X_DEFERRED, X_DONE };
 enum abort_reason { ABORT_NONE, ABORT_BODY, ABORT_HEADER, ABORT_TRUNCATED };
@@ -45,11 +47,6 @@ struct http_req {
     int truncate;
 };
 
-struct buf {
-    char *data;
-    size_t len, cap;
-};
-
 struct http_xfer {
     http_t *http;
     http_req_t *req;
@@ -63,6 +60,7 @@ struct http_xfer {
     char *host; /* this hop's host, and the port curl will connect to */
     int port;
     int literal;
+    int normal;        /* url is in normalized form (parse_url took host and port from it) */
     const char *proxy; /* this hop's: the request's, else the environment's; NULL: none */
     char *proxy_host;
     int proxy_port;
@@ -238,35 +236,6 @@ int http_req_ca_file(http_req_t *req, const char *path)
     return set_str(&req->ca_file, path);
 }
 
-/* ---- buffers ---- */
-
-static int buf_reserve(struct buf *b, size_t extra)
-{
-    if (b->len + extra <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : extra > 4096 ? extra : 4096;
-    while (cap < b->len + extra)
-        cap *= 2;
-    char *d = realloc(b->data, cap);
-    if (!d) return -1;
-    b->data = d;
-    b->cap = cap;
-    return 0;
-}
-
-static int buf_append(struct buf *b, const char *data, size_t len)
-{
-    if (buf_reserve(b, len) < 0) return -1;
-    memcpy(b->data + b->len, data, len);
-    b->len += len;
-    return 0;
-}
-
-static void buf_free(struct buf *b)
-{
-    free(b->data);
-    memset(b, 0, sizeof(*b));
-}
-
 /* ---- completion ---- */
 
 static void fail(http_xfer_t *x, enum http_error e, const char *fmt, const char *detail)
@@ -356,11 +325,11 @@ static void finish(http_xfer_t *x)
         res.t_tls = tls > 0 ? dns + tls : 0;
         res.t_ttfb = dns + info_time(x->easy, CURLINFO_STARTTRANSFER_TIME_T);
         res.t_total = dns + info_time(x->easy, CURLINFO_TOTAL_TIME_T);
-        res.body = x->body.data ? x->body.data : "";
-        res.body_len = x->body.len;
+        res.body = x->body.p ? x->body.p : "";
+        res.body_len = x->body.n;
         headers = x->nheaders ? calloc((size_t)x->nheaders, sizeof(*headers)) : NULL;
         if (headers) {
-            const char *p = x->hdrbuf.data;
+            const char *p = x->hdrbuf.p;
             for (int i = 0; i < x->nheaders; i++) {
                 headers[i].name = p;
                 p += strlen(p) + 1;
@@ -370,7 +339,7 @@ static void finish(http_xfer_t *x)
             res.nheaders = x->nheaders;
             res.headers = headers;
         }
-        http->stats.bytes += x->body.len;
+        http->stats.bytes += x->body.n;
     }
     if (x->error == HTTP_OK)
         http->stats.completed++;
@@ -387,17 +356,17 @@ static void finish(http_xfer_t *x)
 char *http_res_take_body(const http_res_t *res)
 {
     http_xfer_t *x = res->xfer;
-    if (!x->body.data || x->body.len == 0) return NULL;
+    if (!x->body.p || x->body.n == 0) return NULL;
     /* NUL-terminated, as a Lua string would be, for whoever reads it as one; what
      * buffer growth left unused is given back when it is much. */
-    size_t len = x->body.len;
+    size_t len = x->body.n;
     if (x->body.cap - len > len / 8 || x->body.cap == len) {
-        char *d = realloc(x->body.data, len + 1);
+        char *d = realloc(x->body.p, len + 1);
         if (!d) return NULL; /* the body stays with the transfer: the response has none */
-        x->body.data = d;
+        x->body.p = d;
         x->body.cap = len + 1;
     }
-    char *data = x->body.data;
+    char *data = x->body.p;
     data[len] = '\0';
     memset(&x->body, 0, sizeof(x->body));
     return data;
@@ -436,10 +405,10 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
         if (declared > (curl_off_t)n && (size_t)declared <= x->req->max_body)
             buf_reserve(&x->body, (size_t)declared + 1); /* and the NUL at the end */
     }
-    if (x->body.len + n > x->req->max_body) {
+    if (x->body.n + n > x->req->max_body) {
         if (x->req->truncate) {
             /* Keep what fits and stop the transfer; reported as a success. */
-            buf_append(&x->body, data, x->req->max_body - x->body.len);
+            buf_append(&x->body, data, x->req->max_body - x->body.n);
             x->aborted = ABORT_TRUNCATED;
         } else {
             x->aborted = ABORT_BODY;
@@ -464,7 +433,7 @@ static int store_header(http_xfer_t *x, const char *line, size_t n)
 {
     if (n && (line[0] == ' ' || line[0] == '\t') && x->nheaders) {
         trim(&line, &n);
-        x->hdrbuf.len--; /* reopen the last value */
+        x->hdrbuf.n--; /* reopen the last value */
         if (buf_append(&x->hdrbuf, " ", 1) < 0 || buf_append(&x->hdrbuf, line, n) < 0) return -1;
         return buf_append(&x->hdrbuf, "", 1);
     }
@@ -476,6 +445,8 @@ static int store_header(http_xfer_t *x, const char *line, size_t n)
     trim(&value, &vlen);
     if (nlen == 0 || memchr(name, '\0', nlen) || memchr(value, '\0', vlen)) return 0;
     if (x->nheaders >= MAX_HEADERS) return -1;
+    /* A response's headers usually fit in the first allocation. */
+    if (!x->hdrbuf.p && buf_reserve(&x->hdrbuf, HEADERS_FIRST) < 0) return -1;
     if (buf_append(&x->hdrbuf, name, nlen) < 0 || buf_append(&x->hdrbuf, "", 1) < 0 ||
         buf_append(&x->hdrbuf, value, vlen) < 0 || buf_append(&x->hdrbuf, "", 1) < 0)
         return -1;
@@ -495,7 +466,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
     }
     if (n >= 5 && memcmp(data, "HTTP/", 5) == 0) {
         /* A new response (after 100 Continue, say): forget the earlier headers. */
-        x->hdrbuf.len = 0;
+        x->hdrbuf.n = 0;
         x->nheaders = 0;
         return n;
     }
@@ -604,9 +575,11 @@ static int parse_url(http_xfer_t *x, const char *url, char **host, int *port, in
     }
     const char *fast_host;
     size_t fast_len;
+    if (!proxy) x->normal = 0;
     if (!proxy && url_host_port_fast(url, len, &fast_host, &fast_len, port)) {
         /* A URL in normalized form (most are: the link extractors give them) needs
          * no parse by curl. */
+        x->normal = 1;
         *host = strndup(fast_host, fast_len);
         if (*host) return 0;
         fail(x, HTTP_E_PROTOCOL, "%s", "out of memory");
@@ -720,38 +693,30 @@ static void setup_base(CURL *e, http_t *http)
     curl_easy_setopt(e, CURLOPT_NOPROXY, "");
 }
 
-/* A URL handle holding the parts of url, when url is in normalized form (url.h)
- * without a fragment or a '%': given one, curl copies the parts instead of parsing
- * url and putting it back together for every transfer (10,000 instructions less
- * a transfer, of some 55,000). curl 7.88 lower-cases the escapes of a part it is given, which would
- * change the request, hence no '%'. NULL for any other URL, or out of memory: curl
- * parses url. */
-static CURLU *url_handle(const char *url)
+/* x->url in parts, for CURLOPT_CURLU, when parse_url found it in normalized form
+ * and it has no fragment and no '%': curl then copies the parts instead of parsing
+ * the URL and putting it back together for every transfer (10,000 instructions
+ * less a transfer, of some 55,000). curl 7.88 lower-cases the escapes of a part it
+ * is given, which would change the request, hence no '%'. NULL for any other URL,
+ * or out of memory: curl parses it. */
+static CURLU *url_handle(const http_xfer_t *x)
 {
-    char b[URL_MAX_LENGTH + 1]; /* url, cut into its parts by NULs */
-    size_t n = strlen(url);
-    if (url_normal_form(url, n) != n || memchr(url, '%', n)) return NULL;
-    memcpy(b, url, n + 1);
-    char *host = b + (b[4] == 's' ? 8 : 7), *port = NULL, *path = host + strcspn(host, ":/");
-    if (*path == ':') {
-        *path = '\0';
-        port = path + 1;
-        path = port + strcspn(port, "/");
-    }
-    /* The host and port end where the path starts: that '/' is needed, so move. */
-    char hp[URL_MAX_LENGTH + 1];
-    size_t hn = (size_t)(path - host);
-    memcpy(hp, host, hn);
-    hp[hn] = '\0';
-    if (port) port = hp + (port - host);
-    char *query = strchr(path, '?');
-    if (query) *query++ = '\0';
+    const char *url = x->url;
+    if (!x->normal || strpbrk(url, "%#")) return NULL;
+    /* Host and port as parse_url took them; the path from the '/' after them. */
+    const char *host_end = url + (url[4] == 's' ? 8 : 7) + strlen(x->host);
+    const char *path = strchr(host_end, '/'), *query = strchr(path, '?');
+    char p[URL_MAX_LENGTH + 1], port[8];
+    size_t pn = query ? (size_t)(query - path) : strlen(path);
+    memcpy(p, path, pn);
+    p[pn] = '\0';
+    snprintf(port, sizeof(port), "%d", x->port);
     CURLU *u = curl_url();
-    if (!u || curl_url_set(u, CURLUPART_SCHEME, b[4] == 's' ? "https" : "http", 0) ||
-        curl_url_set(u, CURLUPART_HOST, hp, 0) ||
-        (port && curl_url_set(u, CURLUPART_PORT, port, 0)) ||
-        curl_url_set(u, CURLUPART_PATH, path, 0) ||
-        (query && curl_url_set(u, CURLUPART_QUERY, query, 0))) {
+    if (!u || curl_url_set(u, CURLUPART_SCHEME, url[4] == 's' ? "https" : "http", 0) ||
+        curl_url_set(u, CURLUPART_HOST, x->host, 0) ||
+        (*host_end == ':' && curl_url_set(u, CURLUPART_PORT, port, 0)) ||
+        curl_url_set(u, CURLUPART_PATH, p, 0) ||
+        (query && curl_url_set(u, CURLUPART_QUERY, query + 1, 0))) {
         curl_url_cleanup(u);
         return NULL;
     }
@@ -772,7 +737,7 @@ static void setup_easy(http_xfer_t *x)
     }
     x->easy_base = plain;
     curl_url_cleanup(x->uh);
-    x->uh = url_handle(x->url);
+    x->uh = url_handle(x);
     curl_easy_setopt(e, CURLOPT_CURLU, x->uh); /* NULL: curl parses CURLOPT_URL */
     curl_easy_setopt(e, CURLOPT_URL, x->url);
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
@@ -941,8 +906,8 @@ static int follow_redirect(http_xfer_t *x)
     free(x->url);
     x->url = next;
     x->redirects++;
-    x->body.len = 0;
-    x->hdrbuf.len = 0;
+    x->body.n = 0;
+    x->hdrbuf.n = 0;
     x->nheaders = 0;
     x->header_bytes = 0;
     if (!plain_request(x->req)) { /* setup_easy sets the next hop up whole */
@@ -1005,7 +970,7 @@ static void map_curl_error(http_xfer_t *x, CURLcode rc)
         break;
     case CURLE_OUT_OF_MEMORY:
         /* curl 7.88 reports a header line over its 100 KiB limit this way. */
-        if (x->body.len == 0)
+        if (x->body.n == 0)
             fail(x, HTTP_E_TOO_LARGE, "%s", "a response header is over curl's 100 KiB limit");
         else
             fail(x, HTTP_E_PROTOCOL, "%s", detail);
@@ -1213,8 +1178,8 @@ int http_fuzz_response(const char *data, size_t len, size_t max_body, size_t max
         off += n;
     }
     /* As finish() does, but bounded, to tell a walk off the end from a good one. */
-    const char *p = x->hdrbuf.data ? x->hdrbuf.data : "";
-    const char *end = p + x->hdrbuf.len;
+    const char *p = x->hdrbuf.p ? x->hdrbuf.p : "";
+    const char *end = p + x->hdrbuf.n;
     rc = x->nheaders;
     for (int i = 0; i < 2 * x->nheaders; i++) {
         size_t n = p < end ? strnlen(p, (size_t)(end - p)) : 0;

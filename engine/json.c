@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* What a byte becomes in a string: 0 for itself, else its escape's second
@@ -112,14 +111,4 @@ int json_put_number(json_buf_t *b, double v)
         if (p) *p = '.';
     }
     return buf_append(b, tmp, (size_t)len);
-}
-
-void json_reset(json_buf_t *b, size_t keep)
-{
-    b->n = 0;
-    if (b->cap > keep) {
-        free(b->p);
-        b->p = NULL;
-        b->cap = 0;
-    }
 }

@@ -18,7 +18,4 @@ int json_put_string(json_buf_t *b, const char *s, size_t n); /* quoted and escap
 /* 0, -1 when out of memory, -2 for NaN or an infinity (JSON has none). */
 int json_put_number(json_buf_t *b, double v);
 
-/* Forget the text; keep at most keep bytes of room for the next one. */
-void json_reset(json_buf_t *b, size_t keep);
-
 #endif

@@ -68,7 +68,7 @@ void *lc_toudata_either(lua_State *L, int idx, const char *name, const char *spe
     lc_getmetatable(L, name);
     int is = lua_rawequal(L, -1, -2);
     lua_pop(L, 1);
-    if (!is) {
+    if (!is && spent) {
         lc_getmetatable(L, spent);
         is = lua_rawequal(L, -1, -2);
         lua_pop(L, 1);

@@ -1,9 +1,9 @@
 /* lua_json.c: core.json_encode(value) -> JSON text, the encoder of the crawl's item
  * outputs (export.lua), and core.json_lines/json_append/json_take, which keep JSON
- * Lines in C until a batch is written. It writes what lua-cjson's encode writes, and refuses what
- * it refuses with the same messages (tests/spec/json_spec.lua compares the two on
- * random values), at a fraction of the cost: cjson formats every number with its
- * own printf, a few thousand instructions a record.
+ * Lines in C until a batch is written. It writes what lua-cjson's encode writes,
+ * and refuses what it refuses with the same messages (tests/spec/json_spec.lua
+ * compares the two on random values), at a fraction of the cost: cjson formats
+ * every number with its own printf, a few thousand instructions a record.
  *
  * Tables: one whose keys are the integers 1..n (holes allowed, up to half of them
  * past the first ten) is an array; an empty table and any other are objects, their
@@ -144,7 +144,7 @@ static json_buf_t *encode_value(lua_State *L, int idx)
     lc_state_t *st = lc_state(L);
     if (!st->json && !(st->json = calloc(1, sizeof(*st->json))))
         luaL_error(L, "json: out of memory");
-    json_reset(st->json, KEEP_BYTES);
+    buf_reset(st->json, KEEP_BYTES);
     encode(L, st->json, idx, 0);
     return st->json;
 }
@@ -161,11 +161,13 @@ static int l_json_encode(lua_State *L)
 
 /* JSON Lines kept in C until they are written (export.lua): one Lua string for a
  * batch of records rather than one for each, and one to join them. */
-#define LINES_METATABLE "luacrawl.json.lines"
+static const char LINES_METATABLE[] = "luacrawl.json.lines";
 
 static json_buf_t *check_lines(lua_State *L)
 {
-    return luaL_checkudata(L, 1, LINES_METATABLE);
+    json_buf_t *lines = lc_toudata_either(L, 1, LINES_METATABLE, NULL);
+    if (!lines) luaL_typerror(L, 1, LINES_METATABLE);
+    return lines;
 }
 
 static int lines_gc(lua_State *L)
@@ -179,7 +181,7 @@ static int l_json_lines(lua_State *L)
 {
     json_buf_t *b = lua_newuserdata(L, sizeof(*b));
     memset(b, 0, sizeof(*b));
-    luaL_getmetatable(L, LINES_METATABLE);
+    lc_getmetatable(L, LINES_METATABLE);
     lua_setmetatable(L, -2);
     return 1;
 }
@@ -203,7 +205,7 @@ static int l_json_take(lua_State *L)
 {
     json_buf_t *lines = check_lines(L);
     lua_pushlstring(L, lines->p ? lines->p : "", lines->n);
-    json_reset(lines, KEEP_BYTES);
+    buf_reset(lines, KEEP_BYTES);
     return 1;
 }
 
@@ -217,7 +219,7 @@ static const luaL_Reg funcs[] = {
 
 void lc_register_json(lua_State *L)
 {
-    luaL_newmetatable(L, LINES_METATABLE);
+    lc_newmetatable(L, LINES_METATABLE);
     lua_pushcfunction(L, lines_gc);
     lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);

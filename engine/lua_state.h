@@ -47,9 +47,9 @@ void lc_push_error(lua_State *L, lc_state_t *st, const char *kind, const char *m
  * core[name], a closure over the state. Leaves the stack as it was. */
 void lc_setfuncs(lua_State *L, const luaL_Reg *reg);
 
-/* The userdata at idx if its metatable is the registry's `name` or `spent` (the
- * same type once its memory was given back early: a metatable without __gc, so
- * that the collector frees it without a finalizer call), else NULL. */
+/* The userdata at idx if its metatable is `name`'s or `spent`'s (the same type once
+ * its memory was given back early: a metatable without __gc, so that the collector
+ * frees it without a finalizer call; NULL for a type without one), else NULL. */
 void *lc_toudata_either(lua_State *L, int idx, const char *name, const char *spent);
 
 /* The metatables of our userdata types are kept in the registry under their name

@@ -210,12 +210,8 @@ static int l_seen(lua_State *L)
 
 seen_t *lc_toseen(lua_State *L, int idx)
 {
-    seen_t **s = lua_touserdata(L, idx);
-    if (!s || !lua_getmetatable(L, idx)) return NULL;
-    lc_getmetatable(L, SEEN_METATABLE);
-    int is_seen = lua_rawequal(L, -1, -2);
-    lua_pop(L, 2);
-    if (!is_seen) return NULL;
+    seen_t **s = lc_toudata_either(L, idx, SEEN_METATABLE, NULL);
+    if (!s) return NULL;
     if (!*s) luaL_error(L, "seen set already freed");
     return *s;
 }

@@ -5,7 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 
-/* A crawl mallocs and frees a body buffer and a 16 KB curl buffer for every page.
+/* A crawl mallocs and frees a body buffer and a 64 KB curl buffer for every page.
  * glibc gives free memory at the top of its heap back to the system past 128 KB
  * and so faults those pages in again a moment later: a fifth of a page's kernel
  * time. Up to TRIM_KEEP bytes stay mapped, and allocations under MMAP_FROM come
