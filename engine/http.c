@@ -5,6 +5,7 @@
 #include "http.h"
 
 #include "buf.h"
+#include "http_headers.h"
 #include "proxy_env.h"
 #include "url.h"
 
@@ -90,6 +91,7 @@ struct http {
     int pool_base[POOL_MAX]; /* as http_xfer_t.easy_base */
     int npool;
     proxy_env_t *penv; /* the environment's proxies; NULL: none set */
+    http_headers_t *headers;
     http_stats_t stats;
 };
 
@@ -759,11 +761,18 @@ static void setup_easy(http_xfer_t *x)
     long timeout_ms = remaining > 0.001 ? (long)ceil(remaining * 1000) : 1;
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->connect_timeout * 1000));
-    curl_easy_setopt(e, CURLOPT_USERAGENT,
-                     r->user_agent ? r->user_agent : "luacrawl/" LUACRAWL_VERSION);
+    /* A plain request's User-Agent and Accept-Encoding go as a ready header list
+     * (http_headers.h). Not to a proxy: curl would leave the User-Agent out of a
+     * CONNECT, which takes only CURLOPT_USERAGENT. */
+    const char *ua = r->user_agent ? r->user_agent : "luacrawl/" LUACRAWL_VERSION;
+    struct curl_slist *ready = plain && !x->proxy ? http_headers_for(x->http->headers, ua) : NULL;
+    curl_easy_setopt(e, CURLOPT_USERAGENT, ready ? NULL : ua);
     /* With proxy variables, a pooled handle may hold the last hop's proxy. */
     if (x->proxy || x->http->penv) curl_easy_setopt(e, CURLOPT_PROXY, x->proxy ? x->proxy : "");
-    if (plain) return;
+    if (plain) {
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, ready); /* NULL: a pooled handle's goes */
+        return;
+    }
     if (r->headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
     if (r->ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
     if (r->insecure) {
@@ -1027,6 +1036,7 @@ http_t *http_new(loop_t *loop, dns_t *dns, char *err, size_t errlen)
     int oom;
     http->penv = proxy_env_new(&oom);
     if (oom) goto oom;
+    if (!(http->headers = http_headers_new())) goto oom;
     http->multi = curl_multi_init();
     http->share = curl_share_init();
     if (!http->multi || !http->share) goto oom;
@@ -1048,6 +1058,7 @@ oom:
         if (http->multi) curl_multi_cleanup(http->multi);
         if (http->share) curl_share_cleanup(http->share);
         proxy_env_free(http->penv);
+        http_headers_free(http->headers);
         free(http);
     }
     return NULL;
@@ -1062,6 +1073,7 @@ void http_free(http_t *http)
     curl_multi_cleanup(http->multi);
     curl_share_cleanup(http->share);
     proxy_env_free(http->penv);
+    http_headers_free(http->headers);
     free(http);
 }
 

@@ -241,6 +241,29 @@ describe("lc.fetch", function()
     assert.equal("other/2", ua.headers["user-agent"])
   end)
 
+  it("sends one User-Agent and the Accept-Encoding curl decodes, however the request is made", function()
+    -- A plain request's two headers go to curl as a ready list (http_headers.c); any
+    -- other request lets curl write them. Both must say the same, once each.
+    local function echo(opts)
+      return cjson.decode(assert(fetch(h.url("/echo"), opts)).body).headers
+    end
+    local plain, own_ua, with_headers, proxied = echo(), echo({ user_agent = "own/1" }),
+      echo({ headers = { ["X-One"] = "1" } }), echo({ proxy = h.url("") })
+    local version = lc.versions().luacrawl
+    assert.equal("luacrawl/" .. version, plain["user-agent"])
+    assert.equal("own/1", own_ua["user-agent"])
+    assert.equal("luacrawl/" .. version, with_headers["user-agent"])
+    assert.equal("luacrawl/" .. version, proxied["user-agent"])
+    -- curl's own list (written by curl for the request with headers of its own).
+    local curls = with_headers["accept-encoding"]
+    assert.matches("gzip", curls)
+    for _, e in ipairs({ plain, own_ua, proxied }) do assert.equal(curls, e["accept-encoding"]) end
+    -- And what a plain request advertised came encoded and was decoded.
+    local res = assert(fetch(h.url("/gzip")))
+    assert.equal("gzip", res.headers["content-encoding"])
+    assert.equal(("hello gzip "):rep(1000), res.body)
+  end)
+
   it("sends the path and query of every kind of URL as they are", function()
     -- Normalized URLs reach curl in parts (http.c's url_handle), others as strings.
     local urls = {

@@ -1,0 +1,97 @@
+/* http_headers.c: ready header lists for plain requests (http_headers.h). */
+#include "http_headers.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEPT 8 /* user agents: a crawl has one or two */
+
+struct http_headers {
+    char *accept_encoding; /* the header line, NULL when curl decodes nothing */
+    struct {
+        char *ua;
+        struct curl_slist *list;
+    } kept[KEPT];
+    int nkept;
+};
+
+/* The encodings curl 7.88 lists for CURLOPT_ACCEPT_ENCODING "", in its order. */
+static char *accept_encoding_line(void)
+{
+    const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+    char line[96] = "Accept-Encoding: ";
+    const char *sep = "";
+    if (v->features & CURL_VERSION_LIBZ) {
+        strcat(line, "deflate, gzip");
+        sep = ", ";
+    }
+    if (v->features & CURL_VERSION_BROTLI) {
+        strcat(line, sep);
+        strcat(line, "br");
+        sep = ", ";
+    }
+    if (v->features & CURL_VERSION_ZSTD) {
+        strcat(line, sep);
+        strcat(line, "zstd");
+        sep = ", ";
+    }
+    return *sep ? strdup(line) : NULL;
+}
+
+http_headers_t *http_headers_new(void)
+{
+    http_headers_t *hh = calloc(1, sizeof(*hh));
+    if (hh) hh->accept_encoding = accept_encoding_line();
+    return hh;
+}
+
+void http_headers_free(http_headers_t *hh)
+{
+    if (!hh) return;
+    for (int i = 0; i < hh->nkept; i++) {
+        free(hh->kept[i].ua);
+        curl_slist_free_all(hh->kept[i].list);
+    }
+    free(hh->accept_encoding);
+    free(hh);
+}
+
+const char *http_headers_accept_encoding(const http_headers_t *hh)
+{
+    return hh->accept_encoding;
+}
+
+/* The list for ua, new: NULL when out of memory. */
+static struct curl_slist *make_list(const char *ae, const char *ua)
+{
+    size_t n = strlen(ua) + sizeof("User-Agent: ");
+    char *line = malloc(n);
+    if (!line) return NULL;
+    snprintf(line, n, "User-Agent: %s", ua);
+    struct curl_slist *list = curl_slist_append(NULL, line);
+    free(line);
+    if (!list) return NULL;
+    struct curl_slist *both = curl_slist_append(list, ae);
+    if (!both) curl_slist_free_all(list);
+    return both;
+}
+
+struct curl_slist *http_headers_for(http_headers_t *hh, const char *ua)
+{
+    if (!hh->accept_encoding || !*ua) return NULL; /* "" sends no User-Agent: curl's way */
+    for (int i = 0; i < hh->nkept; i++)
+        if (strcmp(hh->kept[i].ua, ua) == 0) return hh->kept[i].list;
+    if (hh->nkept == KEPT) return NULL;
+    char *copy = strdup(ua);
+    struct curl_slist *list = copy ? make_list(hh->accept_encoding, ua) : NULL;
+    if (!list) {
+        free(copy);
+        return NULL;
+    }
+    hh->kept[hh->nkept].ua = copy;
+    hh->kept[hh->nkept].list = list;
+    hh->nkept++;
+    return list;
+}
