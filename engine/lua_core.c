@@ -50,6 +50,8 @@ http_t *lc_http(lua_State *L, lc_state_t *st)
 void lc_newmetatable(lua_State *L, const char *name)
 {
     luaL_newmetatable(L, name);
+    lua_pushlightuserdata(L, (void *)name); /* its tag, for lc_toudata_either */
+    lua_rawseti(L, -2, 1);
     lua_pushlightuserdata(L, (void *)name);
     lua_pushvalue(L, -2);
     lua_rawset(L, LUA_REGISTRYINDEX);
@@ -65,16 +67,10 @@ void *lc_toudata_either(lua_State *L, int idx, const char *name, const char *spe
 {
     void *p = lua_touserdata(L, idx);
     if (!p || !lua_getmetatable(L, idx)) return NULL;
-    lc_getmetatable(L, name);
-    int is = lua_rawequal(L, -1, -2);
-    lua_pop(L, 1);
-    if (!is && spent) {
-        lc_getmetatable(L, spent);
-        is = lua_rawequal(L, -1, -2);
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-    return is ? p : NULL;
+    lua_rawgeti(L, -1, 1); /* the tag lc_newmetatable gave it: in the array part, no lookup */
+    const void *tag = lua_type(L, -1) == LUA_TLIGHTUSERDATA ? lua_touserdata(L, -1) : NULL;
+    lua_pop(L, 2);
+    return tag && (tag == name || tag == spent) ? p : NULL;
 }
 
 void lc_push_error(lua_State *L, lc_state_t *st, const char *kind, const char *message)

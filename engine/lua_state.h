@@ -57,7 +57,8 @@ void *lc_toudata_either(lua_State *L, int idx, const char *name, const char *spe
  * name, a light userdata: the checks made for every page look them up by pointer,
  * a fraction of the cost of a lookup by string. name is the type's char array (of
  * static storage), the same one at every call. lc_newmetatable pushes the new
- * table, lc_getmetatable the table. */
+ * table, lc_getmetatable the table. The table holds the name's address at [1] as
+ * a light userdata: lc_toudata_either checks a userdata's type by that tag. */
 void lc_newmetatable(lua_State *L, const char *name);
 void lc_getmetatable(lua_State *L, const char *name);
 
