@@ -805,9 +805,9 @@ struct collect {
 
 static void collect_free(struct collect *c)
 {
-    for (size_t i = 0; i < c->n; i++) {
-        xmlFree(c->v[i].owned);
-        free(c->v[i].text.p);
+    for (size_t i = 0; i < c->n; i++) { /* most have neither: no calls for them */
+        if (c->v[i].owned) xmlFree(c->v[i].owned);
+        if (c->v[i].text.p) free(c->v[i].text.p);
     }
     free(c->v);
     xmlFree(c->base_owned);
@@ -1246,7 +1246,7 @@ done:
 void html_links_free(html_links_t *links)
 {
     for (size_t i = 0; i < links->n; i++)
-        free(links->v[i].text);
+        if (links->v[i].text) free(links->v[i].text); /* only with HTML_LINKS_TEXT */
     free(links->v);
     strings_free(links->strings);
     memset(links, 0, sizeof(*links));

@@ -80,6 +80,18 @@ static int is(unsigned char c, unsigned k)
     return (cls[c] & k) != 0;
 }
 
+/* By byte: a character of an HTML name (C_NAME) lower-cased, 0 for any other. */
+static const unsigned char name_lower[256] = {
+    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   /* C0 */
+    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   /* C0 */
+    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   '-', '.', 0,   /* space - . */
+    '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', ':', 0,   0,   0,   0,   0,   /* digits : */
+    0,   'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', /* A-O */
+    'p', 'q', 'r', 's', 't', 'u', 'v', 'w', 'x', 'y', 'z', 0,   0,   0,   0,   '_', /* P-Z _ */
+    0,   'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', /* a-o */
+    'p', 'q', 'r', 's', 't', 'u', 'v', 'w', 'x', 'y', 'z', 0,   0,   0,   0,   0,   /* p-z */
+};
+
 static int add_utf8(struct buf *b, unsigned c)
 {
     unsigned char u[4];
@@ -186,13 +198,15 @@ static const unsigned char *tag_name(const unsigned char *p, const unsigned char
 {
     size_t n = 0;
     unsigned h = NAME_HASH_INIT;
-    if (p < end && is(*p, C_START))
-        while (n < HTML_NAME_MAX && p < end && is(*p, C_NAME)) {
-            unsigned char c = *p++;
-            if (c >= 'A' && c <= 'Z') c += 32;
+    if (p < end && is(*p, C_START)) {
+        const unsigned char *lim = end - p > HTML_NAME_MAX ? p + HTML_NAME_MAX : end;
+        unsigned char c;
+        while (p < lim && (c = name_lower[*p]) != 0) {
             name[n++] = (char)c;
             h = NAME_HASH_STEP(h, c);
+            p++;
         }
+    }
     name[n] = 0;
     *len = n;
     *bit = h & 255;
@@ -212,7 +226,7 @@ static const unsigned char *html_name(const unsigned char *p, const unsigned cha
 static const unsigned char *skip_name(const unsigned char *p, const unsigned char *end)
 {
     if (p < end && is(*p, C_START))
-        while (p < end && is(*p, C_NAME))
+        while (p < end && name_lower[*p])
             p++;
     return p;
 }
