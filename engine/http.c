@@ -92,6 +92,7 @@ struct http {
     int npool;
     proxy_env_t *penv; /* the environment's proxies; NULL: none set */
     http_headers_t *headers;
+    double dns_pruned; /* when curl last pruned its DNS cache (setup_easy) */
     http_stats_t stats;
 };
 
@@ -752,6 +753,18 @@ static void setup_easy(http_xfer_t *x)
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_RESOLVER_START_DATA, x);
     curl_easy_setopt(e, CURLOPT_RESOLVE, x->resolve);
+    /* curl prunes its DNS cache, walking every entry (one per host and port given
+     * in CURLOPT_RESOLVE), at the end of each transfer, unless the transfer says
+     * the cache never expires. Once a second is enough: the entries of the hosts
+     * being crawled are renewed by each of their transfers, the others expire 60 s
+     * (curl's default) after their last. */
+    double now = loop_now(x->http->loop);
+    long dns_timeout = -1;
+    if (now - x->http->dns_pruned >= 1.0) {
+        x->http->dns_pruned = now;
+        dns_timeout = 60;
+    }
+    curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, dns_timeout);
     /* A declared length over the limit fails at once, unless the caller wants the
      * body truncated (on_body cuts it). */
     curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
