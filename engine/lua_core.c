@@ -67,7 +67,7 @@ void *lc_toudata_either(lua_State *L, int idx, const char *name, const char *spe
 {
     void *p = lua_touserdata(L, idx);
     if (!p || !lua_getmetatable(L, idx)) return NULL;
-    lua_rawgeti(L, -1, 1); /* the tag lc_newmetatable gave it: in the array part, no lookup */
+    lua_rawgeti(L, -1, 1); /* the tag lc_newmetatable gave it: no lookup in the registry */
     const void *tag = lua_type(L, -1) == LUA_TLIGHTUSERDATA ? lua_touserdata(L, -1) : NULL;
     lua_pop(L, 2);
     return tag && (tag == name || tag == spent) ? p : NULL;
