@@ -515,16 +515,27 @@ static void push_link_list(lua_State *L, const html_links_t *links, int detail,
     }
 }
 
-/* Push a set of links (a userdata that owns them) for links taken from a scan
- * (rc its result); raises when rc says it ran out of memory. */
-static html_links_t *push_link_set(lua_State *L, html_links_t *links, int rc)
+/* A link set's userdata: the links of a scan, and the title it found (NULL: none),
+ * which becomes a Lua string only when asked for (core.html.set_title): a crawler
+ * that never asks makes no string of it. The links come first, so that the set's
+ * address is theirs (lc_tolinkset). */
+struct link_set {
+    html_links_t links;
+    char *title;
+};
+
+/* Push a set that takes links and title (may be NULL) from a scan (rc its result);
+ * raises when rc says it ran out of memory. */
+static struct link_set *push_link_set(lua_State *L, html_links_t *links, int rc, char *title)
 {
     if (rc != 0) {
         html_links_free(links);
+        free(title);
         luaL_error(L, "html: out of memory extracting links");
     }
-    html_links_t *set = lua_newuserdata(L, sizeof(*set));
-    *set = *links; /* the userdata owns them from here, freed by its __gc */
+    struct link_set *set = lua_newuserdata(L, sizeof(*set));
+    set->links = *links; /* the userdata owns them from here, freed by its __gc */
+    set->title = title;
     memset(links, 0, sizeof(*links));
     lc_getmetatable(L, LINKSET_MT);
     lua_setmetatable(L, -2);
@@ -536,17 +547,24 @@ html_links_t *lc_tolinkset(lua_State *L, int idx)
     return lc_toudata_either(L, idx, LINKSET_MT, LINKSET_SPENT_MT);
 }
 
-static html_links_t *check_set(lua_State *L, int idx)
+static struct link_set *check_set(lua_State *L, int idx)
 {
-    html_links_t *set = lc_tolinkset(L, idx);
-    if (!set) luaL_typerror(L, idx, "link set");
-    return set;
+    html_links_t *links = lc_tolinkset(L, idx);
+    if (!links) luaL_typerror(L, idx, "link set");
+    return (struct link_set *)(void *)links;
 }
 
-/* Free the links of set, the set at idx, now; the set is empty after. */
-static void spend_set(lua_State *L, int idx, html_links_t *set)
+static void free_set(struct link_set *set)
 {
-    html_links_free(set);
+    html_links_free(&set->links);
+    free(set->title);
+    set->title = NULL;
+}
+
+/* Free the links and title of set, the set at idx, now; the set is empty after. */
+static void spend_set(lua_State *L, int idx, struct link_set *set)
+{
+    free_set(set);
     lc_getmetatable(L, LINKSET_SPENT_MT);
     lua_setmetatable(L, idx < 0 ? idx - 1 : idx);
 }
@@ -554,8 +572,8 @@ static void spend_set(lua_State *L, int idx, html_links_t *set)
 static int push_links(lua_State *L, html_links_t *links, int rc, int detail,
                       const struct link_filter *f)
 {
-    html_links_t *set = push_link_set(L, links, rc); /* freed even if the list raises */
-    push_link_list(L, set, detail, f);
+    struct link_set *set = push_link_set(L, links, rc, NULL); /* freed even if the list raises */
+    push_link_list(L, &set->links, detail, f);
     spend_set(L, -2, set);
     lua_remove(L, -2);
     return 1;
@@ -563,13 +581,13 @@ static int push_links(lua_State *L, html_links_t *links, int rc, int detail,
 
 static int linkset_gc(lua_State *L)
 {
-    html_links_free(check_set(L, 1));
+    free_set(check_set(L, 1));
     return 0;
 }
 
 static int linkset_len(lua_State *L)
 {
-    lua_pushinteger(L, (lua_Integer)check_set(L, 1)->n);
+    lua_pushinteger(L, (lua_Integer)check_set(L, 1)->links.n);
     return 1;
 }
 
@@ -627,8 +645,9 @@ static int h_scan(lua_State *L)
     return 2;
 }
 
-/* core.html.scan_set(body, url, charset) -> set, title: as scan with no options, the
- * links kept in C (a link set) for core.html.set_links and core.crawl.next */
+/* core.html.scan_set(body, url, charset) -> set: as scan with no options, the links
+ * (and the title) kept in C, a link set, for core.html.set_links, set_title and
+ * core.crawl.next */
 static int h_scan_set(lua_State *L)
 {
     size_t len;
@@ -637,18 +656,22 @@ static int h_scan_set(lua_State *L)
     html_links_t links;
     char *title = NULL;
     int rc = html_scan_body(body, len, charset, url, 0, &links, &title, NULL);
-    if (title) {
-        lua_pushstring(L, title); /* before push_link_set, which may raise */
-        free(title);
-    } else {
-        lua_pushnil(L);
-    }
-    push_link_set(L, &links, rc);
-    lua_insert(L, -2);
-    return 2;
+    push_link_set(L, &links, rc, title);
+    return 1;
 }
 
-/* core.html.set_free(set): free its links now; the set is empty after */
+/* core.html.set_title(set) -> the title its scan found, or nil (none, or freed) */
+static int h_set_title(lua_State *L)
+{
+    struct link_set *set = check_set(L, 1);
+    if (set->title)
+        lua_pushstring(L, set->title);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+/* core.html.set_free(set): free its links and title now; the set is empty after */
 static int h_set_free(lua_State *L)
 {
     spend_set(L, 1, check_set(L, 1));
@@ -658,9 +681,9 @@ static int h_set_free(lua_State *L)
 /* core.html.set_links(set, prefix, seen) -> {url, ...}: the list scan would give */
 static int h_set_links(lua_State *L)
 {
-    html_links_t *set = check_set(L, 1);
+    struct link_set *set = check_set(L, 1);
     struct link_filter f = link_filter(L, 2);
-    push_link_list(L, set, 0, &f);
+    push_link_list(L, &set->links, 0, &f);
     return 1;
 }
 
@@ -731,6 +754,7 @@ static const luaL_Reg html_funcs[] = {
     {"scan_set", h_scan_set},
     {"set_free", h_set_free},
     {"set_links", h_set_links},
+    {"set_title", h_set_title},
     {NULL, NULL},
 };
 

@@ -227,22 +227,25 @@ if Response then
   end
 
   -- One tree-free pass for the default links and the title, remembered: a crawler
-  -- recording each page's title and following its links parses it once.
-  -- The links stay in C (a link set) until a list of them is asked for.
-  local scan_set, set_links = h.scan_set, h.set_links
-  local function scan(lazy)
-    local set, title = scan_set(rawget(lazy, "_body"), rawget(lazy, "_url"), rawget(lazy, "_charset"))
-    lazy._set, lazy._title = set, title or false
+  -- recording each page's title and following its links parses it once. Both stay
+  -- in C (a link set) until asked for: a list of the links, the title as a string.
+  local scan_set, set_links, set_title = h.scan_set, h.set_links, h.set_title
+  local function set_of(lazy)
+    local set = rawget(lazy, "_set")
+    if set == nil then
+      set = scan_set(rawget(lazy, "_body"), rawget(lazy, "_url"), rawget(lazy, "_charset"))
+      lazy._set = set
+    end
+    return set
   end
 
   function Lazy:links(opts)
     local doc = rawget(self, "_doc")
     if doc and info(doc) ~= nil then return doc:links(opts) end
-    if opts == nil then
-      if rawget(self, "_set") == nil then scan(self) end
-      return set_links(rawget(self, "_set"))
-    end
+    if opts == nil then return set_links(set_of(self)) end
     local flags, detail, prefix, unseen = link_options(opts)
+    -- The default links, filtered: from the set (kept for the next call).
+    if flags == 0 and not detail then return set_links(set_of(self), prefix, unseen) end
     local links, title = h.scan(rawget(self, "_body"), rawget(self, "_url"), rawget(self, "_charset"),
       flags, detail, prefix, unseen)
     if rawget(self, "_title") == nil then self._title = title or false end
@@ -254,15 +257,18 @@ if Response then
   function Lazy:link_set()
     local doc = rawget(self, "_doc")
     if doc and info(doc) ~= nil then return nil end
-    if rawget(self, "_set") == nil then scan(self) end
-    return rawget(self, "_set")
+    return set_of(self)
   end
 
   function Lazy:title()
     local doc = rawget(self, "_doc")
     if doc and info(doc) ~= nil then return doc:title() end
-    if rawget(self, "_title") == nil then scan(self) end
-    return rawget(self, "_title") or nil
+    local title = rawget(self, "_title")
+    if title == nil then
+      title = set_title(set_of(self)) or false
+      self._title = title
+    end
+    return title or nil
   end
 
   LazyMT.__index = function(self, k)

@@ -466,6 +466,34 @@ describe("Response:html", function()
     assert.is_nil(rawget(res, "html"))
   end)
 
+  it("gives links with options and the title from one tree-free pass, in any order", function()
+    local body = '<title>T  one</title><a href="/a">a</a><a href="http://o.test/b">b</a>'
+      .. '<a href="/c" rel="nofollow">c</a><img src="/i.png">'
+    local want_all = { "http://h.test/a", "http://o.test/b", "http://h.test/c" }
+    -- links with a filter first, then the title; and the other way round
+    local res = response(body, "text/html")
+    local seen = lc.seen()
+    seen:add("http://h.test/c")
+    assert.same({ "http://h.test/a" }, res:html():links({ prefix = "http://h.test/", unseen = seen }))
+    assert.same({}, res:html():links({ prefix = "http://h.test/", unseen = seen }))
+    assert.equal("T one", res:html():title())
+    assert.same(want_all, res:html():links())
+    local res2 = response(body, "text/html")
+    assert.equal("T one", res2:html():title())
+    assert.same({ "http://o.test/b" }, res2:html():links({ prefix = "http://o.test/" }))
+    -- options beyond the filters take their own pass, with the same title
+    local res3 = response(body, "text/html")
+    assert.same({ "http://h.test/a", "http://o.test/b", "http://h.test/c", "http://h.test/i.png" },
+      res3:html():links({ img = true }))
+    assert.equal("T one", res3:html():title())
+    -- once released, the document is empty: no links, no title
+    local res4 = response(body, "text/html")
+    local doc = res4:html()
+    assert.same(want_all, doc:links())
+    res4:release()
+    assert.is_nil(doc:title())
+  end)
+
   it("parses again after the cached document was freed", function()
     local res = response("<p>x</p>", "text/html")
     res:html():free()
