@@ -372,7 +372,7 @@ static const char REPLACEMENT_CHAR[] = "\xEF\xBF\xBD";
 
 /* Length of the well-formed UTF-8 sequence at s (Unicode table 3-7), or 0 with *bad
  * the length of its maximal ill-formed subpart, which one U+FFFD replaces. */
-static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad)
+static inline size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad)
 {
     unsigned c = s[0], lo = 0x80, hi = 0xBF, need;
     *bad = 1;
@@ -755,7 +755,7 @@ struct html_strings {
 #define STRINGS_CHUNK 4096
 
 /* A copy of s (n bytes and a NUL) in *a; NULL when out of memory. */
-static char *strings_dup(struct html_strings **a, const char *s, size_t n)
+static inline char *strings_dup(struct html_strings **a, const char *s, size_t n)
 {
     struct html_strings *c = *a;
     if (!c || c->cap - c->used < n + 1) {
@@ -822,7 +822,7 @@ static const char *tree_attr(const void *el, const char *name, xmlChar **owned)
 }
 
 /* SAX attributes: a NULL-ended array of name, value pairs. */
-static const char *sax_attr(const void *el, const char *name, xmlChar **owned)
+static inline const char *sax_attr(const void *el, const char *name, xmlChar **owned)
 {
     const xmlChar *const *atts = el;
     *owned = NULL;
@@ -873,8 +873,11 @@ static int keep(struct collect *c, const char **ref, const xmlChar *owned)
 }
 
 /* Collect what element el (a tree node or SAX attributes, read with get) gives:
- * 1 when it added a candidate, 0 when not, -1 when out of memory. */
-static int visit(struct collect *c, const char *name, const void *el, attr_fn get, xmlNodePtr node)
+ * 1 when it added a candidate, 0 when not, -1 when out of memory. Always inlined:
+ * in scan_tag, once per tag of the fast scan, get is then sax_attr, called directly
+ * and inlined in turn (the scan of a bench page: 5.1 -> 5.0 us). */
+static inline __attribute__((always_inline)) int visit(struct collect *c, const char *name,
+                                                       const void *el, attr_fn get, xmlNodePtr node)
 {
     const char *an;
     const char *tag = link_tag(name, c->flags, &an);

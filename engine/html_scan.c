@@ -193,8 +193,8 @@ static const unsigned char *skip_blanks(const unsigned char *p, const unsigned c
 /* htmlParseHTMLName: a tag or attribute name at p, lower-cased in name (HTML_NAME_MAX + 1
  * bytes), *len 0 when there is none, and its name_bit in *bit (for a start tag's name);
  * returns the end of the name. */
-static const unsigned char *tag_name(const unsigned char *p, const unsigned char *end, char *name,
-                                     size_t *len, unsigned *bit)
+static inline const unsigned char *tag_name(const unsigned char *p, const unsigned char *end,
+                                            char *name, size_t *len, unsigned *bit)
 {
     size_t n = 0;
     unsigned h = NAME_HASH_INIT;
@@ -233,7 +233,7 @@ static const unsigned char *skip_name(const unsigned char *p, const unsigned cha
 
 /* The code point of the UTF-8 character at p (the text is valid UTF-8), its length
  * in *len. */
-static unsigned utf8_char(const unsigned char *p, const unsigned char *end, size_t *len)
+static inline unsigned utf8_char(const unsigned char *p, const unsigned char *end, size_t *len)
 {
     unsigned c = p[0];
     size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
@@ -421,7 +421,7 @@ static int has_attr(const struct scanner *sc, const char *name)
     return 0;
 }
 
-static int push_off(struct scanner *sc, size_t off)
+static inline int push_off(struct scanner *sc, size_t off)
 {
     if (sc->noff == sc->capoff) {
         size_t cap = sc->capoff ? sc->capoff * 2 : 16;
@@ -564,7 +564,7 @@ fail:
 }
 
 /* The rest of an end tag after its name: htmlParseEndTag skips to the first '>'. */
-static const unsigned char *end_of_end_tag(const unsigned char *p, const unsigned char *end)
+static inline const unsigned char *end_of_end_tag(const unsigned char *p, const unsigned char *end)
 {
     p = skip_blanks(p, end);
     if (p < end && *p != '>') {

@@ -153,7 +153,7 @@ static int ascii_caseeq(const char *a, const char *b, size_t n)
 
 /* Length of the RFC 3986 scheme that starts s, without its ':' (0 if none):
  * ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":". */
-static size_t scheme_len(const char *s, size_t n)
+static inline size_t scheme_len(const char *s, size_t n)
 {
     if (n == 0 || !is_alpha((unsigned char)s[0])) return 0;
     for (size_t i = 1; i < n; i++) {
@@ -904,7 +904,7 @@ static unsigned upper_hex_value(unsigned c)
 
 /* Whether u[i] == '%' starts an escape norm_escapes keeps as it is: two upper-case
  * hex digits, of a byte that is not unreserved. */
-static int kept_escape(const char *u, size_t i, size_t n)
+static inline int kept_escape(const char *u, size_t i, size_t n)
 {
     if (i + 2 >= n) return 0;
     unsigned hi = (unsigned char)u[i + 1], lo = (unsigned char)u[i + 2];
