@@ -120,11 +120,13 @@ local function record(page, rec)
   local ctype = page.headers["content-type"]
   local title
   if page.status < 300 and Page.is_html(page) then title = Page.html(page):title() end
-  local res, referrer = page.response, page.referrer
-  rec.url, rec.status, rec.depth = hide(page.request.url), page.status, page.depth
+  -- page.referrer and page.elapsed, read where Page.__index would find them.
+  local res, req = page.response, page.request
+  local referrer, elapsed = req.referrer, res and res.time.total or page.elapsed
+  rec.url, rec.status, rec.depth = hide(req.url), page.status, page.depth
   rec.content_type, rec.length, rec.title = ctype or null, res and res.size or #page.body, title or null
   rec.referrer = referrer and hide(referrer) or null
-  rec.elapsed = math.floor(page.elapsed * 1e6 + 0.5) / 1e6
+  rec.elapsed = math.floor(elapsed * 1e6 + 0.5) / 1e6
   return rec
 end
 

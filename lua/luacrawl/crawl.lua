@@ -60,6 +60,15 @@ local is_link_set, set_links = lc.html.is_link_set, core.html.set_links
 local function now()
   return lc.now()
 end
+
+-- The origin (scheme://host[:port]) of a URL in normalized form, which has a '/'
+-- after its host: the robots.txt key. A plain find, not a pattern, for every page.
+local find, sub = string.find, string.sub
+local function origin_of(url)
+  local slash = find(url, "/", 9, true) -- past "http://h" and "https://"
+  if slash then return sub(url, 1, slash - 1) end
+  return url:match("^(https?://[^/]+)")
+end
 local lc_current, lc_suspend, task_wake = lc.current, lc._suspend, core.wake
 
 -- Scope ---------------------------------------------------------------------------
@@ -184,7 +193,7 @@ function Crawler:admit(req)
     if self.spec.on_host then self.spec.on_host(req.key, self) end
   end
   if self.spec.robots ~= false then
-    local origin = req.url:match("^(https?://[^/]+)")
+    local origin = origin_of(req.url)
     local rb = self.robots[origin]
     if not rb then
       rb = { pending = {} }
@@ -519,7 +528,7 @@ function Crawler:throttle(req, res)
   local new = (old + target) / 2
   -- A failed response is not evidence that the server got faster.
   if res.status >= 400 and new < old then new = old end
-  local rb = self.robots[req.url:match("^(https?://[^/]+)")]
+  local rb = self.robots[origin_of(req.url)]
   local floor = math.max(t.min_delay or 0, self.spec.delay or 0, rb and rb.crawl_delay or 0)
   new = math.max(floor, math.min(new, t.max_delay or self.spec.max_delay))
   self.frontier:set_delay(key, new)
