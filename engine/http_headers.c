@@ -58,11 +58,6 @@ void http_headers_free(http_headers_t *hh)
     free(hh);
 }
 
-const char *http_headers_accept_encoding(const http_headers_t *hh)
-{
-    return hh->accept_encoding;
-}
-
 /* The list for ua, new: NULL when out of memory. */
 static struct curl_slist *make_list(const char *ae, const char *ua)
 {

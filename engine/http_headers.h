@@ -24,7 +24,4 @@ void http_headers_free(http_headers_t *hh);
  * then sets CURLOPT_USERAGENT as usual. */
 struct curl_slist *http_headers_for(http_headers_t *hh, const char *user_agent);
 
-/* "Accept-Encoding: ..." as curl would send it, or NULL (for tests). */
-const char *http_headers_accept_encoding(const http_headers_t *hh);
-
 #endif

@@ -517,8 +517,7 @@ static void push_link_list(lua_State *L, const html_links_t *links, int detail,
 
 /* A link set's userdata: the links of a scan, and the title it found (NULL: none),
  * which becomes a Lua string only when asked for (core.html.set_title): a crawler
- * that never asks makes no string of it. The links come first, so that the set's
- * address is theirs (lc_tolinkset). */
+ * that never asks makes no string of it. */
 struct link_set {
     html_links_t links;
     char *title;
@@ -542,16 +541,22 @@ static struct link_set *push_link_set(lua_State *L, html_links_t *links, int rc,
     return set;
 }
 
-html_links_t *lc_tolinkset(lua_State *L, int idx)
+static struct link_set *to_set(lua_State *L, int idx)
 {
     return lc_toudata_either(L, idx, LINKSET_MT, LINKSET_SPENT_MT);
 }
 
+html_links_t *lc_tolinkset(lua_State *L, int idx)
+{
+    struct link_set *set = to_set(L, idx);
+    return set ? &set->links : NULL;
+}
+
 static struct link_set *check_set(lua_State *L, int idx)
 {
-    html_links_t *links = lc_tolinkset(L, idx);
-    if (!links) luaL_typerror(L, idx, "link set");
-    return (struct link_set *)(void *)links;
+    struct link_set *set = to_set(L, idx);
+    if (!set) luaL_typerror(L, idx, "link set");
+    return set;
 }
 
 static void free_set(struct link_set *set)
