@@ -53,7 +53,7 @@ describe("luacrawl crawl", function()
   end)
 
   it("-n limits the pages and -o writes a file", function()
-    local path = os.tmpname() .. ".jsonl"
+    local path = h.tmpname(".jsonl")
     local code = h.sh(bin .. " crawl -q -n 5 -o " .. path .. " " .. h.url("/site/"))
     assert.equal(0, code)
     local n = 0
@@ -66,7 +66,7 @@ describe("luacrawl crawl", function()
   end)
 
   it("writes CSV when the output ends in .csv", function()
-    local path = os.tmpname() .. ".csv"
+    local path = h.tmpname(".csv")
     assert.equal(0, (h.sh(bin .. " crawl -q -n 3 -o " .. path .. " " .. h.url("/site/"))))
     local f = io.open(path)
     local header = f:read("*l"):gsub("\r$", "")
@@ -93,7 +93,7 @@ describe("luacrawl crawl", function()
   end)
 
   it("--stats-json writes the stats", function()
-    local path = os.tmpname()
+    local path = h.tmpname()
     assert.equal(0, (h.sh(bin .. " crawl -q -n 4 --stats-json " .. path .. " " .. h.url("/site/"))))
     local f = io.open(path)
     local st = cjson.decode(f:read("*a"))
@@ -103,7 +103,7 @@ describe("luacrawl crawl", function()
   end)
 
   it("passes the limits on to each request", function()
-    local path = os.tmpname()
+    local path = h.tmpname()
     local code = h.sh(bin .. " crawl -q -d 1 --max-size 1000 --timeout 5 --max-redirect 2 --max-memory 100000000 --stats-json "
       .. path .. " " .. h.url("/site/"))
     assert.equal(0, code)
@@ -120,7 +120,7 @@ describe("luacrawl crawl", function()
   end)
 
   it("stops on SIGINT, finishing requests in flight, with complete output and stats", function()
-    local out, errf = os.tmpname() .. ".jsonl", os.tmpname()
+    local out, errf = h.tmpname(".jsonl"), h.tmpname()
     local urls = {}
     for i = 1, 40 do urls[i] = "'" .. h.url("/slow?delay=0.3&i=" .. i) .. "'" end
     local cmd = ("%s crawl -c 4 --per-host 4 --no-robots -o %s %s 2>%s & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo $?")
@@ -147,7 +147,7 @@ describe("luacrawl crawl", function()
   end)
 
   it("aborts at once on a second SIGINT, and the output still ends on a complete line", function()
-    local out, errf = os.tmpname() .. ".jsonl", os.tmpname()
+    local out, errf = h.tmpname(".jsonl"), h.tmpname()
     local urls = { "'" .. h.url("/status/200?first") .. "'" }
     for i = 1, 8 do urls[#urls + 1] = "'" .. h.url("/slow?delay=20&i=" .. i) .. "'" end
     local cmd = ("%s crawl -c 8 --per-host 8 --no-robots -o %s %s 2>%s & pid=$!; sleep 1; kill -INT $pid; "
@@ -177,7 +177,7 @@ end)
 
 describe("crawl progress", function()
   it("logs a status line periodically when stderr is not a terminal", function()
-    local script = os.tmpname() .. ".lua"
+    local script = h.tmpname(".lua")
     local f = io.open(script, "w")
     f:write(([[
       local crawl = require "luacrawl.crawl"

@@ -4,7 +4,7 @@ local h = require "spec_helper"
 local bin = h.luacrawl_bin
 
 local function write_script(text)
-  local path = os.tmpname() .. ".lua"
+  local path = h.tmpname(".lua")
   local f = assert(io.open(path, "w"))
   f:write(text)
   f:close()
@@ -171,7 +171,7 @@ end)
 
 describe("luacrawl shell", function()
   local function shell(input, url)
-    local path = os.tmpname()
+    local path = h.tmpname()
     local f = io.open(path, "w")
     f:write(input)
     f:close()

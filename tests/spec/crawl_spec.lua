@@ -452,7 +452,7 @@ describe("crawl.run", function()
   end)
 
   it("writes JSON Lines and CSV outputs that parse back", function()
-    local jsonl, csv = os.tmpname() .. ".jsonl", os.tmpname() .. ".csv"
+    local jsonl, csv = h.tmpname(".jsonl"), h.tmpname(".csv")
     run({ start = { on("a.crawl.test", "/items?page=1") }, robots = false, output = { jsonl, csv },
       parse = function(page)
         for _, div in ipairs(page:css("div.item")) do
@@ -495,7 +495,7 @@ describe("crawl.run", function()
   end)
 
   it("returns stats and writes them as JSON", function()
-    local path = os.tmpname()
+    local path = h.tmpname()
     local st = run({ start = { on("a.crawl.test", "/hostsite/") }, stats_json = path })
     local f = io.open(path)
     local saved = cjson.decode(f:read("*a"))

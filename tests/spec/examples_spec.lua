@@ -30,7 +30,7 @@ describe("examples", function()
   end)
 
   it("scrape_items.lua writes CSV with the columns in order", function()
-    local path = os.tmpname() .. ".csv"
+    local path = h.tmpname(".csv")
     local code = example("scrape_items.lua", "'" .. h.url("/items?page=1") .. "' " .. path)
     assert.equal(0, code)
     local f = io.open(path)

@@ -13,9 +13,29 @@ function M.url(path, host)
   return ("http://%s:%s%s"):format(host or "127.0.0.1", M.fixture_port, path)
 end
 
+-- A fresh path (suffix appended, e.g. ".jsonl") in a directory of this run's own,
+-- which goes, with whatever the specs left in it, when the run ends (busted closes
+-- the Lua state on exit). os.tmpname() would leave its file behind for a name with
+-- a suffix, and any file a failed assertion skipped removing.
+local tmp_dir, tmp_count, tmp_sentinel
+function M.tmpname(suffix)
+  if not tmp_dir then
+    local p = io.popen("mktemp -d")
+    tmp_dir = p:read("*l")
+    p:close()
+    assert(tmp_dir and tmp_dir ~= "", "mktemp -d failed")
+    tmp_count = 0
+    local dir = tmp_dir
+    tmp_sentinel = newproxy(true)
+    getmetatable(tmp_sentinel).__gc = function() os.execute("rm -rf '" .. dir .. "'") end
+  end
+  tmp_count = tmp_count + 1
+  return ("%s/t%d%s"):format(tmp_dir, tmp_count, suffix or "")
+end
+
 -- Run a shell command; returns exit status, stdout, stderr.
 function M.sh(cmd)
-  local out, err = os.tmpname(), os.tmpname()
+  local out, err = M.tmpname(), M.tmpname()
   local ok, _, code = os.execute(("%s >%s 2>%s"):format(cmd, out, err))
   local function slurp(p)
     local f = io.open(p, "rb")

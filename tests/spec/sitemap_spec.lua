@@ -1,9 +1,10 @@
 -- luacrawl.sitemap: XML sitemaps, indexes, gzip, text sitemaps and the limits.
 require "luacrawl"
 local sitemap = require "luacrawl.sitemap"
+local h = require "spec_helper"
 
 local function gzip(s)
-  local path = os.tmpname()
+  local path = h.tmpname()
   local f = assert(io.open(path, "wb"))
   f:write(s)
   f:close()
