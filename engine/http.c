@@ -56,6 +56,7 @@ struct http_xfer {
     enum xfer_state state;
     CURL *easy;
     int easy_base; /* easy holds the base options and a plain request's (setup_easy) */
+    int attempts;  /* of this hop's request: more than one when curl retried it */
     dns_wait_t *dns_wait;
     char *url;  /* this hop's URL */
     char *host; /* this hop's host, and the port curl will connect to */
@@ -283,9 +284,19 @@ static void release_easy(http_t *http, CURL *easy, int base)
     }
 }
 
+/* curl 7.88 counts the times it sends a request again on a new connection (when a
+ * kept-alive one turns out dead) per handle, and only curl_easy_reset zeroes the
+ * count: a handle kept for its options would fail its sixth such retry, whichever
+ * transfer it fell in ("Connection died, tried 5 times"). A handle whose transfer
+ * was retried is therefore reset before it serves again. */
+static int keeps_options(const http_xfer_t *x)
+{
+    return x->easy_base && x->attempts <= 1;
+}
+
 static void free_xfer(http_xfer_t *x)
 {
-    release_easy(x->http, x->easy, x->easy_base);
+    release_easy(x->http, x->easy, keeps_options(x));
     curl_url_cleanup(x->uh);
     curl_slist_free_all(x->resolve);
     http_req_free(x->req);
@@ -420,6 +431,18 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
     }
     if (buf_append(&x->body, data, n) < 0) return 0;
     return n;
+}
+
+/* CURLOPT_PREREQFUNCTION: a request is about to be sent (again, on a retry). */
+static int on_prereq(void *arg, char *ip, char *local_ip, int port, int local_port)
+{
+    (void)ip;
+    (void)local_ip;
+    (void)port;
+    (void)local_port;
+    http_xfer_t *x = arg;
+    x->attempts++;
+    return CURL_PREREQFUNC_OK;
 }
 
 static void trim(const char **s, size_t *n)
@@ -688,6 +711,7 @@ static void setup_base(CURL *e, http_t *http)
     curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
     curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, http);
     curl_easy_setopt(e, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
+    curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
     /* Most pages fit in one read: one recv and no poll for more after it. */
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, RECV_BUFFER_SIZE);
     /* No proxy unless setup_easy names one: the environment's proxy variables were
@@ -734,11 +758,13 @@ static void setup_easy(http_xfer_t *x)
     http_req_t *r = x->req;
     CURL *e = x->easy;
     int plain = plain_request(r);
-    if (!(plain && x->easy_base)) {
-        if (x->easy_base) curl_easy_reset(e); /* a request with options of its own */
+    if (!(plain && keeps_options(x))) {
+        /* a request with options of its own, or a handle to reset (keeps_options) */
+        if (x->easy_base) curl_easy_reset(e);
         setup_base(e, x->http);
     }
     x->easy_base = plain;
+    x->attempts = 0;
     curl_url_cleanup(x->uh);
     x->uh = url_handle(x);
     curl_easy_setopt(e, CURLOPT_CURLU, x->uh); /* NULL: curl parses CURLOPT_URL */
@@ -752,6 +778,7 @@ static void setup_easy(http_xfer_t *x)
     curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_RESOLVER_START_DATA, x);
+    curl_easy_setopt(e, CURLOPT_PREREQDATA, x);
     curl_easy_setopt(e, CURLOPT_RESOLVE, x->resolve);
     /* curl prunes its DNS cache, walking every entry (one per host and port given
      * in CURLOPT_RESOLVE), at the end of each transfer, unless the transfer says
