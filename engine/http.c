@@ -523,7 +523,9 @@ static void on_sock_io(loop_t *loop, int fd, int events, void *arg)
     if (events & LOOP_READ) flags |= CURL_CSELECT_IN;
     if (events & LOOP_WRITE) flags |= CURL_CSELECT_OUT;
     if (events & LOOP_ERROR) flags |= CURL_CSELECT_ERR;
+    loop_vouch(http->loop, 1);
     curl_multi_socket_action(http->multi, fd, flags, &running);
+    loop_vouch(http->loop, 0);
     check_done(http);
 }
 
@@ -558,7 +560,9 @@ static void on_timeout(loop_t *loop, void *arg)
     http_t *http = arg;
     int running = 0;
     http->timer = NULL;
+    loop_vouch(http->loop, 1);
     curl_multi_socket_action(http->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    loop_vouch(http->loop, 0);
     check_done(http);
 }
 

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -16,6 +17,10 @@ struct watcher {
     int events;  /* LOOP_READ|LOOP_WRITE wanted; 0 when not watched (or parked) */
     int kernel;  /* the same bits as registered with epoll; 0 when not registered */
     int managed; /* parked once: the owner calls loop_forget before closing the fd */
+    /* For loop_answer_probe: the wait during whose turn epoll_ctl last set the fd
+     * (the waits after it have looked at the fd), and the wait that reported an
+     * event for it not yet handed to its callback. */
+    uint64_t armed, reported;
     loop_io_fn fn;
     void *arg;
 };
@@ -45,7 +50,11 @@ struct loop {
     int refs;
     int stopped;
     double now;
+    uint64_t waits; /* epoll_wait calls that returned */
 };
+
+/* The loop whose owner vouches for the probes made on this thread (loop_vouch). */
+static _Thread_local const loop_t *vouching;
 
 double loop_time(void)
 {
@@ -113,6 +122,7 @@ static int epoll_set(loop_t *loop, int fd, int events)
     if (epoll_ctl(loop->epfd, EPOLL_CTL_MOD, fd, &ev) < 0) {
         if (errno != ENOENT || epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) return -1;
     }
+    loop->watchers[fd].armed = loop->waits;
     return 0;
 }
 
@@ -351,6 +361,7 @@ static void dispatch(loop_t *loop, const struct epoll_event *ev)
     if (ev->events & (EPOLLERR | EPOLLHUP)) events |= LOOP_ERROR;
     events &= w->events | LOOP_ERROR;
     if (events) w->fn(loop, fd, events, w->arg);
+    if (fd < loop->nwatchers) loop->watchers[fd].reported = 0; /* handed over */
 }
 
 int loop_run_once(loop_t *loop, int block)
@@ -363,6 +374,10 @@ int loop_run_once(loop_t *loop, int block)
     struct epoll_event events[MAX_EVENTS];
     int n = epoll_wait(loop->epfd, events, MAX_EVENTS, poll_timeout_ms(loop, block));
     loop->now = loop_time();
+    if (n >= 0) loop->waits++;
+    for (int i = 0; i < n; i++)
+        if (events[i].data.fd < loop->nwatchers)
+            loop->watchers[events[i].data.fd].reported = loop->waits;
     for (int i = 0; i < n && !loop->stopped; i++)
         dispatch(loop, &events[i]);
     fire_timers(loop);
@@ -375,6 +390,37 @@ void loop_run(loop_t *loop)
     while (!loop->stopped && loop_run_once(loop, 1)) {
     }
     loop->stopped = 0;
+}
+
+/* ---- readiness probes ---- */
+
+void loop_vouch(const loop_t *loop, int on)
+{
+    vouching = on ? loop : NULL;
+}
+
+/* Whether the last wait looked at fd for events and left nothing to report. */
+static int settled(const loop_t *loop, int fd, int events)
+{
+    if (fd < 0) return 1; /* poll() skips it */
+    if (!events || fd >= loop->nwatchers) return 0;
+    const struct watcher *w = &loop->watchers[fd];
+    return (w->kernel & events) == events && w->armed != loop->waits && w->reported != loop->waits;
+}
+
+int loop_answer_probe(struct pollfd *fds, unsigned long n)
+{
+    const loop_t *loop = vouching;
+    if (!loop) return 0;
+    for (unsigned long i = 0; i < n; i++) {
+        int events = 0;
+        if (fds[i].events & (POLLIN | POLLPRI | POLLRDNORM | POLLRDBAND)) events |= LOOP_READ;
+        if (fds[i].events & (POLLOUT | POLLWRNORM | POLLWRBAND)) events |= LOOP_WRITE;
+        if (!settled(loop, fds[i].fd, events)) return 0;
+    }
+    for (unsigned long i = 0; i < n; i++)
+        fds[i].revents = 0;
+    return 1;
 }
 
 void loop_stop(loop_t *loop)

@@ -40,6 +40,26 @@ void loop_forget(loop_t *loop, int fd);
 loop_timer_t *loop_timer_add(loop_t *loop, double delay, loop_fn fn, void *arg);
 void loop_timer_cancel(loop_t *loop, loop_timer_t *timer);
 
+/* Readiness probes answered without a system call. libcurl checks sockets with
+ * poll(fds, n, 0) twice per request on a reused connection: whether the idle
+ * connection is still alive, and whether the answer came in right after it sent
+ * the request. The loop already knows: a socket it watches that its last
+ * epoll_wait did not report, or whose report its callback has had since, had
+ * nothing to read (or write) then, and if that has changed, the next wait says so
+ * (epoll is level-triggered). The answer can be late by the time since that wait,
+ * a race every poll has with the peer anyway; curl meets a connection found dead
+ * later by sending the request again on a new one.
+ *
+ * loop_answer_probe(fds, n) returns 1, with every revents cleared, when that
+ * answer ("nothing ready") holds for all of fds; 0 when the kernel must be asked.
+ * It answers only between loop_vouch(loop, 1) and loop_vouch(loop, 0) on the same
+ * thread: the owner of the fds vouches that the probes come from code of its own
+ * (http.c, around curl_multi_socket_action). The luacrawl binary's poll() asks
+ * it first (poll_shim.c). */
+struct pollfd;
+void loop_vouch(const loop_t *loop, int on);
+int loop_answer_probe(struct pollfd *fds, unsigned long n);
+
 /* Run fn(arg) on the next turn of the loop, outside any callback now on the stack.
  * Calls run in the order they were deferred. Returns 0, or -1 when out of memory. */
 int loop_defer(loop_t *loop, loop_fn fn, void *arg);

@@ -66,6 +66,58 @@ describe("luacrawl run", function()
   end)
 end)
 
+-- The binary answers libcurl's readiness probes of kept-alive connections from its
+-- event loop (engine/poll_shim.c): connections must still be reused while alive
+-- and given up when the server closed them, however late that is noticed.
+describe("kept-alive connections in the binary", function()
+  -- Runs the fetches in the script's body, then prints each logged request's
+  -- path and connection number, "path conn" a line.
+  local function connections(body)
+    local script = write_script([[
+      local lc = require "luacrawl"
+      local cjson = require "cjson"
+      local base = arg[1]
+      local function get(path)
+        local res, err = lc.fetch(base .. path)
+        assert(res, tostring(err))
+        assert(res.status == 200, path .. ": " .. res.status)
+        return res
+      end
+    ]] .. body .. [[
+      for _, e in ipairs(cjson.decode(get("/__log").body).requests) do print(e.path, e.conn) end
+    ]])
+    local code, out, err = luacrawl("run " .. script .. " " .. h.url(""))
+    assert.equal(0, code, err)
+    local conn = {}
+    for path, c in out:gmatch("(%S+)\t(%d+)\n") do conn[path] = tonumber(c) end
+    return conn
+  end
+
+  it("reuses a live connection", function()
+    local conn = connections([[ get("/status/200?live=1"); get("/status/200?live=2") ]])
+    assert.is_number(conn["/status/200?live=1"])
+    assert.equal(conn["/status/200?live=1"], conn["/status/200?live=2"])
+  end)
+
+  it("opens a new one when the server closed the idle connection", function()
+    local conn = connections([[ get("/close-after?seconds=0.05&idle=1"); lc.sleep(0.3); get("/status/200?idle=2") ]])
+    assert.is_number(conn["/close-after?seconds=0.05&idle=1"])
+    assert.is_number(conn["/status/200?idle=2"])
+    assert.are_not.equal(conn["/close-after?seconds=0.05&idle=1"], conn["/status/200?idle=2"])
+  end)
+
+  it("loses no request when the server closes each connection right after answering", function()
+    local conn = connections([[ for i = 1, 40 do get("/close-after?race=" .. i) end ]])
+    local seen = {}
+    for i = 1, 40 do
+      local c = conn["/close-after?race=" .. i]
+      assert.is_number(c)
+      assert.is_nil(seen[c]) -- each on a connection of its own
+      seen[c] = true
+    end
+  end)
+end)
+
 describe("luacrawl fetch", function()
   it("writes the body to stdout and status and headers to stderr", function()
     local code, out, err = luacrawl("fetch " .. h.url("/site/p/2.html"))

@@ -2,6 +2,7 @@
 #include "loop.h"
 #include "test.h"
 
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -208,6 +209,99 @@ static void a_forgotten_fd_number_reused_is_registered_anew(void)
     loop_free(loop);
 }
 
+/* Whether loop_answer_probe answers a zero-timeout probe of fd for events (1:
+ * "nothing ready", without asking the kernel). */
+static int answered(int fd, short events)
+{
+    struct pollfd pfd = {.fd = fd, .events = events, .revents = POLLIN};
+    int r = loop_answer_probe(&pfd, 1);
+    if (r) CHECK(pfd.revents == 0);
+    return r;
+}
+
+static void probes_are_answered_only_for_what_the_last_wait_saw(void)
+{
+    loop_t *loop = loop_new();
+    loop_ref(loop);
+    int p[2];
+    CHECK(pipe(p) == 0);
+    ssize_t got = 0;
+    CHECK(loop_watch(loop, p[0], LOOP_READ, on_readable, &got) == 0);
+    loop_vouch(loop, 1);
+    CHECK(!answered(p[0], POLLIN)); /* registered after the last wait: unknown */
+    spin(loop, 1);
+    CHECK(answered(p[0], POLLIN | POLLPRI)); /* the wait saw nothing */
+    CHECK(!answered(p[0], POLLOUT));         /* not watched for writing */
+    CHECK(!answered(p[1], POLLOUT));         /* not watched at all */
+    struct pollfd two[2] = {{.fd = -1, .events = POLLIN}, {.fd = p[0], .events = POLLIN}};
+    CHECK(loop_answer_probe(two, 2)); /* poll() skips a negative fd */
+    loop_vouch(loop, 0);
+    CHECK(!answered(p[0], POLLIN)); /* nobody vouches */
+    loop_vouch(loop, 1);
+    /* What arrives after the wait is the next wait's to report: until then the
+     * answer is the last wait's, as if the probe had come a moment earlier. */
+    CHECK(write(p[1], "ab", 2) == 2);
+    CHECK(answered(p[0], POLLIN));
+    loop_vouch(loop, 0);
+    spin(loop, 1); /* reported and handed to the callback, which read it */
+    CHECK(got == 2);
+    loop_vouch(loop, 1);
+    CHECK(answered(p[0], POLLIN));
+    /* Parked, then closed by the peer: the wait reports it, the loop unregisters
+     * it, and from then only the kernel can answer. */
+    CHECK(loop_park(loop, p[0]) == 0);
+    CHECK(answered(p[0], POLLIN));
+    close(p[1]);
+    spin(loop, 1);
+    CHECK(!answered(p[0], POLLIN));
+    loop_vouch(loop, 0);
+    loop_forget(loop, p[0]);
+    close(p[0]);
+    loop_free(loop);
+}
+
+/* Two fds ready in one wait: while the first one's callback runs, the second has
+ * been reported but not handed over, so a probe of it goes to the kernel. */
+struct pair {
+    int fds[2], calls, probed_other;
+};
+
+static void on_pair(loop_t *loop, int fd, int events, void *arg)
+{
+    (void)loop;
+    (void)events;
+    struct pair *pr = arg;
+    char c;
+    if (read(fd, &c, 1) != 1) CHECK(0);
+    if (pr->calls++ == 0)
+        pr->probed_other = answered(fd == pr->fds[0] ? pr->fds[1] : pr->fds[0], POLLIN);
+}
+
+static void a_reported_fd_is_not_answered_before_its_callback(void)
+{
+    loop_t *loop = loop_new();
+    loop_ref(loop);
+    int a[2], b[2];
+    CHECK(pipe(a) == 0 && pipe(b) == 0);
+    struct pair pr = {{a[0], b[0]}, 0, -1};
+    CHECK(loop_watch(loop, a[0], LOOP_READ, on_pair, &pr) == 0);
+    CHECK(loop_watch(loop, b[0], LOOP_READ, on_pair, &pr) == 0);
+    spin(loop, 1);
+    CHECK(write(a[1], "x", 1) == 1 && write(b[1], "y", 1) == 1);
+    loop_vouch(loop, 1);
+    spin(loop, 1);
+    CHECK(pr.calls == 2);
+    CHECK(pr.probed_other == 0);
+    CHECK(answered(a[0], POLLIN) && answered(b[0], POLLIN)); /* both handed over */
+    loop_vouch(loop, 0);
+    CHECK(loop_watch(loop, a[0], 0, NULL, NULL) == 0 && loop_watch(loop, b[0], 0, NULL, NULL) == 0);
+    close(a[0]);
+    close(a[1]);
+    close(b[0]);
+    close(b[1]);
+    loop_free(loop);
+}
+
 int main(void)
 {
     RUN(timers_fire_in_deadline_order);
@@ -219,6 +313,8 @@ int main(void)
     RUN(fd_watchers_report_readable);
     RUN(parked_fds_report_nothing_and_watch_again);
     RUN(a_forgotten_fd_number_reused_is_registered_anew);
+    RUN(probes_are_answered_only_for_what_the_last_wait_saw);
+    RUN(a_reported_fd_is_not_answered_before_its_callback);
     printf("%s\n", test_failures ? "FAILED" : "all passed");
     return test_failures ? 1 : 0;
 }
