@@ -174,6 +174,44 @@ function Crawler:enqueue(req)
   return self:admit(req)
 end
 
+-- What every request that on_request kept goes through before it is queued: its
+-- host's time budget, the first sight of the host (on_host), robots.txt. Returns
+-- true (queue it), false (refused, and counted), or the list of the requests
+-- waiting for its origin's robots.txt (fetched now if it was not asked for yet).
+function Crawler:gate(url, key)
+  local st = self.stats
+  if self:host_time_spent(key) then
+    st.host_time_exceeded = st.host_time_exceeded + 1
+    return false
+  end
+  if not self.host_keys[key] then
+    self.host_keys[key] = true
+    if self.spec.on_host then self.spec.on_host(key, self) end
+  end
+  if self.spec.robots ~= false then
+    local origin = origin_of(url)
+    local rb = self.robots[origin]
+    if not rb then
+      rb = { pending = {} }
+      self.robots[origin] = rb
+      self:background(self.fetch_robots, self, origin, key)
+    end
+    if rb.pending then return rb.pending end
+    if not rb.rules:allowed(self.agent, url) then
+      st.robots_denied = st.robots_denied + 1
+      return false
+    end
+  end
+  return true
+end
+
+-- req waits for robots.txt in pending (a list gate returned).
+function Crawler:wait_robots(pending, req)
+  pending[#pending + 1] = req
+  self.waiting_robots = self.waiting_robots + 1
+  return true
+end
+
 -- The rest of enqueue, for a request whose URL is normalized, in scope and new.
 function Crawler:admit(req)
   local st = self.stats
@@ -184,33 +222,27 @@ function Crawler:admit(req)
     return false
   end
   req.key = req.key or self:host_key(req.url)
-  if self:host_time_spent(req.key) then
-    st.host_time_exceeded = st.host_time_exceeded + 1
-    return false
-  end
-  if not self.host_keys[req.key] then
-    self.host_keys[req.key] = true
-    if self.spec.on_host then self.spec.on_host(req.key, self) end
-  end
-  if self.spec.robots ~= false then
-    local origin = origin_of(req.url)
-    local rb = self.robots[origin]
-    if not rb then
-      rb = { pending = {} }
-      self.robots[origin] = rb
-      self:background(self.fetch_robots, self, origin, req.key)
-    end
-    if rb.pending then
-      rb.pending[#rb.pending + 1] = req
-      self.waiting_robots = self.waiting_robots + 1
-      return true
-    end
-    if not rb.rules:allowed(self.agent, req.url) then
-      st.robots_denied = st.robots_denied + 1
-      return false
-    end
-  end
+  local ok = self:gate(req.url, req.key)
+  if ok == false then return false end
+  if ok ~= true then return self:wait_robots(ok, req) end
   self.frontier:push(req)
+  self:poke()
+  return true
+end
+
+-- admit for a link followed with no options ({url, depth, referrer}): without an
+-- on_request hook to show a table to, it is queued as its strings (push_url).
+function Crawler:admit_link(url, depth, referrer)
+  if self.spec.on_request then
+    return self:admit({ url = url, depth = depth, referrer = referrer })
+  end
+  local key = self:host_key(url)
+  local ok = self:gate(url, key)
+  if ok == false then return false end
+  if ok ~= true then
+    return self:wait_robots(ok, { url = url, depth = depth, referrer = referrer, key = key })
+  end
+  self.frontier:push_url(key, url, depth, referrer)
   self:poke()
   return true
 end
@@ -395,10 +427,16 @@ function Page:follow(what, opts)
       st.out_of_scope = st.out_of_scope + scope
       st.duplicates = st.duplicates + dup
       if url then
-        if crawler:admit({
-          url = url, depth = depth, referrer = self.url, meta = opts.meta,
-          callback = opts.callback, priority = opts.priority,
-        }) then n = n + 1 end
+        local ok
+        if opts == NO_OPTS then
+          ok = crawler:admit_link(url, depth, self.url)
+        else
+          ok = crawler:admit({
+            url = url, depth = depth, referrer = self.url, meta = opts.meta,
+            callback = opts.callback, priority = opts.priority,
+          })
+        end
+        if ok then n = n + 1 end
       elseif url == false then -- an item C does not take: the Lua way
         if follow_one(self, crawler, what[nexti], opts) then n = n + 1 end
         nexti = nexti + 1

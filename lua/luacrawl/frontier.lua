@@ -8,6 +8,11 @@
 --   local f = frontier.new{ per_host = 2, delay = 0.5, depth_first = false }
 --   f:push(req)            req.key (host key), req.priority (higher first, default 0),
 --                          req.depth (breadth-first by default)
+--   f:push_url(key, url, depth, referrer)   the same as push of {key = key,
+--                          url = url, depth = depth, referrer = referrer}, kept
+--                          as its strings until popped: no table per queued URL
+--                          (a crawl's frontier holds most of a site's URLs at
+--                          once, and the collector would go through every table)
 --   local req, wait = f:pop(now)   a request, or nil and the seconds until one may
 --                          be ready (nil, nil when nothing is queued or every host
 --                          with requests has all its slots busy)
@@ -99,7 +104,9 @@ M.heap = new_heap
 -- FIFO, or a stack depth-first, which keeps the push order with no comparison.
 -- The buckets are kept sorted, the next one last; a crawl has few at a time
 -- (breadth-first, the depth being read and the next), so push and pop cost O(1)
--- but when a bucket is made or emptied, O(buckets) then.
+-- but when a bucket is made or emptied, O(buckets) then. An entry pushed by
+-- push_url is its URL (a string), its referrer in the bucket's `ref` at the same
+-- index.
 local Queue = {}
 Queue.__index = Queue
 
@@ -121,46 +128,59 @@ local function key_of(x, field)
   return v
 end
 
-function Queue:push(x)
-  local p, d = key_of(x, "priority"), key_of(x, "depth")
-  local by_depth = self.index[p]
+-- The bucket of priority p and depth d, made when missing.
+local function bucket(q, p, d)
+  local by_depth = q.index[p]
   if not by_depth then
     by_depth = {}
-    self.index[p] = by_depth
+    q.index[p] = by_depth
   end
   local b = by_depth[d]
   if not b then
-    b = { priority = p, depth = d, head = 1, tail = 0 }
+    b = { priority = p, depth = d, head = 1, tail = 0, ref = {} }
     by_depth[d] = b
-    local buckets = self.buckets
+    local buckets = q.buckets
     local i = #buckets + 1
-    while i > 1 and taken_before(self, buckets[i - 1], b) do
+    while i > 1 and taken_before(q, buckets[i - 1], b) do
       buckets[i] = buckets[i - 1]
       i = i - 1
     end
     buckets[i] = b
   end
+  return b
+end
+
+-- x: a request, or a URL with its referrer (push_url).
+function Queue:push(x, referrer, depth)
+  local b
+  if type(x) == "table" then
+    b = bucket(self, key_of(x, "priority"), key_of(x, "depth"))
+  else
+    b = bucket(self, 0, depth)
+  end
   local t = b.tail + 1
   b.tail = t
   b[t] = x
+  b.ref[t] = referrer
   self.n = self.n + 1
 end
 
+-- The next entry: a request, or a URL, its referrer and its depth.
 function Queue:pop()
   local buckets = self.buckets
   local nb = #buckets
   if nb == 0 then return nil end
   local b = buckets[nb]
-  local x
+  local i
   if self.dfs then -- a stack
-    local t = b.tail
-    x, b[t] = b[t], nil
-    b.tail = t - 1
+    i = b.tail
+    b.tail = i - 1
   else
-    local h = b.head
-    x, b[h] = b[h], nil
-    b.head = h + 1
+    i = b.head
+    b.head = i + 1
   end
+  local x, referrer = b[i], b.ref[i]
+  b[i], b.ref[i] = nil, nil
   self.n = self.n - 1
   if b.head > b.tail then -- empty: the bucket goes
     buckets[nb] = nil
@@ -168,7 +188,13 @@ function Queue:pop()
     by_depth[b.depth] = nil
     if next(by_depth) == nil then self.index[b.priority] = nil end
   end
-  return x
+  return x, referrer, b.depth
+end
+
+-- A queue entry as a request: a URL pushed by push_url becomes a table now.
+local function request_of(h, x, referrer, depth)
+  if type(x) == "table" then return x end
+  return { url = x, depth = depth, referrer = referrer, key = h.key }
 end
 
 -- Hosts: the earliest ready first, then the one that has waited longest.
@@ -241,11 +267,21 @@ function Frontier:push(req)
   self:rearm(h)
 end
 
+function Frontier:push_url(key, url, depth, referrer)
+  if key == nil then error("frontier: request without a host key", 2) end
+  if type(url) ~= "string" then error("frontier: url must be a string", 2) end
+  if depth == nil or depth ~= depth then depth = 0 end -- NaN as push sorts it
+  local h = self:host(key)
+  h.queue:push(url, referrer, depth)
+  self.queued = self.queued + 1
+  self:rearm(h)
+end
+
 function Frontier:pop(now)
   local h = self.ready[1]
   if not h then return nil, nil end
   if h.ready_at > now then return nil, h.ready_at - now end
-  local req = h.queue:pop()
+  local req = request_of(h, h.queue:pop())
   self.queued = self.queued - 1
   h.inflight = h.inflight + 1
   self.inflight = self.inflight + 1
@@ -295,7 +331,7 @@ function Frontier:drop_host(key)
   local h = self.hosts[key]
   local dropped = {}
   if not h then return dropped end
-  while h.queue.n > 0 do dropped[#dropped + 1] = h.queue:pop() end
+  while h.queue.n > 0 do dropped[#dropped + 1] = request_of(h, h.queue:pop()) end
   self.queued = self.queued - #dropped
   self:rearm(h)
   return dropped

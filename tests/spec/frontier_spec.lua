@@ -67,13 +67,23 @@ describe("frontier", function()
           local k = math.random(1, 10)
           if k == 1 then r.priority = math.random(-2, 2) elseif k == 2 then r.priority = 0.5 end
           if k == 3 then r.depth = nil end
-          f:push(r)
+          if k >= 8 then -- queued as its strings: a table made on pop
+            r.referrer, r.compact = "from" .. n, true
+            f:push_url("a", r.url, r.depth, r.referrer)
+          else
+            f:push(r)
+          end
           queued[#queued + 1] = r
         else
           table.sort(queued, before)
           local want = table.remove(queued, 1)
           local got = f:pop(0)
-          assert(got == want, ("seed %d, depth_first %s, step %d: got %s, want %s"):format(
+          local same = got == want
+          if want.compact then
+            same = got ~= nil and got.url == want.url and got.depth == want.depth and
+              got.referrer == want.referrer and got.key == "a"
+          end
+          assert(same, ("seed %d, depth_first %s, step %d: got %s, want %s"):format(
             seed, tostring(depth_first), step, got and got.url or "nil", want.url))
           f:done(got, 0)
         end
@@ -143,11 +153,27 @@ describe("frontier", function()
   it("drops a host's queue", function()
     local f = frontier.new()
     f:push(req("a", "1"))
-    f:push(req("a", "2"))
+    f:push_url("a", "2", 1, "r")
     f:push(req("b", "3"))
-    assert.equal(2, #f:drop_host("a"))
+    local dropped = f:drop_host("a")
+    assert.equal(2, #dropped)
+    assert.same({ url = "2", depth = 1, referrer = "r", key = "a" }, dropped[2])
     assert.equal(1, f:size())
     assert.equal("3", f:pop(0).url)
+  end)
+
+  it("queues a URL without a table, and pops it as a request", function()
+    local f = frontier.new({ per_host = 2 })
+    f:push_url("a", "http://a/x", 3, "http://a/")
+    f:push_url("a", "http://a/y")
+    assert.equal(2, f:size())
+    local r = f:pop(0) -- breadth-first: depth 0 first
+    assert.same({ url = "http://a/y", depth = 0, key = "a" }, r)
+    f:done(r, 0)
+    assert.same({ url = "http://a/x", depth = 3, referrer = "http://a/", key = "a" }, f:pop(0))
+    assert.is_true(f:empty())
+    assert.has_error(function() f:push_url(nil, "http://a/z") end)
+    assert.has_error(function() f:push_url("a", {}) end)
   end)
 
   it("takes turns between hosts with many requests queued", function()
