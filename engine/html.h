@@ -83,13 +83,13 @@ int html_scan_body(const char *body, size_t len, const char *http_charset, const
  * it: text must hold no NUL (libxml2 reads one as a space; the scan does not look
  * for them, as that decoding leaves none). It reads start tags and attributes as
  * libxml2's HTML parser does, in one pass that builds nothing. tag is called in
- * document order for each start tag named in tags (lower case, NULL-ended), with the tag's name and
- * attributes as libxml2's startElement gets them: NULL-ended name, value pairs (names lower-cased,
- * the first of a name kept, values decoded; NULL for an attribute without a value),
- * or NULL without attributes. *title (when title is not NULL) gets the first
- * <title>'s text, unsquashed (malloc'd; NULL when there is none). 0 when done; 1 when
- * the scan is not sure to agree with libxml2 and gave up; -1 when out of memory or
- * when tag returned nonzero. */
+ * document order for each start tag named in tags (lower case, NULL-ended), with
+ * the tag's name and attributes as libxml2's startElement gets them: NULL-ended
+ * name, value pairs (names lower-cased, the first of a name kept, values decoded;
+ * NULL for an attribute without a value), or NULL without attributes. *title (when
+ * title is not NULL) gets the first <title>'s text, unsquashed (malloc'd; NULL when
+ * there is none). 0 when done; 1 when the scan is not sure to agree with libxml2
+ * and gave up; -1 when out of memory or when tag returned nonzero. */
 typedef int (*html_tag_fn)(void *arg, const char *name, const char *const *atts);
 int html_scan_tags(const char *text, size_t len, const char *const *tags, html_tag_fn tag,
                    void *arg, char **title);

@@ -515,18 +515,25 @@ static int on_resolver_start(void *resolver_state, void *reserved, void *arg)
 
 /* ---- the multi handle on the loop ---- */
 
-static void on_sock_io(loop_t *loop, int fd, int events, void *arg)
+/* Let curl act on fd (CURL_SOCKET_TIMEOUT: on its timers), vouching for the socket
+ * probes it makes meanwhile (loop.h), then report the transfers it finished. */
+static void socket_action(http_t *http, curl_socket_t fd, int flags)
 {
-    (void)loop;
-    http_t *http = arg;
-    int flags = 0, running = 0;
-    if (events & LOOP_READ) flags |= CURL_CSELECT_IN;
-    if (events & LOOP_WRITE) flags |= CURL_CSELECT_OUT;
-    if (events & LOOP_ERROR) flags |= CURL_CSELECT_ERR;
+    int running = 0;
     loop_vouch(http->loop, 1);
     curl_multi_socket_action(http->multi, fd, flags, &running);
     loop_vouch(http->loop, 0);
     check_done(http);
+}
+
+static void on_sock_io(loop_t *loop, int fd, int events, void *arg)
+{
+    (void)loop;
+    int flags = 0;
+    if (events & LOOP_READ) flags |= CURL_CSELECT_IN;
+    if (events & LOOP_WRITE) flags |= CURL_CSELECT_OUT;
+    if (events & LOOP_ERROR) flags |= CURL_CSELECT_ERR;
+    socket_action(arg, fd, flags);
 }
 
 /* CURLMOPT_SOCKETFUNCTION */
@@ -558,12 +565,8 @@ static void on_timeout(loop_t *loop, void *arg)
 {
     (void)loop;
     http_t *http = arg;
-    int running = 0;
     http->timer = NULL;
-    loop_vouch(http->loop, 1);
-    curl_multi_socket_action(http->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    loop_vouch(http->loop, 0);
-    check_done(http);
+    socket_action(http, CURL_SOCKET_TIMEOUT, 0);
 }
 
 static void on_timeout_deferred(loop_t *loop, void *arg)

@@ -15,10 +15,10 @@ struct op {
     int nresults; /* the builder moved onto the task */
 };
 
-/* Wake the task with the results a builder makes in protected mode: it moves them
- * onto the task's stack as its last step, so that they arrive whole or not at all. */
 /* Run a builder (a registry ref: lua_cpcall would make a new closure for each
- * call) on op in protected mode, and wake op's task with what it handed over. */
+ * call) on op in protected mode, and wake op's task with what it handed over: the
+ * builder moves its results onto the task's stack as its last step (hand_over), so
+ * that they arrive whole or not at all. */
 static void deliver(struct op *op, int builder)
 {
     lua_State *L = op->st->L;

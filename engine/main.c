@@ -1,13 +1,12 @@
 /* main.c: the luacrawl command. Argument handling lives in lua/luacrawl/cli.lua. */
 #include "luacrawl.h"
 
-#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #ifdef LUACRAWL_MIMALLOC
 #include <mimalloc.h>
+#include <stdlib.h>
 
 /* The binary's malloc is mimalloc (CMakeLists.txt): a crawl mallocs and frees some
  * 40 blocks a page (curl's 64 KB buffer, its header copies, the body, the link
@@ -15,7 +14,7 @@
  * malloc of 1 KB or more, took 7% of a page's time; with mimalloc the example and
  * the crawl of scripts/bench take 4 to 5% less CPU. It serves the whole process
  * only when linked before the C library: say so if the build got that wrong. */
-static void check_allocator(void)
+static void setup_allocator(void)
 {
     void *p = calloc(1, 64);
     if (p && !mi_is_in_heap_region(p))
@@ -23,6 +22,8 @@ static void check_allocator(void)
     free(p);
 }
 #else
+#include <malloc.h>
+
 /* Built without mimalloc (with the sanitizers): glibc's malloc, tuned. A crawl
  * mallocs and frees a body buffer and a 64 KB curl buffer for every page. glibc
  * gives free memory at the top of its heap back to the system past 128 KB and so
@@ -33,7 +34,7 @@ static void check_allocator(void)
 #define TRIM_KEEP (32 << 20)
 #define MMAP_FROM (4 << 20)
 
-static void check_allocator(void)
+static void setup_allocator(void)
 {
     mallopt(M_TRIM_THRESHOLD, TRIM_KEEP);
     mallopt(M_MMAP_THRESHOLD, MMAP_FROM);
@@ -42,7 +43,7 @@ static void check_allocator(void)
 
 int main(int argc, char **argv)
 {
-    check_allocator();
+    setup_allocator();
     /* curl runs with CURLOPT_NOSIGNAL; a peer closing a socket must not kill us. */
     signal(SIGPIPE, SIG_IGN);
     lc_engine *e = lc_engine_new();

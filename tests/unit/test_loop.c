@@ -155,14 +155,22 @@ static void spin(loop_t *loop, int turns)
         loop_run_once(loop, 0);
 }
 
-static void parked_fds_report_nothing_and_watch_again(void)
+/* A referenced loop watching the read end of a new pipe p with on_readable(got). */
+static loop_t *loop_watching_pipe(int p[2], ssize_t *got)
 {
     loop_t *loop = loop_new();
     loop_ref(loop);
-    int p[2];
     CHECK(pipe(p) == 0);
-    ssize_t got = 0;
-    CHECK(loop_watch(loop, p[0], LOOP_READ, on_readable, &got) == 0);
+    *got = 0;
+    CHECK(loop_watch(loop, p[0], LOOP_READ, on_readable, got) == 0);
+    return loop;
+}
+
+static void parked_fds_report_nothing_and_watch_again(void)
+{
+    int p[2];
+    ssize_t got;
+    loop_t *loop = loop_watching_pipe(p, &got);
     CHECK(loop_park(loop, p[0]) == 0);
     CHECK(write(p[1], "x", 1) == 1);
     spin(loop, 3); /* an event on a parked fd unregisters it, and reaches no one */
@@ -221,12 +229,9 @@ static int answered(int fd, short events)
 
 static void probes_are_answered_only_for_what_the_last_wait_saw(void)
 {
-    loop_t *loop = loop_new();
-    loop_ref(loop);
     int p[2];
-    CHECK(pipe(p) == 0);
-    ssize_t got = 0;
-    CHECK(loop_watch(loop, p[0], LOOP_READ, on_readable, &got) == 0);
+    ssize_t got;
+    loop_t *loop = loop_watching_pipe(p, &got);
     loop_vouch(loop, 1);
     CHECK(!answered(p[0], POLLIN)); /* registered after the last wait: unknown */
     spin(loop, 1);
