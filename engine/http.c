@@ -97,7 +97,7 @@ struct http {
     http_stats_t stats;
 };
 
-static int start_hop(http_xfer_t *x);
+static int start_hop(http_xfer_t *x, double now);
 static void check_done(http_t *http);
 
 const char *http_error_name(enum http_error e)
@@ -430,6 +430,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
         return 0;
     }
     if (buf_append(&x->body, data, n) < 0) return 0;
+    loop_clock_moved(); /* curl's clock goes on from here (loop.h) */
     return n;
 }
 
@@ -442,6 +443,7 @@ static int on_prereq(void *arg, char *ip, char *local_ip, int port, int local_po
     (void)local_port;
     http_xfer_t *x = arg;
     x->attempts++;
+    loop_clock_moved(); /* after the connect and TLS handshake (loop.h) */
     return CURL_PREREQFUNC_OK;
 }
 
@@ -803,7 +805,9 @@ static void setup_easy(http_xfer_t *x)
      * body truncated (on_body cuts it). */
     curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
                      (curl_off_t)(r->truncate ? 0 : r->max_body)); /* 0: no limit */
-    double remaining = r->timeout - (loop_time() - x->started);
+    /* The clock as the answer that launches this hop came in (take_answer), a
+     * moment ago: no need to read it again. */
+    double remaining = r->timeout - (x->hop_started + x->dns_time - x->started);
     /* Rounded up: a timeout must not end the transfer before it is due. */
     long timeout_ms = remaining > 0.001 ? (long)ceil(remaining * 1000) : 1;
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
@@ -911,13 +915,13 @@ static void on_dns(void *arg, const dns_answer_t *ans)
  * Even an IP literal goes through dns_resolve, which answers it on the next turn,
  * so the completion never runs inside http_start. -1 when out of memory with
  * nothing started: the caller finishes or frees x. */
-static int start_hop(http_xfer_t *x)
+static int start_hop(http_xfer_t *x, double now)
 {
     curl_slist_free_all(x->resolve);
     x->resolve = NULL;
     free(x->host);
     x->host = NULL;
-    x->hop_started = loop_time();
+    x->hop_started = now;
     x->dns_time = 0;
     if (parse_url(x, x->url, &x->host, &x->port, 0) < 0) return finish_later(x);
     x->literal = is_literal(x->host);
@@ -1049,7 +1053,7 @@ static void transfer_done(http_t *http, CURL *easy, CURLcode rc)
         return;
     }
     if (x->req->follow && follow_redirect(x)) {
-        if (start_hop(x) < 0) finish(x);
+        if (start_hop(x, loop_time()) < 0) finish(x);
         return;
     }
     finish(x);
@@ -1145,7 +1149,7 @@ http_xfer_t *http_start(http_t *http, http_req_t *req, http_fn fn, void *arg)
     http->stats.started++;
     http->stats.active++;
     loop_ref(http->loop);
-    if (start_hop(x) < 0) { /* out of memory: undo, as if calloc had failed */
+    if (start_hop(x, x->started) < 0) { /* out of memory: undo, as if calloc had failed */
         http->stats.started--;
         http->stats.active--;
         loop_unref(http->loop);

@@ -55,6 +55,10 @@ struct loop {
 
 /* The loop whose owner vouches for the probes made on this thread (loop_vouch). */
 static _Thread_local const loop_t *vouching;
+/* The reading of the monotonic clock that answers for it while vouching, when
+ * clock_kept (loop_answer_clock). */
+static _Thread_local struct timespec kept_clock;
+static _Thread_local int clock_kept;
 
 double loop_time(void)
 {
@@ -397,6 +401,26 @@ void loop_run(loop_t *loop)
 void loop_vouch(const loop_t *loop, int on)
 {
     vouching = on ? loop : NULL;
+    clock_kept = 0;
+}
+
+void loop_clock_moved(void)
+{
+    clock_kept = 0;
+}
+
+int loop_answer_clock(struct timespec *ts)
+{
+    if (!vouching || !clock_kept) return 0;
+    *ts = kept_clock;
+    return 1;
+}
+
+void loop_keep_clock(const struct timespec *ts)
+{
+    if (!vouching) return;
+    kept_clock = *ts;
+    clock_kept = 1;
 }
 
 /* Whether the last wait looked at fd for events and left nothing to report. */

@@ -118,6 +118,43 @@ describe("kept-alive connections in the binary", function()
   end)
 end)
 
+-- The binary answers libcurl's clock reads inside a call into curl with one reading
+-- taken when the call began (engine/clock_shim.c): the timings, timeouts and
+-- lc.now() must still tell real time.
+describe("the clock in the binary", function()
+  it("times a slow answer, a long body and a timeout truly", function()
+    local script = write_script([[
+      local lc = require "luacrawl"
+      local base = arg[1]
+      local t0 = lc.now()
+      local res = assert(lc.fetch(base .. "/slow?delay=0.3"))
+      local t = res.time
+      print("slow", lc.now() - t0, t.ttfb, t.total)
+      assert(t.dns <= t.connect and t.connect <= t.ttfb and t.ttfb <= t.total)
+      t0 = lc.now()
+      res = assert(lc.fetch(base .. "/large?bytes=30000000", { max_size = 40000000 }))
+      print("large", res.size, res.time.ttfb, res.time.total, lc.now() - t0)
+      t0 = lc.now()
+      local _, err = lc.fetch(base .. "/slow?delay=5", { timeout = 0.4 })
+      print("timeout", err and err.kind, lc.now() - t0)
+    ]])
+    local code, out, err = luacrawl("run " .. script .. " " .. h.url(""))
+    assert.equal(0, code, err)
+    local wall, ttfb, total = out:match("slow\t(%S+)\t(%S+)\t(%S+)\n")
+    assert.is_true(tonumber(ttfb) >= 0.29, out)
+    assert.is_true(tonumber(total) >= tonumber(ttfb), out)
+    assert.is_true(tonumber(wall) >= tonumber(total) - 0.01, out)
+    -- curl may read such a body in one call: its time must count all the same.
+    local size, lttfb, ltotal, lwall = out:match("large\t(%S+)\t(%S+)\t(%S+)\t(%S+)\n")
+    assert.equal(30000000, tonumber(size))
+    assert.is_true(tonumber(ltotal) > tonumber(lttfb), out)
+    assert.is_true(tonumber(ltotal) >= 0.5 * tonumber(lwall), out)
+    local kind, waited = out:match("timeout\t(%S+)\t(%S+)\n")
+    assert.equal("timeout", kind)
+    assert.is_true(tonumber(waited) >= 0.39 and tonumber(waited) < 3, out)
+  end)
+end)
+
 describe("luacrawl fetch", function()
   it("writes the body to stdout and status and headers to stderr", function()
     local code, out, err = luacrawl("fetch " .. h.url("/site/p/2.html"))

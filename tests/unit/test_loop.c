@@ -4,6 +4,7 @@
 
 #include <poll.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static char order[64];
@@ -307,6 +308,29 @@ static void a_reported_fd_is_not_answered_before_its_callback(void)
     loop_free(loop);
 }
 
+static void a_kept_clock_answers_while_vouching_until_time_moves(void)
+{
+    loop_t *loop = loop_new();
+    struct timespec t1 = {100, 1}, t2 = {200, 2}, ts;
+    loop_keep_clock(&t1); /* nobody vouches: nothing kept */
+    CHECK(!loop_answer_clock(&ts));
+    loop_vouch(loop, 1);
+    CHECK(!loop_answer_clock(&ts)); /* no reading yet */
+    loop_keep_clock(&t1);
+    CHECK(loop_answer_clock(&ts) && ts.tv_sec == 100 && ts.tv_nsec == 1);
+    CHECK(loop_answer_clock(&ts) && ts.tv_sec == 100);
+    loop_clock_moved(); /* the next read is the clock's */
+    CHECK(!loop_answer_clock(&ts));
+    loop_keep_clock(&t2);
+    CHECK(loop_answer_clock(&ts) && ts.tv_sec == 200 && ts.tv_nsec == 2);
+    loop_vouch(loop, 0);
+    CHECK(!loop_answer_clock(&ts));
+    loop_vouch(loop, 1); /* a new call into curl reads it afresh */
+    CHECK(!loop_answer_clock(&ts));
+    loop_vouch(loop, 0);
+    loop_free(loop);
+}
+
 int main(void)
 {
     RUN(timers_fire_in_deadline_order);
@@ -320,6 +344,7 @@ int main(void)
     RUN(a_forgotten_fd_number_reused_is_registered_anew);
     RUN(probes_are_answered_only_for_what_the_last_wait_saw);
     RUN(a_reported_fd_is_not_answered_before_its_callback);
+    RUN(a_kept_clock_answers_while_vouching_until_time_moves);
     printf("%s\n", test_failures ? "FAILED" : "all passed");
     return test_failures ? 1 : 0;
 }
