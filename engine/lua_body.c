@@ -1,4 +1,5 @@
-/* lua_body.c: response bodies held outside the Lua heap.
+/* lua_body.c: response bodies held outside the Lua heap, with the response's
+ * facts that scripts seldom read.
  *
  * A fetch hands its body to Lua as a small userdata that owns the malloc'd bytes
  * curl wrote, not as a Lua string: a crawler that only scans a page for links never
@@ -10,7 +11,14 @@
  * The collector does not see these bytes, so they are paced here: while more than
  * BODY_BUDGET bytes of bodies are alive, each new body does the collection work its
  * size would have caused as a string. They count towards max_memory
- * (lc_limits_account). res:release() (core.body_free) gives them back at once. */
+ * (lc_limits_account). res:release() (core.body_free) gives them back at once.
+ *
+ * The same userdata keeps the facts of the response that most scripts never read:
+ * res.ip, res.http_version, res.redirects, res.size and res.time, which init.lua
+ * asks core.body_fact for on first use. A response table with those five fields
+ * and a table for the timings made 1.1 KB of garbage a page in the example
+ * crawler (of 1.6 KB in all); without them, 0.77 KB (of 1.24). They outlive
+ * res:release(). */
 #include "lua_state.h"
 
 #include <stdlib.h>
@@ -25,6 +33,12 @@ static const char BODY_SPENT_METATABLE[] = "luacrawl.body.spent";
 struct body {
     char *data;
     size_t len;
+    /* The facts, kept after the bytes are given back. */
+    size_t size;
+    int redirects;
+    double t_dns, t_connect, t_tls, t_ttfb, t_total;
+    char version[4]; /* "1.0", "1.1", "2", "3" */
+    char ip[48];     /* INET6_ADDRSTRLEN and more */
 };
 
 static size_t live_bytes; /* of every body alive in any state; one thread */
@@ -70,11 +84,29 @@ static int body_tostring(lua_State *L)
     return 1;
 }
 
+/* Copy s into a field of n bytes, cut if it must be. */
+static void copy_fact(char *dst, size_t n, const char *s)
+{
+    size_t len = s ? strlen(s) : 0;
+    if (len >= n) len = n - 1;
+    memcpy(dst, s ? s : "", len);
+    dst[len] = 0;
+}
+
 void lc_push_body(lua_State *L, const http_res_t *res)
 {
     struct body *b = lua_newuserdata(L, sizeof(*b));
     b->data = NULL;
     b->len = 0;
+    b->size = res->body_len;
+    b->redirects = res->redirects;
+    b->t_dns = res->t_dns;
+    b->t_connect = res->t_connect;
+    b->t_tls = res->t_tls;
+    b->t_ttfb = res->t_ttfb;
+    b->t_total = res->t_total;
+    copy_fact(b->version, sizeof(b->version), res->http_version);
+    copy_fact(b->ip, sizeof(b->ip), res->ip);
     lc_getmetatable(L, BODY_METATABLE);
     lua_setmetatable(L, -2);
     /* Taken only now that nothing can raise before b owns it. */
@@ -126,9 +158,46 @@ static int l_body_string(lua_State *L)
     return 1;
 }
 
+static void set_number(lua_State *L, const char *k, double v)
+{
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+}
+
+/* core.body_fact(body, name) -> res[name] for a fact the body keeps: "ip",
+ * "http_version", "redirects", "size", or "time" (a new table); nil for any other
+ * name, or when body is not a body. */
+static int l_body_fact(lua_State *L)
+{
+    const struct body *b = to_body(L, 1);
+    size_t n;
+    const char *k = lua_tolstring(L, 2, &n);
+    if (!b || !k) return 0;
+    if (n == 4 && memcmp(k, "time", 4) == 0) {
+        lua_createtable(L, 0, 5);
+        set_number(L, "dns", b->t_dns);
+        set_number(L, "connect", b->t_connect);
+        set_number(L, "tls", b->t_tls);
+        set_number(L, "ttfb", b->t_ttfb);
+        set_number(L, "total", b->t_total);
+    } else if (n == 4 && memcmp(k, "size", 4) == 0) {
+        lua_pushnumber(L, (double)b->size);
+    } else if (n == 2 && memcmp(k, "ip", 2) == 0) {
+        lua_pushstring(L, b->ip);
+    } else if (n == 12 && memcmp(k, "http_version", 12) == 0) {
+        lua_pushstring(L, b->version);
+    } else if (n == 9 && memcmp(k, "redirects", 9) == 0) {
+        lua_pushnumber(L, b->redirects);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 static const luaL_Reg funcs[] = {
     {"body_string", l_body_string},
     {"body_free", l_body_free},
+    {"body_fact", l_body_fact},
     {NULL, NULL},
 };
 

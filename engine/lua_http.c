@@ -112,18 +112,10 @@ static int build_response(lua_State *L)
     lua_pushnumber(L, (double)res->status);
     lua_pushstring(L, res->url);
     push_headers(L, st, res);
-    lua_pushnumber(L, (double)res->body_len);
-    lc_push_body(L, res); /* res.body makes the string (init.lua) */
-    lua_pushstring(L, res->ip);
-    lua_pushstring(L, res->http_version);
-    lua_pushnumber(L, res->redirects);
+    /* The body, and the facts read on first use (res.time, res.ip...: lua_body.c). */
+    lc_push_body(L, res);
     lua_pushboolean(L, res->truncated);
-    lua_pushnumber(L, res->t_dns);
-    lua_pushnumber(L, res->t_connect);
-    lua_pushnumber(L, res->t_tls);
-    lua_pushnumber(L, res->t_ttfb);
-    lua_pushnumber(L, res->t_total);
-    lua_call(L, 14, 1);
+    lua_call(L, 5, 1);
     return hand_over(L, op, 1);
 }
 

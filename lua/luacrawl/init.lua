@@ -52,42 +52,45 @@ local Headers = {
 
 -- Responses: more methods (html, ...) are added by the toolkit modules. The body
 -- arrives as a userdata outside the Lua heap (res._body, engine/lua_body.c);
--- res.body makes it a string on first use.
+-- res.body makes it a string on first use. The userdata also keeps the facts most
+-- scripts never read (ip, http_version, redirects, size, time), which come from
+-- it on first use: a response is a table of five fields, less garbage a page.
 local Response = {}
-local body_string = core.body_string
+local body_string, body_fact = core.body_string, core.body_fact
 Response.__index = function(res, k)
   local m = Response[k]
-  if m ~= nil or k ~= "body" then return m end
-  local b = rawget(res, "_body")
-  if b == nil then
+  if m ~= nil then return m end
+  if k == "body" then
     if rawget(res, "_released") then error("res.body read after res:release()", 2) end
-    return nil
+    local b = rawget(res, "_body")
+    if b == nil then return nil end
+    local s = body_string(b)
+    rawset(res, "body", s)
+    return s
   end
-  local s = body_string(b)
-  rawset(res, "body", s)
-  return s
+  local v = body_fact(rawget(res, "_body"), k)
+  if k == "time" and v ~= nil then rawset(res, "time", v) end -- one table per response
+  return v
 end
 local body_free = core.body_free
 -- Free the body (and its document, html.lua) now rather than at the next
 -- collection, for a script done with the response: res.body is nil after, unless
--- it was read before, and res:html() an empty document.
+-- it was read before, and res:html() an empty document. The other fields stay.
 function Response:release()
   local b = rawget(self, "_body")
-  if b ~= nil then
+  if b ~= nil and not rawget(self, "_released") then
     body_free(b)
-    rawset(self, "_body", nil)
     rawset(self, "_released", true)
   end
 end
 M.Response = Response
 
--- A fetch's response, from the fields lua_http.c pushes (the body as a userdata).
-local function new_response(status, url, headers, size, body, ip, version, redirects, truncated,
-                            dns, connect, tls, ttfb, total)
+-- A fetch's response, from the fields lua_http.c pushes (the body as a userdata,
+-- with the facts read on first use). Built with room for the fields scripts add
+-- most (res.body, res:html()'s document, _released): eight slots.
+local function new_response(status, url, headers, body, truncated)
   return setmetatable({
-    status = status, url = url, headers = headers, size = size, _body = body, ip = ip,
-    http_version = version, redirects = redirects, truncated = truncated or nil,
-    time = { dns = dns, connect = connect, tls = tls, ttfb = ttfb, total = total },
+    status = status, url = url, headers = headers, _body = body, truncated = truncated or nil,
   }, Response)
 end
 

@@ -134,6 +134,19 @@ describe("lc.fetch", function()
     assert.equal(body, read.body) -- a string made before stays
   end)
 
+  it("keeps ip, http_version, redirects, size and time after res:release()", function()
+    local res = assert(fetch(h.url("/site/p/3.html")))
+    local size = #res.body
+    res:release()
+    assert.equal("127.0.0.1", res.ip)
+    assert.equal("1.1", res.http_version)
+    assert.equal(0, res.redirects)
+    assert.equal(size, res.size)
+    assert.is_true(res.time.total > 0 and res.time.total >= res.time.ttfb)
+    assert.equal(res.time, res.time) -- one table, made on first use
+    assert.is_nil(res.no_such_field)
+  end)
+
   it("aborts a body over max_size with too_large", function()
     local res, err = fetch(h.url("/large?bytes=200000"), { max_size = 100000 })
     assert.is_nil(res)
