@@ -56,6 +56,9 @@ function Crawler.new(root, max_redirect, max_tasks)
     seen = lc.seen(),
     fetched = 0, errors = 0, redirects = 0, statuses = {},
   }, Crawler)
+  -- The links wanted from each page: those on the root's host that the seen set did
+  -- not hold (now added to it), the chapter's links.difference(self.seen_urls).
+  self.link_opts = { prefix = self.origin, unseen = self.seen }
   self:add_url(norm, max_redirect)
   return self
 end
@@ -88,9 +91,7 @@ end
 function Crawler:parse_links(res)
   local ctype = res.headers["content-type"] or ""
   if res.status ~= 200 or not ctype:find("text/html", 1, true) then return end
-  -- The links on the root's host that the seen set did not hold (now added to it):
-  -- the chapter's links.difference(self.seen_urls), in one call.
-  for _, link in ipairs(res:html():links({ prefix = self.origin, unseen = self.seen })) do
+  for _, link in ipairs(res:html():links(self.link_opts)) do
     self.q:put_nowait(link)
   end
 end
