@@ -872,6 +872,13 @@ static int keep(struct collect *c, const char **ref, const xmlChar *owned)
     return *ref ? 0 : -1;
 }
 
+/* Free what an attribute lookup owns: nothing in the fast scan and SAX passes, which
+ * then make no call through xmlFree (41 a bench page, for each <a>'s rel). */
+static inline void drop(xmlChar *owned)
+{
+    if (owned) xmlFree(owned);
+}
+
 /* Collect what element el (a tree node or SAX attributes, read with get) gives:
  * 1 when it added a candidate, 0 when not, -1 when out of memory. Always inlined:
  * in scan_tag, once per tag of the fast scan, get is then sax_attr, called directly
@@ -892,12 +899,12 @@ static inline __attribute__((always_inline)) int visit(struct collect *c, const 
     if (tag[0] == 'm') {
         const char *equiv = get(el, "http-equiv", &owned);
         int refresh = equiv && strcasecmp(equiv, "refresh") == 0;
-        xmlFree(owned);
+        drop(owned);
         if (!refresh) return 0;
         const char *content = get(el, "content", &owned), *u;
         size_t ul;
         if (content && refresh_url(content, &u, &ul)) x.ref = strings_dup(&c->copies, u, ul);
-        xmlFree(owned);
+        drop(owned);
         if (!x.ref) return 0;
     } else {
         x.ref = get(el, an, &x.owned);
@@ -905,7 +912,7 @@ static inline __attribute__((always_inline)) int visit(struct collect *c, const 
         if (tag[0] == 'a' || tag[0] == 'l') {
             const char *rel = get(el, "rel", &owned);
             x.nofollow = rel && has_token(rel, "nofollow");
-            xmlFree(owned);
+            drop(owned);
         }
         if (keep(c, &x.ref, x.owned) != 0) goto fail;
     }
