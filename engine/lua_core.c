@@ -95,6 +95,7 @@ static int state_gc(lua_State *L)
     free(st->dns_servers);
     if (st->json) buf_free(st->json);
     free(st->json);
+    free(st->names);
     memset(st, 0, sizeof(*st));
     return 0;
 }

@@ -54,9 +54,64 @@ static void set_str(lua_State *L, const char *k, const char *v)
     lua_setfield(L, -2, k);
 }
 
+/* Header names, made once. A response's header names are the same from page to
+ * page, but making each a Lua string again means looking it up in LuaJIT's string
+ * table, whose chains run through a crawl's queued URLs: a cache miss or two per
+ * name. This cache maps a lower-case name to its string by the hash push_headers
+ * computes anyway (one name per slot, the last that hashed there); the strings sit
+ * in a table at their slot's index, which keeps them alive. */
+#define NAME_SLOTS 64
+#define NAME_MAX_LEN 32 /* longer names are made each time */
+
+struct lc_names {
+    struct name_slot {
+        unsigned hash, len; /* len 0: an empty slot */
+        char s[NAME_MAX_LEN];
+    } slot[NAME_SLOTS];
+    int table_ref;
+};
+
+/* Push the name (n bytes, hash h) from the cache, whose table is at index t. */
+static void push_name(lua_State *L, struct lc_names *c, int t, const char *name, size_t n,
+                      unsigned h)
+{
+    if (n == 0 || n > NAME_MAX_LEN) {
+        lua_pushlstring(L, name, n);
+        return;
+    }
+    int i = (int)(h % NAME_SLOTS);
+    struct name_slot *slot = &c->slot[i];
+    if (slot->len == n && slot->hash == h && memcmp(slot->s, name, n) == 0) {
+        lua_rawgeti(L, t, i + 1);
+        return;
+    }
+    lua_pushlstring(L, name, n);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, t, i + 1);
+    memcpy(slot->s, name, n);
+    slot->len = (unsigned)n;
+    slot->hash = h;
+}
+
+/* The cache (made on first use), its table pushed. */
+static struct lc_names *names_cache(lua_State *L, lc_state_t *st)
+{
+    if (!st->names) {
+        struct lc_names *c = calloc(1, sizeof(*c));
+        if (!c) luaL_error(L, "out of memory");
+        lua_createtable(L, NAME_SLOTS, 0);
+        c->table_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        st->names = c;
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, st->names->table_ref);
+    return st->names;
+}
+
 /* Headers keyed by lower-case name; repeated names joined with ", ". */
 static void push_headers(lua_State *L, lc_state_t *st, const http_res_t *res)
 {
+    struct lc_names *cache = names_cache(L, st);
+    int t = lua_gettop(L);
     lua_createtable(L, 0, res->nheaders);
     char name[256];
     uint64_t names = 0; /* a bit per name hash: only a name whose bit is set may repeat */
@@ -72,7 +127,7 @@ static void push_headers(lua_State *L, lc_state_t *st, const http_res_t *res)
             h = h * 31 + c;
         }
         uint64_t bit = (uint64_t)1 << (h & 63);
-        lua_pushlstring(L, name, n); /* the key, interned once */
+        push_name(L, cache, t, name, n, h); /* the key */
         if (names & bit) {
             lua_pushvalue(L, -1);
             lua_rawget(L, -3);
@@ -92,6 +147,7 @@ static void push_headers(lua_State *L, lc_state_t *st, const http_res_t *res)
     }
     lua_rawgeti(L, LUA_REGISTRYINDEX, st->headers_mt_ref);
     lua_setmetatable(L, -2);
+    lua_remove(L, t);
 }
 
 /* The response: its fields pushed in the order init.lua's new_response takes them,

@@ -32,6 +32,7 @@ typedef struct lc_state {
     int error_mt_ref, new_response_ref, headers_mt_ref;
     int build_response_ref, build_answer_ref; /* lua_http.c's builders, as Lua functions */
     struct buf *json;                         /* lua_json.c's buffer (buf.h), made on first use */
+    struct lc_names *names;                   /* lua_http.c's header names, made on first use */
 } lc_state_t;
 
 #define lc_state(L) ((lc_state_t *)lua_touserdata((L), lua_upvalueindex(1)))

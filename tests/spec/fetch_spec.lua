@@ -40,6 +40,26 @@ describe("lc.fetch", function()
     assert.equal("1", res.headers.y)
   end)
 
+  it("names every header right, however many names it has seen", function()
+    -- Header names come from a small cache of strings (lua_http.c): 300 names, more
+    -- than it holds, twice over, and a long one it does not keep.
+    local long = ("L"):rep(40)
+    for _ = 1, 2 do
+      local res = assert(fetch(h.url("/manyheaders?count=300")))
+      for i = 0, 299 do
+        assert.equal("v", res.headers["x-h-" .. i])
+      end
+      local n = 0
+      for name in pairs(res.headers) do
+        if name:find("^x%-h%-%d+$") then n = n + 1 end
+      end
+      assert.equal(300, n)
+      res = assert(fetch(h.url("/headers?" .. long .. "=1&X-H-7=2")))
+      assert.equal("1", res.headers[long:lower()])
+      assert.equal("2", res.headers["x-h-7"])
+    end
+  end)
+
   it("returns 404 and 500 as responses, not errors", function()
     assert.equal(404, fetch(h.url("/status/404")).status)
     assert.equal(500, fetch(h.url("/status/500")).status)
