@@ -800,7 +800,8 @@ struct collect {
     xmlChar *base_owned;
     struct html_strings *copies; /* of references (meta refresh, SAX) */
     unsigned flags;
-    int copy_refs; /* the attribute values do not outlive the visit (SAX) */
+    int copy_refs; /* the attribute values do not outlive the visit (SAX; the fast
+                    * scan keeps them till the end: html_scan_tags) */
 };
 
 static void collect_free(struct collect *c)
@@ -1214,6 +1215,7 @@ int html_scan_body(const char *body, size_t len, const char *http_charset, const
     struct buf title_buf = {NULL, 0, 0};
     struct sax s = {.c = {.flags = flags, .copy_refs = 1}, .title = title ? &title_buf : NULL};
     struct buf buf = {NULL, 0, 0};
+    struct buf kept = {NULL, 0, 0}; /* the fast scan's attributes: its references point there */
     const char *text;
     size_t n, bom;
     int rc = -1;
@@ -1226,7 +1228,8 @@ int html_scan_body(const char *body, size_t len, const char *http_charset, const
          * the SAX pass when it is not sure of this page. */
         int fast = !(flags & (HTML_LINKS_TEXT | HTML_LINKS_FORCE_SAX));
         char **scan_title = title ? &title_buf.p : NULL;
-        int r = fast ? html_scan_tags(text, n, scan_tags, scan_tag, &s.c, scan_title) : 1;
+        s.c.copy_refs = !fast; /* the fast scan keeps them for us */
+        int r = fast ? html_scan_tags(text, n, scan_tags, scan_tag, &s.c, scan_title, &kept) : 1;
         if (r < 0) goto done;
         if (r == 0 && title_buf.p) title_buf.n = strlen(title_buf.p);
         if (r == 1 && (flags & HTML_LINKS_FAST_ONLY)) {
@@ -1250,6 +1253,7 @@ done:
     free(buf.p);
     free(title_buf.p);
     collect_free(&s.c);
+    buf_free(&kept);
     return rc;
 }
 

@@ -125,8 +125,12 @@ struct scanner {
     html_tag_fn tag;
     void *arg;
     /* The attributes of a start tag being reported: "name\0value\0" in attrs, where
-     * each starts in off (SIZE_MAX: an attribute without a value). */
+     * each starts in off (SIZE_MAX: an attribute without a value). When kept (the
+     * caller's buffer, html_scan_tags), attrs holds those of every tag reported, in
+     * room reserved at the start and never grown: the pointers the callback got
+     * stay valid after the scan. */
     struct buf attrs;
+    int kept;
     size_t *off, noff, capoff;
     const char **atts;
     size_t capatts;
@@ -453,10 +457,21 @@ static inline int push_off(struct scanner *sc, size_t off)
 
 /* htmlParseAttValue at p (after '=' and blanks); the value is appended to sc->attrs
  * when kept. */
+/* Whether n more bytes fit in kept attrs without growing them (always when not
+ * kept); when not, the scan gives up (UNSURE) rather than move what it handed out. */
+static int room(struct scanner *sc, size_t n)
+{
+    if (!sc->kept || sc->attrs.cap - sc->attrs.n >= n) return 1;
+    sc->rc = UNSURE;
+    return 0;
+}
+
 static const unsigned char *att_value(struct scanner *sc, const unsigned char *p, int keep)
 {
     const unsigned char *end = sc->end;
     unsigned char stop = 0;
+    /* A value decoded is no longer than the text it is read from. */
+    if (keep && !room(sc, (size_t)(end - p) + 2)) return p;
     if (p < end && (*p == '"' || *p == '\'')) stop = *p++;
     if (stop) { /* references never hide the quote */
         const unsigned char *q = find(p, end, stop);
@@ -535,7 +550,7 @@ static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p
     p = tag_name(p + 1, end, name, &nl, &bit);
     bit_add(sc->opened, bit);
     int keep = reported(sc, name, bit);
-    sc->attrs.n = 0;
+    if (!sc->kept) sc->attrs.n = 0;
     sc->noff = 0;
     p = skip_blanks(p, end);
     while (p < end && *p != '>' && !(*p == '/' && p + 1 < end && p[1] == '>')) {
@@ -547,6 +562,7 @@ static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p
                 p++;
         } else {
             int k = keep && !has_attr(sc, an); /* the first of a name wins */
+            if (k && !room(sc, al + 2)) return p;
             if (k && (push_off(sc, sc->attrs.n) != 0 || buf_append(&sc->attrs, an, al + 1) != 0))
                 goto fail;
             p = skip_blanks(q, end);
@@ -790,12 +806,18 @@ static const unsigned char *misc(const unsigned char *p, const unsigned char *en
 }
 
 int html_scan_tags(const char *text, size_t len, const char *const *tags, html_tag_fn tag,
-                   void *arg, char **title)
+                   void *arg, char **title, struct buf *kept)
 {
     static const unsigned char bom[] = {0xEF, 0xBB, 0xBF};
     if (title) *title = NULL;
     struct scanner sc = {
         .end = (const unsigned char *)text + len, .tags = tags, .tag = tag, .arg = arg};
+    if (kept) {
+        /* What the reported tags keep is at most twice the text they are read from. */
+        if (len > (SIZE_MAX - 256) / 2 || buf_reserve(kept, 2 * len + 256) != 0) return FAILED;
+        sc.attrs = *kept;
+        sc.kept = 1;
+    }
     static const char *const implied[] = {"html", "head", "body", "p"};
     for (size_t i = 0; i < sizeof(implied) / sizeof(implied[0]); i++)
         bit_add(sc.opened, name_bit(implied[i]));
@@ -809,7 +831,10 @@ int html_scan_tags(const char *text, size_t len, const char *const *tags, html_t
     p = misc(p, end);
     if (at_doctype(p, end)) p = misc(doctype(p, end), end);
     content(&sc, p);
-    free(sc.attrs.p);
+    if (kept)
+        *kept = sc.attrs;
+    else
+        free(sc.attrs.p);
     free(sc.off);
     free(sc.atts);
     if (sc.rc == DONE && title) {
