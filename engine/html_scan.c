@@ -172,14 +172,22 @@ static int maybe_open(const struct scanner *sc, const char *name)
     return bit_has(sc->opened, name_bit(name));
 }
 
+#ifdef __SSE2__
+/* A bit for each of the 16 bytes at p that is c. */
+static inline unsigned match16(const unsigned char *p, unsigned char c)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)c)));
+}
+#endif
+
 /* The first c in [p, end), or NULL: memchr, after a look at the next 16 bytes
  * inline (most gaps between tags and most attribute values are shorter). */
 static const unsigned char *find(const unsigned char *p, const unsigned char *end, unsigned char c)
 {
 #ifdef __SSE2__
     if (end - p >= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)c)));
+        unsigned m = match16(p, c);
         if (m) return p + __builtin_ctz(m);
         p += 16;
     }
@@ -187,17 +195,15 @@ static const unsigned char *find(const unsigned char *p, const unsigned char *en
     return memchr(p, c, (size_t)(end - p));
 }
 
-/* Whether c is in the n bytes at p (p + n <= end): as find, a look at 16 bytes
- * inline (most attribute values are shorter) before memchr. */
+/* Whether c is in the n bytes at p (p + n <= end): as find, the 16 bytes at p
+ * inline (the text goes on past a short value) before memchr. */
 static int has_byte(const unsigned char *p, size_t n, const unsigned char *end, unsigned char c)
 {
 #ifdef __SSE2__
     if (end - p >= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)c)));
+        unsigned m = match16(p, c);
         if (n < 16) return (m & ((1u << n) - 1)) != 0;
-        if (m) return 1;
-        return memchr(p + 16, c, n - 16) != NULL;
+        return m || memchr(p + 16, c, n - 16);
     }
 #endif
     (void)end;
@@ -455,8 +461,6 @@ static inline int push_off(struct scanner *sc, size_t off)
     return 0;
 }
 
-/* htmlParseAttValue at p (after '=' and blanks); the value is appended to sc->attrs
- * when kept. */
 /* Whether n more bytes fit in kept attrs without growing them (always when not
  * kept); when not, the scan gives up (UNSURE) rather than move what it handed out. */
 static int room(struct scanner *sc, size_t n)
@@ -466,6 +470,8 @@ static int room(struct scanner *sc, size_t n)
     return 0;
 }
 
+/* htmlParseAttValue at p (after '=' and blanks); the value is appended to sc->attrs
+ * when kept. */
 static const unsigned char *att_value(struct scanner *sc, const unsigned char *p, int keep)
 {
     const unsigned char *end = sc->end;

@@ -158,12 +158,6 @@ static int l_body_string(lua_State *L)
     return 1;
 }
 
-static void set_number(lua_State *L, const char *k, double v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
-}
-
 /* core.body_fact(body, name) -> res[name] for a fact the body keeps: "ip",
  * "http_version", "redirects", "size", or "time" (a new table); nil for any other
  * name, or when body is not a body. */
@@ -175,11 +169,11 @@ static int l_body_fact(lua_State *L)
     if (!b || !k) return 0;
     if (n == 4 && memcmp(k, "time", 4) == 0) {
         lua_createtable(L, 0, 5);
-        set_number(L, "dns", b->t_dns);
-        set_number(L, "connect", b->t_connect);
-        set_number(L, "tls", b->t_tls);
-        set_number(L, "ttfb", b->t_ttfb);
-        set_number(L, "total", b->t_total);
+        lc_set_number(L, "dns", b->t_dns);
+        lc_set_number(L, "connect", b->t_connect);
+        lc_set_number(L, "tls", b->t_tls);
+        lc_set_number(L, "ttfb", b->t_ttfb);
+        lc_set_number(L, "total", b->t_total);
     } else if (n == 4 && memcmp(k, "size", 4) == 0) {
         lua_pushnumber(L, (double)b->size);
     } else if (n == 2 && memcmp(k, "ip", 2) == 0) {

@@ -156,7 +156,7 @@ static int core_configure(lua_State *L)
     return 0;
 }
 
-static void set_number(lua_State *L, const char *k, double v)
+void lc_set_number(lua_State *L, const char *k, double v)
 {
     lua_pushnumber(L, v);
     lua_setfield(L, -2, k);
@@ -169,27 +169,27 @@ static int core_stats(lua_State *L)
     sched_stats_t ts;
     sched_get_stats(st->sched, &ts);
     lua_createtable(L, 0, 16);
-    set_number(L, "tasks_spawned", (double)ts.spawned);
-    set_number(L, "tasks_finished", (double)ts.finished);
-    set_number(L, "tasks_failed", (double)ts.failed);
-    set_number(L, "tasks_cancelled", (double)ts.cancelled);
-    set_number(L, "tasks_live", (double)ts.live);
+    lc_set_number(L, "tasks_spawned", (double)ts.spawned);
+    lc_set_number(L, "tasks_finished", (double)ts.finished);
+    lc_set_number(L, "tasks_failed", (double)ts.failed);
+    lc_set_number(L, "tasks_cancelled", (double)ts.cancelled);
+    lc_set_number(L, "tasks_live", (double)ts.live);
     if (st->dns) {
         dns_stats_t ds;
         dns_get_stats(st->dns, &ds);
-        set_number(L, "dns_queries", (double)ds.queries);
-        set_number(L, "dns_hits", (double)ds.hits);
-        set_number(L, "dns_coalesced", (double)ds.coalesced);
-        set_number(L, "dns_entries", (double)ds.entries);
+        lc_set_number(L, "dns_queries", (double)ds.queries);
+        lc_set_number(L, "dns_hits", (double)ds.hits);
+        lc_set_number(L, "dns_coalesced", (double)ds.coalesced);
+        lc_set_number(L, "dns_entries", (double)ds.entries);
     }
     if (st->http) {
         http_stats_t hs;
         http_get_stats(st->http, &hs);
-        set_number(L, "http_started", (double)hs.started);
-        set_number(L, "http_completed", (double)hs.completed);
-        set_number(L, "http_failed", (double)hs.failed);
-        set_number(L, "http_active", (double)hs.active);
-        set_number(L, "http_bytes", (double)hs.bytes);
+        lc_set_number(L, "http_started", (double)hs.started);
+        lc_set_number(L, "http_completed", (double)hs.completed);
+        lc_set_number(L, "http_failed", (double)hs.failed);
+        lc_set_number(L, "http_active", (double)hs.active);
+        lc_set_number(L, "http_bytes", (double)hs.bytes);
     }
     return 1;
 }

@@ -48,6 +48,9 @@ void lc_push_error(lua_State *L, lc_state_t *st, const char *kind, const char *m
  * core[name], a closure over the state. Leaves the stack as it was. */
 void lc_setfuncs(lua_State *L, const luaL_Reg *reg);
 
+/* t[k] = v for the table t on top of L. */
+void lc_set_number(lua_State *L, const char *k, double v);
+
 /* The userdata at idx if its metatable is `name`'s or `spent`'s (the same type once
  * its memory was given back early: a metatable without __gc, so that the collector
  * frees it without a finalizer call; NULL for a type without one), else NULL. */

@@ -54,7 +54,7 @@ local Headers = {
 -- arrives as a userdata outside the Lua heap (res._body, engine/lua_body.c);
 -- res.body makes it a string on first use. The userdata also keeps the facts most
 -- scripts never read (ip, http_version, redirects, size, time), which come from
--- it on first use: a response is a table of five fields, less garbage a page.
+-- it on first use: a response is a table of four fields, less garbage a page.
 local Response = {}
 local body_string, body_fact = core.body_string, core.body_fact
 Response.__index = function(res, k)
