@@ -88,9 +88,9 @@ int html_scan_body(const char *body, size_t len, const char *http_charset, const
  * name, value pairs (names lower-cased, the first of a name kept, values decoded;
  * NULL for an attribute without a value), or NULL without attributes. *title (when
  * title is not NULL) gets the first <title>'s text, unsquashed (malloc'd; NULL when
- * there is none). The attributes passed to tag are good for the call only, unless
- * kept is not NULL: then they are stored in *kept (appended, with room reserved up
- * front) and stay good until the caller frees it. 0 when done; 1 when the scan is not
+ * there is none). The attributes are stored in *kept (appended, with room reserved
+ * up front: they are never moved), and stay good until the caller frees it; the
+ * array that lists them is good for the call only. 0 when done; 1 when the scan is not
  * sure to agree with libxml2 and gave up; -1 when out of memory or when tag returned
  * nonzero. */
 struct buf;

@@ -124,16 +124,14 @@ struct scanner {
     uint64_t wanted[4]; /* the name_bit of each of tags */
     html_tag_fn tag;
     void *arg;
-    /* The attributes of a start tag being reported: "name\0value\0" in attrs, where
-     * each starts in off (SIZE_MAX: an attribute without a value). When kept (the
-     * caller's buffer, html_scan_tags), attrs holds those of every tag reported, in
-     * room reserved at the start and never grown: the pointers the callback got
-     * stay valid after the scan. */
+    /* The attributes of the start tags reported, "name\0value\0" each: the caller's
+     * buffer (html_scan_tags), with room reserved at the start and never grown, so
+     * that the pointers the callback got stay good after the scan. atts points into
+     * it: the name, value pairs of the tag being reported (a NULL value for an
+     * attribute without one), natts of them so far. */
     struct buf attrs;
-    int kept;
-    size_t *off, noff, capoff;
     const char **atts;
-    size_t capatts;
+    size_t natts, capatts;
     /* A superset of the names of the open elements: the names of the start tags read
      * so far and of those libxml2 implies, hashed to bits. */
     uint64_t opened[4];
@@ -443,48 +441,49 @@ static int reported(const struct scanner *sc, const char *name, unsigned bit)
 
 static int has_attr(const struct scanner *sc, const char *name)
 {
-    for (size_t i = 0; i < sc->noff; i += 2)
-        if (html_name_eq(sc->attrs.p + sc->off[i], name)) return 1;
+    for (size_t i = 0; i < sc->natts; i += 2)
+        if (html_name_eq(sc->atts[i], name)) return 1;
     return 0;
 }
 
-static inline int push_off(struct scanner *sc, size_t off)
+/* Add a name or value to atts, leaving room for the two NULLs that end them. */
+static inline int push_att(struct scanner *sc, const char *s)
 {
-    if (sc->noff == sc->capoff) {
-        size_t cap = sc->capoff ? sc->capoff * 2 : 16;
-        size_t *v = realloc(sc->off, cap * sizeof(*v));
+    if (sc->natts + 2 >= sc->capatts) {
+        size_t cap = sc->capatts ? sc->capatts * 2 : 16;
+        const char **v = realloc(sc->atts, cap * sizeof(*v));
         if (!v) return -1;
-        sc->off = v;
-        sc->capoff = cap;
+        sc->atts = v;
+        sc->capatts = cap;
     }
-    sc->off[sc->noff++] = off;
+    sc->atts[sc->natts++] = s;
     return 0;
 }
 
-/* Whether n more bytes fit in kept attrs without growing them (always when not
- * kept); when not, the scan gives up (UNSURE) rather than move what it handed out. */
+/* Whether n more bytes fit in attrs without growing them; when not, the scan gives
+ * up (UNSURE) rather than move what it handed out. */
 static int room(struct scanner *sc, size_t n)
 {
-    if (!sc->kept || sc->attrs.cap - sc->attrs.n >= n) return 1;
+    if (sc->attrs.cap - sc->attrs.n >= n) return 1;
     sc->rc = UNSURE;
     return 0;
 }
 
-/* htmlParseAttValue at p (after '=' and blanks); the value is appended to sc->attrs
- * when kept. */
+/* htmlParseAttValue at p (after '=' and blanks); the value is appended to sc->attrs,
+ * with its NUL, when kept (the caller made room for it: a value decoded is no longer
+ * than the text it is read from). */
 static const unsigned char *att_value(struct scanner *sc, const unsigned char *p, int keep)
 {
     const unsigned char *end = sc->end;
     unsigned char stop = 0;
-    /* A value decoded is no longer than the text it is read from. */
-    if (keep && !room(sc, (size_t)(end - p) + 2)) return p;
     if (p < end && (*p == '"' || *p == '\'')) stop = *p++;
     if (stop) { /* references never hide the quote */
         const unsigned char *q = find(p, end, stop);
         if (!keep) return q ? q + 1 : end;
         size_t n = (size_t)((q ? q : end) - p);
-        if (!has_byte(p, n, end, '&')) { /* nothing to decode: the value as it is, and its NUL */
-            if (buf_append(&sc->attrs, p, n) != 0 || buf_append(&sc->attrs, "", 1) != 0) goto fail;
+        if (!has_byte(p, n, end, '&')) { /* nothing to decode: the value as it is */
+            if (buf_append(&sc->attrs, p, n) != 0) goto fail;
+            sc->attrs.n++; /* and the NUL buf_append keeps after it */
             return q ? q + 1 : end;
         }
     }
@@ -513,7 +512,8 @@ static const unsigned char *att_value(struct scanner *sc, const unsigned char *p
         run = p;
     }
     if (keep && !cut && buf_append(&sc->attrs, run, (size_t)(p - run)) != 0) goto fail;
-    if (keep && buf_append(&sc->attrs, "", 1) != 0) goto fail; /* its NUL */
+    if (keep && buf_append(&sc->attrs, "", 0) != 0) goto fail;
+    if (keep) sc->attrs.n++; /* its NUL */
     if (stop && p < end) p++;
     return p;
 fail:
@@ -521,20 +521,81 @@ fail:
     return p;
 }
 
-/* Call the callback with the attributes collected. */
+static int at_tag_end(const unsigned char *p, const unsigned char *end)
+{
+    return *p == '>' || (*p == '/' && p + 1 < end && p[1] == '>');
+}
+
+/* Skip what is not a name, up to a blank or the end of the tag. */
+static const unsigned char *skip_junk(const unsigned char *p, const unsigned char *end)
+{
+    while (p < end && !is(*p, C_BLANK) && !at_tag_end(p, end))
+        p++;
+    return p;
+}
+
+/* The attributes of a start tag that is not reported, from p: read past. */
+static const unsigned char *skip_attrs(struct scanner *sc, const unsigned char *p)
+{
+    const unsigned char *end = sc->end;
+    while (p < end && !at_tag_end(p, end)) {
+        const unsigned char *q = skip_name(p, end);
+        if (q == p) { /* not a name: skipped up to a blank */
+            p = skip_junk(p, end);
+        } else {
+            p = skip_blanks(q, end);
+            if (p < end && *p == '=') p = att_value(sc, skip_blanks(p + 1, end), 0);
+        }
+        p = skip_blanks(p, end);
+    }
+    return p;
+}
+
+/* The attributes of a start tag that is reported, from p: kept in attrs, the first
+ * of a name winning, and listed in atts. */
+static const unsigned char *keep_attrs(struct scanner *sc, const unsigned char *p)
+{
+    const unsigned char *end = sc->end;
+    sc->natts = 0;
+    /* What a tag keeps is at most twice its text (a name and its NUL, a value and
+     * its NUL, each from one byte at least); html_scan_tags reserved twice all of
+     * it, so this holds: a guard. */
+    if (!room(sc, 2 * (size_t)(end - p) + 2)) return p;
+    while (p < end && !at_tag_end(p, end)) {
+        char *an = sc->attrs.p + sc->attrs.n; /* the name is read in place */
+        size_t al;
+        const unsigned char *q = html_name(p, end, an, &al);
+        if (al == 0) {
+            p = skip_junk(p, end);
+        } else {
+            int k = !has_attr(sc, an);
+            if (k) {
+                if (push_att(sc, an) != 0) goto fail;
+                sc->attrs.n += al + 1;
+            }
+            p = skip_blanks(q, end);
+            if (p < end && *p == '=') {
+                if (k && push_att(sc, sc->attrs.p + sc->attrs.n) != 0) goto fail;
+                p = att_value(sc, skip_blanks(p + 1, end), k);
+                if (sc->rc) return p;
+            } else if (k && push_att(sc, NULL) != 0) {
+                goto fail;
+            }
+        }
+        p = skip_blanks(p, end);
+    }
+    return p;
+fail:
+    sc->rc = FAILED;
+    return p;
+}
+
+/* Call the callback with the attributes kept. */
 static int report(struct scanner *sc, const char *name)
 {
-    size_t need = sc->noff + 2;
-    if (need > sc->capatts) {
-        const char **v = realloc(sc->atts, need * sizeof(*v));
-        if (!v) return -1;
-        sc->atts = v;
-        sc->capatts = need;
-    }
-    for (size_t i = 0; i < sc->noff; i++)
-        sc->atts[i] = sc->off[i] == SIZE_MAX ? NULL : sc->attrs.p + sc->off[i];
-    sc->atts[sc->noff] = sc->atts[sc->noff + 1] = NULL;
-    return sc->tag(sc->arg, name, sc->noff ? sc->atts : NULL) != 0 ? -1 : 0;
+    if (!sc->natts) return sc->tag(sc->arg, name, NULL) != 0 ? -1 : 0;
+    sc->atts[sc->natts] = sc->atts[sc->natts + 1] = NULL; /* push_att left room */
+    return sc->tag(sc->arg, name, sc->atts) != 0 ? -1 : 0;
 }
 
 /* Which element holds raw text once its start tag is read. */
@@ -545,8 +606,8 @@ enum raw { RAW_NONE, RAW_SCRIPT, RAW_STYLE };
 static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p, enum raw *raw)
 {
     const unsigned char *end = sc->end;
-    char name[HTML_NAME_MAX + 1], an[HTML_NAME_MAX + 1];
-    size_t nl, al;
+    char name[HTML_NAME_MAX + 1];
+    size_t nl;
     *raw = RAW_NONE;
     if (sc->title_state == T_IN) { /* an element inside the title: libxml2's tree decides */
         sc->rc = UNSURE;
@@ -556,32 +617,9 @@ static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p
     p = tag_name(p + 1, end, name, &nl, &bit);
     bit_add(sc->opened, bit);
     int keep = reported(sc, name, bit);
-    if (!sc->kept) sc->attrs.n = 0;
-    sc->noff = 0;
     p = skip_blanks(p, end);
-    while (p < end && *p != '>' && !(*p == '/' && p + 1 < end && p[1] == '>')) {
-        const unsigned char *q = keep ? html_name(p, end, an, &al) : skip_name(p, end);
-        if (!keep) al = (size_t)(q - p);
-        if (al == 0) { /* not a name: skipped up to a blank */
-            while (p < end && !is(*p, C_BLANK) && *p != '>' &&
-                   !(*p == '/' && p + 1 < end && p[1] == '>'))
-                p++;
-        } else {
-            int k = keep && !has_attr(sc, an); /* the first of a name wins */
-            if (k && !room(sc, al + 2)) return p;
-            if (k && (push_off(sc, sc->attrs.n) != 0 || buf_append(&sc->attrs, an, al + 1) != 0))
-                goto fail;
-            p = skip_blanks(q, end);
-            if (p < end && *p == '=') {
-                if (k && push_off(sc, sc->attrs.n) != 0) goto fail;
-                p = att_value(sc, skip_blanks(p + 1, end), k);
-                if (sc->rc) return p;
-            } else if (k && push_off(sc, SIZE_MAX) != 0) {
-                goto fail;
-            }
-        }
-        p = skip_blanks(p, end);
-    }
+    p = keep ? keep_attrs(sc, p) : skip_attrs(sc, p);
+    if (sc->rc) return p;
     int open = 0; /* ended by '>' (not "/>", not the end of the text) */
     if (p < end) {
         open = *p == '>';
@@ -818,12 +856,9 @@ int html_scan_tags(const char *text, size_t len, const char *const *tags, html_t
     if (title) *title = NULL;
     struct scanner sc = {
         .end = (const unsigned char *)text + len, .tags = tags, .tag = tag, .arg = arg};
-    if (kept) {
-        /* What the reported tags keep is at most twice the text they are read from. */
-        if (len > (SIZE_MAX - 256) / 2 || buf_reserve(kept, 2 * len + 256) != 0) return FAILED;
-        sc.attrs = *kept;
-        sc.kept = 1;
-    }
+    /* What the reported tags keep is at most twice the text they are read from. */
+    if (len > (SIZE_MAX - 256) / 2 || buf_reserve(kept, 2 * len + 256) != 0) return FAILED;
+    sc.attrs = *kept;
     static const char *const implied[] = {"html", "head", "body", "p"};
     for (size_t i = 0; i < sizeof(implied) / sizeof(implied[0]); i++)
         bit_add(sc.opened, name_bit(implied[i]));
@@ -837,11 +872,7 @@ int html_scan_tags(const char *text, size_t len, const char *const *tags, html_t
     p = misc(p, end);
     if (at_doctype(p, end)) p = misc(doctype(p, end), end);
     content(&sc, p);
-    if (kept)
-        *kept = sc.attrs;
-    else
-        free(sc.attrs.p);
-    free(sc.off);
+    *kept = sc.attrs;
     free(sc.atts);
     if (sc.rc == DONE && title) {
         *title = sc.title.p; /* NULL without a <title> */
