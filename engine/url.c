@@ -880,8 +880,18 @@ int url_normalize_slow(const char *url, const url_norm_opts_t *opts, char **out)
  * accepts, the curl-based path gives back unchanged (tests/unit/test_url_fast.c
  * checks this on random URLs); anything else takes that path. */
 
-/* pchar but '%' (ALPHA DIGIT - . _ ~ ! $ & ' ( ) * + , ; = : @) */
-static const uint32_t PATH_PLAIN[8] = {0, 0x2fff7fd2, 0x87ffffff, 0x47fffffe, 0, 0, 0, 0};
+/* By byte, whether it is pchar but '%' (ALPHA DIGIT - . _ ~ ! $ & ' ( ) * + , ; = :
+ * @): a table, not a bitmap, as every byte of a link's path is looked up. */
+static const unsigned char PATH_PLAIN[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* C0 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* C0 */
+    0, 1, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, /* space ! " # $ % & ' ( ) * + , - . / */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, /* digits : ; < = > ? */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* @ A-O */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, /* P-Z [ \ ] ^ _ */
+    0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* ` a-o */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0, /* p-z { | } ~ DEL */
+};                                                  /* the bytes from 0x80: 0 */
 
 /* The same, '?', '[' and ']' */
 static const uint32_t QUERY_SAFE[8] = {0, 0xafffffd2, 0xafffffff, 0x47fffffe, 0, 0, 0, 0};
@@ -972,21 +982,20 @@ static size_t normal_query_on(const char *u, size_t n, size_t i)
  * form. */
 static size_t normal_path_on(const char *u, size_t n, size_t i)
 {
+    const unsigned char *s = (const unsigned char *)u;
     size_t seg = i;
-    for (i++; i < n; i++) {
-        unsigned c = (unsigned char)u[i];
-        if (in_set(PATH_PLAIN, c)) continue; /* most are */
-        if (c == '/') {
-            if (dot_segment(u + seg + 1, i - seg - 1)) return 0;
-            seg = i;
-        } else if (c == '%') {
+    for (i++;; i++) {
+        while (i < n && PATH_PLAIN[s[i]]) /* most are */
+            i++;
+        if (i < n && s[i] == '%') {
             if (!kept_escape(u, i, n)) return 0;
             i += 2;
-        } else {
-            break;
+            continue;
         }
+        if (dot_segment(u + seg + 1, i - seg - 1)) return 0;
+        if (i == n || s[i] != '/') break;
+        seg = i;
     }
-    if (dot_segment(u + seg + 1, i - seg - 1)) return 0;
     return normal_query_on(u, n, i);
 }
 
