@@ -135,22 +135,28 @@ struct scanner {
     /* A superset of the names of the open elements: the names of the start tags read
      * so far and of those libxml2 implies, hashed to bits. */
     uint64_t opened[4];
+    unsigned special[3]; /* the name_hash of title, script and style */
     enum { T_NONE, T_IN, T_DONE } title_state;
     struct buf title;
     int rc; /* UNSURE or FAILED once the pass must stop */
 };
 
-/* The bit of a name in the sets of names (opened, wanted): a hash, which tag_name
- * also computes on its way through a start tag's name. */
+/* A name's hash, which name_at also computes on its way through a start tag's name;
+ * its low byte is the name's bit in the sets of names (opened, wanted). */
 #define NAME_HASH_INIT 5381u
 #define NAME_HASH_STEP(h, c) ((h)*33 + (unsigned char)(c))
 
-static unsigned name_bit(const char *name)
+static unsigned name_hash(const char *name)
 {
     unsigned h = NAME_HASH_INIT;
     while (*name)
         h = NAME_HASH_STEP(h, *name++);
-    return h & 255;
+    return h;
+}
+
+static unsigned name_bit(const char *name)
+{
+    return name_hash(name) & 255;
 }
 
 /* A set of name bits: 256 bits in four words. */
@@ -216,34 +222,38 @@ static const unsigned char *skip_blanks(const unsigned char *p, const unsigned c
 }
 
 /* htmlParseHTMLName: a tag or attribute name at p, lower-cased in name (HTML_NAME_MAX + 1
- * bytes), *len 0 when there is none, and its name_bit in *bit (for a start tag's name);
- * returns the end of the name. */
-static inline const unsigned char *tag_name(const unsigned char *p, const unsigned char *end,
-                                            char *name, size_t *len, unsigned *bit)
+ * bytes), *len 0 when there is none; returns the end of the name. */
+static inline const unsigned char *html_name(const unsigned char *p, const unsigned char *end,
+                                             char *name, size_t *len)
 {
     size_t n = 0;
-    unsigned h = NAME_HASH_INIT;
     if (p < end && is(*p, C_START)) {
         const unsigned char *lim = end - p > HTML_NAME_MAX ? p + HTML_NAME_MAX : end;
         unsigned char c;
         while (p < lim && (c = name_lower[*p]) != 0) {
             name[n++] = (char)c;
-            h = NAME_HASH_STEP(h, c);
             p++;
         }
     }
     name[n] = 0;
     *len = n;
-    *bit = h & 255;
     return p;
 }
 
-/* tag_name without the bit. */
-static const unsigned char *html_name(const unsigned char *p, const unsigned char *end, char *name,
-                                      size_t *len)
+/* html_name without the copy, at a start tag's name (p at a letter): the end of the
+ * name, and its hash (name_hash of it lower-cased) in *h. */
+static inline const unsigned char *name_at(const unsigned char *p, const unsigned char *end,
+                                           unsigned *h)
 {
-    unsigned bit;
-    return tag_name(p, end, name, len, &bit);
+    const unsigned char *lim = end - p > HTML_NAME_MAX ? p + HTML_NAME_MAX : end;
+    unsigned x = NAME_HASH_INIT;
+    unsigned char c;
+    while (p < lim && (c = name_lower[*p]) != 0) {
+        x = NAME_HASH_STEP(x, c);
+        p++;
+    }
+    *h = x;
+    return p;
 }
 
 /* The end of an HTML name at p, for a name nothing is done with (cutting it at
@@ -601,22 +611,22 @@ static int report(struct scanner *sc, const char *name)
 /* Which element holds raw text once its start tag is read. */
 enum raw { RAW_NONE, RAW_SCRIPT, RAW_STYLE };
 
-/* htmlParseStartTag at '<' and a letter; *raw says whether <script> or <style>
- * text follows. */
-static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p, enum raw *raw)
+/* start_tag for a tag that may be reported, or be a <title>, <script> or <style>:
+ * the name from p + 1 to q (of that hash) is copied. Apart, so that the common case
+ * stays small. */
+static __attribute__((noinline)) const unsigned char *named_start_tag(struct scanner *sc,
+                                                                      const unsigned char *p,
+                                                                      const unsigned char *q,
+                                                                      unsigned h, enum raw *raw)
 {
     const unsigned char *end = sc->end;
     char name[HTML_NAME_MAX + 1];
-    size_t nl;
-    *raw = RAW_NONE;
-    if (sc->title_state == T_IN) { /* an element inside the title: libxml2's tree decides */
-        sc->rc = UNSURE;
-        return p;
-    }
-    unsigned bit;
-    p = tag_name(p + 1, end, name, &nl, &bit);
-    bit_add(sc->opened, bit);
-    int keep = reported(sc, name, bit);
+    size_t nl = (size_t)(q - p - 1);
+    for (size_t i = 0; i < nl; i++)
+        name[i] = (char)name_lower[p[1 + i]];
+    name[nl] = 0;
+    p = q;
+    int keep = reported(sc, name, h & 255);
     p = skip_blanks(p, end);
     p = keep ? keep_attrs(sc, p) : skip_attrs(sc, p);
     if (sc->rc) return p;
@@ -638,6 +648,28 @@ static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p
 fail:
     sc->rc = FAILED;
     return p;
+}
+
+/* htmlParseStartTag at '<' and a letter; *raw says whether <script> or <style>
+ * text follows. Most tags are neither reported nor special: their name is only
+ * hashed, and their attributes skipped. */
+static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p, enum raw *raw)
+{
+    const unsigned char *end = sc->end;
+    *raw = RAW_NONE;
+    if (sc->title_state == T_IN) { /* an element inside the title: libxml2's tree decides */
+        sc->rc = UNSURE;
+        return p;
+    }
+    unsigned h;
+    const unsigned char *q = name_at(p + 1, end, &h);
+    bit_add(sc->opened, h & 255);
+    if (bit_has(sc->wanted, h & 255) || h == sc->special[0] || h == sc->special[1] ||
+        h == sc->special[2])
+        return named_start_tag(sc, p, q, h, raw);
+    q = skip_attrs(sc, skip_blanks(q, end));
+    if (q < end) q += *q == '>' ? 1 : 2; /* '>' or "/>" */
+    return q;
 }
 
 /* The rest of an end tag after its name: htmlParseEndTag skips to the first '>'. */
@@ -864,6 +896,9 @@ int html_scan_tags(const char *text, size_t len, const char *const *tags, html_t
         bit_add(sc.opened, name_bit(implied[i]));
     for (const char *const *t = tags; *t; t++)
         bit_add(sc.wanted, name_bit(*t));
+    sc.special[0] = name_hash("title");
+    sc.special[1] = name_hash("script");
+    sc.special[2] = name_hash("style");
     const unsigned char *p = (const unsigned char *)text, *end = sc.end;
     /* Switching the context to UTF-8 skips a byte order mark, and the check of the
      * first four bytes in htmlParseDocument another. */
