@@ -881,12 +881,13 @@ int url_normalize_slow(const char *url, const url_norm_opts_t *opts, char **out)
  * checks this on random URLs); anything else takes that path. */
 
 /* By byte, whether it is pchar but '%' (ALPHA DIGIT - . _ ~ ! $ & ' ( ) * + , ; = :
- * @): a table, not a bitmap, as every byte of a link's path is looked up. */
+ * @): a table, not a bitmap, as every byte of a link's path is looked up. ':' is 2,
+ * not 1: in a reference, it may end a scheme (resolve_path). */
 static const unsigned char PATH_PLAIN[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* C0 */
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* C0 */
     0, 1, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, /* space ! " # $ % & ' ( ) * + , - . / */
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, /* digits : ; < = > ? */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 0, 1, 0, 0, /* digits : ; < = > ? */
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* @ A-O */
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, /* P-Z [ \ ] ^ _ */
     0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* ` a-o */
@@ -1207,9 +1208,44 @@ int url_resolve_fast(const url_base_t *b, const char *ref, const url_norm_opts_t
     return URL_OK;
 }
 
+/* resolve_buf for the commonest reference, a path of pchar (no '%') and '/' without
+ * a segment that starts with '.', against a base in normal form (b->len): the
+ * target is the base up to its path or directory, then the reference, and in normal
+ * form as it is. -1 for any other reference (or a target too long): resolve_buf
+ * takes it. */
+static int resolve_path(const url_base_t *b, const char *ref, char *t, size_t *len)
+{
+    const unsigned char *r = (const unsigned char *)ref;
+    int relative = r[0] != '/';
+    if (r[0] == '.' || (!relative && r[1] == '/')) return -1; /* "//host" is not a path */
+    int slash = !relative; /* in a relative reference's first segment, ':' ends a scheme */
+    size_t n = 0;
+    for (;; n++) {
+        unsigned c = r[n];
+        if (PATH_PLAIN[c] == 1) continue;
+        if (c == '/') {
+            if (r[n + 1] == '.') return -1; /* maybe a dot segment */
+            slash = 1;
+        } else if (c != ':' || !slash) {
+            break;
+        }
+    }
+    if (r[n] != '\0' || n == 0) return -1;
+    size_t keep = relative ? b->dir : b->path;
+    if (keep + n > URL_MAX_LENGTH) return -1;
+    memcpy(t, b->url, keep);
+    memcpy(t + keep, ref, n + 1);
+    *len = keep + n;
+    return URL_OK;
+}
+
 int url_resolve_into(const url_base_t *b, const char *ref, char *buf, size_t *len, int *normal)
 {
     *normal = 0;
+    if (b->len && resolve_path(b, ref, buf, len) == URL_OK) {
+        *normal = 1;
+        return URL_OK;
+    }
     if (!b->url || b->len) {
         int err = resolve_buf(b, ref, 0, buf, len);
         if (err >= 0) {
