@@ -262,6 +262,7 @@ int luaopen_luacrawl(lua_State *L)
     lc_register_signal(L);
     lc_register_limits(L);
     lc_register_body(L);
+    lc_register_queue(L);
     lc_register_crawl(L);
     lc_register_json(L);
     lua_pop(L, 1); /* state */

@@ -77,6 +77,7 @@ void lc_register_readline(lua_State *L);
 void lc_register_signal(lua_State *L);
 void lc_register_limits(lua_State *L);
 void lc_register_body(lua_State *L);
+void lc_register_queue(lua_State *L);
 void lc_register_crawl(lua_State *L);
 void lc_register_json(lua_State *L);
 void lc_signals_free(lc_state_t *st);

@@ -222,6 +222,50 @@ describe("lc.queue", function()
     for i = 1, got.n do assert.equal(i, got.out[i]) end
   end)
 
+  it("keeps strings (held outside the Lua heap) in order among other items", function()
+    local big = ("0123456789"):rep(10000) -- longer than a block of the string FIFO
+    local t = {}
+    local items = { "a", 1, "", t, "b\0c", false, big, "a", 2.5 }
+    local got = lc.run(function()
+      local q, out = lc.queue(), {}
+      for round = 1, 3 do
+        for _, v in ipairs(items) do q:put_nowait(v) end
+        for _ = 1, #items - round do out[#out + 1] = q:get_nowait() end
+      end
+      while not q:empty() do out[#out + 1] = q:get() end
+      return out
+    end)
+    assert.equal(3 * #items, #got)
+    for i = 1, #got do
+      local want = items[(i - 1) % #items + 1]
+      assert.is_true(got[i] == want, "item " .. i)
+    end
+    assert.equal(big, got[7])
+  end)
+
+  it("hands back 50,000 URL strings in order, and counts their memory", function()
+    local got = lc.run(function()
+      local q = lc.queue()
+      local function used()
+        collectgarbage("collect")
+        collectgarbage("collect") -- and free what the first finalized
+        return lc.memory()
+      end
+      local start = used()
+      for i = 1, 50000 do q:put_nowait("http://example.org/p/" .. i .. ".html") end
+      local held = used() - start
+      for i = 1, 50000 do
+        if q:get() ~= "http://example.org/p/" .. i .. ".html" then return { bad = i } end
+      end
+      return { held = held, after = used() - start, size = q:size() }
+    end)
+    assert.is_nil(got.bad)
+    assert.equal(0, got.size)
+    -- About 38 bytes each while queued (counted towards max_memory, as bodies are),
+    -- given back as they leave.
+    assert.is_true(got.held - got.after > 50000 * 30, ("held %d, after %d"):format(got.held, got.after))
+  end)
+
   it("wakes waiting getters in order, passing over cancelled ones", function()
     local got = lc.run(function()
       local q, out = lc.queue(), {}
