@@ -319,7 +319,6 @@ static void finish(http_xfer_t *x)
     res.url = x->url;
     res.redirects = x->redirects;
     res.t_dns = x->dns_time;
-    res.t_total = loop_time() - x->started;
     res.truncated = x->aborted == ABORT_TRUNCATED;
     res.http_version = "1.1";
     res.ip = "";
@@ -354,6 +353,8 @@ static void finish(http_xfer_t *x)
             res.headers = headers;
         }
         http->stats.bytes += x->body.n;
+    } else { /* curl's timings (above) when it has them, else the clock's */
+        res.t_total = loop_time() - x->started;
     }
     if (x->error == HTTP_OK)
         http->stats.completed++;
