@@ -20,6 +20,8 @@
 --   f:backoff(key, until)  ask nothing of this host before `until`
 --   f:set_delay(key, s)    the minimum interval between requests to this host: from
 --                          one start to the next, and from an end to the next start
+local core = require "luacrawl.core"
+
 local M = {}
 
 -- A binary min-heap of tables that keep their position in `field`.
@@ -106,9 +108,15 @@ M.heap = new_heap
 -- (breadth-first, the depth being read and the next), so push and pop cost O(1)
 -- but when a bucket is made or emptied, O(buckets) then. An entry pushed by
 -- push_url is its URL (a string), its referrer in the bucket's `ref` at the same
--- index.
+-- index. Breadth-first, the URL itself waits outside the Lua heap, in the bucket's
+-- FIFO of strings (core.strq, as lc.queue keeps strings), the entry holding URL:
+-- a frontier holds most of a site's URLs at once, strings the collector would sweep
+-- every cycle and every new string would be looked up among.
 local Queue = {}
 Queue.__index = Queue
+
+local URL = {}
+local new_strq = core.strq
 
 local function new_queue(depth_first)
   -- index[priority][depth] is the bucket; buckets are sorted, the next one last.
@@ -158,6 +166,15 @@ function Queue:push(x, referrer, depth)
   else
     b = bucket(self, 0, depth)
   end
+  if type(x) == "string" and not self.dfs then
+    local urls = b.urls
+    if not urls then
+      urls = new_strq()
+      b.urls = urls
+    end
+    urls:push(x)
+    x = URL
+  end
   local t = b.tail + 1
   b.tail = t
   b[t] = x
@@ -181,6 +198,7 @@ function Queue:pop()
   end
   local x, referrer = b[i], b.ref[i]
   b[i], b.ref[i] = nil, nil
+  if x == URL then x = b.urls:pop() end
   self.n = self.n - 1
   if b.head > b.tail then -- empty: the bucket goes
     buckets[nb] = nil

@@ -176,6 +176,25 @@ describe("frontier", function()
     assert.has_error(function() f:push_url("a", {}) end)
   end)
 
+  it("hands back 20,000 URLs queued as strings in order, with their referrers", function()
+    -- Breadth-first, the URLs wait outside the Lua heap (core.strq), in blocks.
+    local f = frontier.new({ per_host = 1 })
+    for i = 1, 20000 do
+      f:push_url("a", "http://a/p/" .. i .. ".html", 1 + i % 2, "http://a/r" .. (i % 7))
+    end
+    for d = 1, 2 do
+      for i = 1, 20000 do
+        if 1 + i % 2 == d then
+          local r = f:pop(0)
+          assert(r and r.url == "http://a/p/" .. i .. ".html" and r.depth == d and
+            r.referrer == "http://a/r" .. (i % 7), ("depth %d, url %d"):format(d, i))
+          f:done(r, 0)
+        end
+      end
+    end
+    assert.is_true(f:empty())
+  end)
+
   it("takes turns between hosts with many requests queued", function()
     local f = frontier.new({ per_host = 1 })
     for i = 0, 199999 do f:push({ key = i % 10000, url = i }) end
