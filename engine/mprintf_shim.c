@@ -48,9 +48,11 @@ static size_t format(char *out, size_t max, const char *fmt, va_list *ap)
         char num[24];
         const char *s;
         size_t len;
-        if (*p != '%') {
+        if (*p != '%') { /* the text up to the next conversion, at once */
+            const char *q = strchr(p, '%');
             s = p;
-            len = 1;
+            len = q ? (size_t)(q - p) : strlen(p);
+            p += len - 1;
         } else if (*++p == '%') {
             s = p;
             len = 1;
