@@ -880,6 +880,20 @@ static inline void drop(xmlChar *owned)
     if (owned) xmlFree(owned);
 }
 
+/* Append x to what c collected; 0, or -1 when out of memory. */
+static inline int add_cand(struct collect *c, const struct cand *x)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 64;
+        struct cand *v = realloc(c->v, cap * sizeof(*v));
+        if (!v) return -1;
+        c->v = v;
+        c->cap = cap;
+    }
+    c->v[c->n++] = *x;
+    return 0;
+}
+
 /* Collect what element el (a tree node or SAX attributes, read with get) gives:
  * 1 when it added a candidate, 0 when not, -1 when out of memory. Always inlined:
  * in scan_tag, once per tag of the fast scan, get is then sax_attr, called directly
@@ -917,14 +931,7 @@ static inline __attribute__((always_inline)) int visit(struct collect *c, const 
         }
         if (keep(c, &x.ref, x.owned) != 0) goto fail;
     }
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        struct cand *v = realloc(c->v, cap * sizeof(*v));
-        if (!v) goto fail;
-        c->v = v;
-        c->cap = cap;
-    }
-    c->v[c->n++] = x;
+    if (add_cand(c, &x) != 0) goto fail;
     return 1;
 fail:
     xmlFree(x.owned);
@@ -1206,6 +1213,24 @@ static const char *const scan_tags[] = {"a",   "area", "base", "frame", "iframe"
 
 static int scan_tag(void *arg, const char *name, const char *const *atts)
 {
+    /* An <a>, most of what the scan reports: what visit() would make of it, href and
+     * rel found in one look at its attributes (the scan keeps the first of a name). */
+    if (name[0] == 'a' && name[1] == '\0') {
+        struct collect *c = arg;
+        struct cand x = {NULL, NULL, NULL, "a", 0, {NULL, 0, 0}};
+        const char *rel = NULL;
+        for (size_t i = 0; atts && atts[i]; i += 2) {
+            const char *an = atts[i], *v = atts[i + 1] ? atts[i + 1] : "";
+            if (an[0] == 'h' && html_name_eq(an, "href"))
+                x.ref = v;
+            else if (an[0] == 'r' && html_name_eq(an, "rel"))
+                rel = v;
+        }
+        if (!x.ref) return 0;
+        x.nofollow = rel && has_token(rel, "nofollow");
+        if (keep(c, &x.ref, NULL) != 0 || add_cand(c, &x) != 0) return -1;
+        return 0;
+    }
     return visit(arg, name, atts, sax_attr, NULL) < 0 ? -1 : 0;
 }
 
