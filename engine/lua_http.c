@@ -55,11 +55,12 @@ static void set_str(lua_State *L, const char *k, const char *v)
 }
 
 /* Header names, made once. A response's header names are the same from page to
- * page, but making each a Lua string again means looking it up in LuaJIT's string
- * table, whose chains run through a crawl's queued URLs: a cache miss or two per
- * name. This cache maps a lower-case name to its string by the hash push_headers
- * computes anyway (one name per slot, the last that hashed there); the strings sit
- * in a table at their slot's index, which keeps them alive. */
+ * page, but making each a Lua string again means hashing it and looking it up in
+ * LuaJIT's string table (whose chains ran through a crawl's queued URLs, a cache
+ * miss or two per name, until queues kept their strings in C: lua_queue.c). This cache maps a
+ * lower-case name to its string by the hash push_headers computes anyway (one name per slot, the
+ * last that hashed there); the strings sit in a table at their slot's index, which keeps them
+ * alive. */
 #define NAME_SLOTS 64
 #define NAME_MAX_LEN 32 /* longer names are made each time */
 

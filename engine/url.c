@@ -1103,10 +1103,39 @@ void url_base_prepare(const char *base, url_base_t *b)
     b->query = query;
 }
 
-/* RFC 3986 section 5.2 on the strings (url_internal.h says when), into t
- * (URL_MAX_LENGTH + 1 bytes): URL_OK with the length in *len, URL_E_SCHEME, or -1
- * for the slow path. The base is prepared (or absent). */
-static int resolve_buf(const url_base_t *b, const char *ref, int keep_fragment, char *t,
+/* resolve_buf for the commonest reference, a path of pchar (no '%') and '/' without
+ * a segment that starts with '.', against a base in normal form (b->len): the
+ * target is the base up to its path or directory, then the reference, and in normal
+ * form as it is. -1 for any other reference (or a target too long): the rest of
+ * resolve_buf takes it. */
+static inline int resolve_path(const url_base_t *b, const char *ref, char *t, size_t *len)
+{
+    const unsigned char *r = (const unsigned char *)ref;
+    int relative = r[0] != '/';
+    if (r[0] == '.' || (!relative && r[1] == '/')) return -1; /* "//host" is not a path */
+    int slash = !relative; /* in a relative reference's first segment, ':' ends a scheme */
+    size_t n = 0;
+    for (;; n++) {
+        unsigned c = r[n];
+        if (PATH_PLAIN[c] == 1) continue;
+        if (c == '/') {
+            if (r[n + 1] == '.') return -1; /* maybe a dot segment */
+            slash = 1;
+        } else if (c != ':' || !slash) {
+            break;
+        }
+    }
+    if (r[n] != '\0' || n == 0) return -1;
+    size_t keep = relative ? b->dir : b->path;
+    if (keep + n > URL_MAX_LENGTH) return -1;
+    memcpy(t, b->url, keep);
+    memcpy(t + keep, ref, n + 1);
+    *len = keep + n;
+    return URL_OK;
+}
+
+/* resolve_buf for any other reference. */
+static int resolve_any(const url_base_t *b, const char *ref, int keep_fragment, char *t,
                        size_t *len)
 {
     /* Another scheme (mailto:, javascript:, a data: URL of any size) is known before
@@ -1194,6 +1223,17 @@ static int resolve_buf(const url_base_t *b, const char *ref, int keep_fragment, 
     return URL_OK;
 }
 
+/* RFC 3986 section 5.2 on the strings (url_internal.h says when), into t
+ * (URL_MAX_LENGTH + 1 bytes): URL_OK with the length in *len, URL_E_SCHEME, or -1
+ * for the slow path. The base is prepared (or absent). The commonest reference, a
+ * plain path, is taken in one look (resolve_path), inline in both callers. */
+static inline int resolve_buf(const url_base_t *b, const char *ref, int keep_fragment, char *t,
+                              size_t *len)
+{
+    if (b->len && resolve_path(b, ref, t, len) == URL_OK) return URL_OK;
+    return resolve_any(b, ref, keep_fragment, t, len);
+}
+
 int url_resolve_fast(const url_base_t *b, const char *ref, const url_norm_opts_t *opts, char **out)
 {
     *out = NULL;
@@ -1208,44 +1248,9 @@ int url_resolve_fast(const url_base_t *b, const char *ref, const url_norm_opts_t
     return URL_OK;
 }
 
-/* resolve_buf for the commonest reference, a path of pchar (no '%') and '/' without
- * a segment that starts with '.', against a base in normal form (b->len): the
- * target is the base up to its path or directory, then the reference, and in normal
- * form as it is. -1 for any other reference (or a target too long): resolve_buf
- * takes it. */
-static int resolve_path(const url_base_t *b, const char *ref, char *t, size_t *len)
-{
-    const unsigned char *r = (const unsigned char *)ref;
-    int relative = r[0] != '/';
-    if (r[0] == '.' || (!relative && r[1] == '/')) return -1; /* "//host" is not a path */
-    int slash = !relative; /* in a relative reference's first segment, ':' ends a scheme */
-    size_t n = 0;
-    for (;; n++) {
-        unsigned c = r[n];
-        if (PATH_PLAIN[c] == 1) continue;
-        if (c == '/') {
-            if (r[n + 1] == '.') return -1; /* maybe a dot segment */
-            slash = 1;
-        } else if (c != ':' || !slash) {
-            break;
-        }
-    }
-    if (r[n] != '\0' || n == 0) return -1;
-    size_t keep = relative ? b->dir : b->path;
-    if (keep + n > URL_MAX_LENGTH) return -1;
-    memcpy(t, b->url, keep);
-    memcpy(t + keep, ref, n + 1);
-    *len = keep + n;
-    return URL_OK;
-}
-
 int url_resolve_into(const url_base_t *b, const char *ref, char *buf, size_t *len, int *normal)
 {
     *normal = 0;
-    if (b->len && resolve_path(b, ref, buf, len) == URL_OK) {
-        *normal = 1;
-        return URL_OK;
-    }
     if (!b->url || b->len) {
         int err = resolve_buf(b, ref, 0, buf, len);
         if (err >= 0) {
