@@ -732,8 +732,8 @@ static void setup_base(CURL *e, http_t *http)
 
 /* x->url in parts, for CURLOPT_CURLU, when parse_url found it in normalized form
  * and it has no fragment and no '%': curl then copies the parts instead of parsing
- * the URL and putting it back together for every transfer (10,000 instructions
- * less a transfer, of some 55,000). curl 7.88 lower-cases the escapes of a part it
+ * the URL and putting it back together for every transfer (a sizeable share of a
+ * transfer's instructions). curl 7.88 lower-cases the escapes of a part it
  * is given, which would change the request, hence no '%'. NULL for any other URL,
  * or out of memory: curl parses it. */
 static CURLU *url_handle(const http_xfer_t *x)

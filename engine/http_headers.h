@@ -3,8 +3,8 @@
  *
  * Given CURLOPT_USERAGENT and CURLOPT_ACCEPT_ENCODING, curl 7.88 prints both header
  * lines for every request with its own printf, which appends a byte at a time, and
- * then prints them again into the request: ~7,000 instructions a request, 3% of a
- * crawl's. Handed over as a ready CURLOPT_HTTPHEADER list (with CURLOPT_USERAGENT
+ * then prints them again into the request, a measurable part of a crawl's work.
+ * Handed over as a ready CURLOPT_HTTPHEADER list (with CURLOPT_USERAGENT
  * unset, and CURLOPT_ACCEPT_ENCODING still "" so that curl decodes what it
  * advertised), they are printed once. The Accept-Encoding value is the one curl
  * would send: the encodings its build decodes ("deflate, gzip, br, zstd"). */

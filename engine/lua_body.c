@@ -3,7 +3,7 @@
  *
  * A fetch hands its body to Lua as a small userdata that owns the malloc'd bytes
  * curl wrote, not as a Lua string: a crawler that only scans a page for links never
- * copies it, interns it or makes the collector sweep it (at 15 KB a page, bodies are
+ * copies it, interns it or makes the collector sweep it (bodies are
  * most of what a crawl allocates, and they drove most collection cycles). res.body
  * makes the string on first use (init.lua); the HTML functions read the userdata
  * directly (lc_tobytes).
@@ -16,9 +16,8 @@
  * The same userdata keeps the facts of the response that most scripts never read:
  * res.ip, res.http_version, res.redirects, res.size and res.time, which init.lua
  * asks core.body_fact for on first use. A response table with those five fields
- * and a table for the timings made 1.1 KB of garbage a page in the example
- * crawler (of 1.6 KB in all); without them, 0.77 KB (of 1.24). They outlive
- * res:release(). */
+ * and a table for the timings made most of the example crawler's garbage a page
+ * (docs/benchmarks.md). They outlive res:release(). */
 #include "lua_state.h"
 
 #include <stdlib.h>

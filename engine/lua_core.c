@@ -229,9 +229,9 @@ int luaopen_luacrawl(lua_State *L)
     pin_module();
     /* The collector keeps the host's pause (LuaJIT's default: 200%). Bodies live
      * outside the Lua heap (lua_body.c), so a crawl's heap holds small objects
-     * only, a few MB; a pause of 150%, once set here for bodies, made the example
-     * crawler run 36 cycles instead of 20 and cost 1.3 to 1.9% of its CPU time,
-     * and `luacrawl crawl` 5%, for 1 to 2 MB less peak RSS (scripts/bench-ab). */
+     * only, a few MB; a shorter pause, once set here for bodies, made the collector
+     * run nearly twice as many cycles and cost the crawls measurable CPU time for
+     * little less peak RSS (scripts/bench-ab; docs/benchmarks.md). */
     lua_createtable(L, 0, 32); /* core */
     lc_state_t *st = lua_newuserdata(L, sizeof(*st));
     memset(st, 0, sizeof(*st));

@@ -1,10 +1,11 @@
 /* lua_crawl.c: core.crawl, the per-link work of the crawl framework (crawl.lua) in C.
  *
- * A page's links are mostly duplicates (on a 20,000-page site, ~35 links a page for
- * one new URL), so page:follow hands its list of links to core.crawl.next, which
- * runs them through the checks Crawler:enqueue makes before a request is queued
- * (resolve, normalize, max_depth, the scope by host, the seen set) and stops at the
- * next link that passes them all: the others cost no Lua string, table or call.
+ * A page's links are mostly duplicates (a site's pages link to each other over and
+ * over: dozens of links a page for one new URL), so page:follow hands its list of
+ * links to core.crawl.next, which runs them through the checks Crawler:enqueue
+ * makes before a request is queued (resolve, normalize, max_depth, the scope by
+ * host, the seen set) and stops at the next link that passes them all: the others
+ * cost no Lua string, table or call.
  * Each check gives what lc.url.resolve, lc.url.normalize, lc.url.host and seen:add
  * give, in the order enqueue takes them, so the counts come out the same too.
  *

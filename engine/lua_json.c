@@ -3,7 +3,7 @@
  * Lines in C until a batch is written. It writes what lua-cjson's encode writes,
  * and refuses what it refuses with the same messages (tests/spec/json_spec.lua
  * compares the two on random values), at a fraction of the cost: cjson formats
- * every number with its own printf, a few thousand instructions a record.
+ * every number with its own printf.
  *
  * Tables: one whose keys are the integers 1..n (holes allowed, up to half of them
  * past the first ten) is an array; an empty table and any other are objects, their

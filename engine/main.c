@@ -8,11 +8,11 @@
 #include <mimalloc.h>
 #include <stdlib.h>
 
-/* The binary's malloc is mimalloc (CMakeLists.txt): a crawl mallocs and frees some
- * 40 blocks a page (curl's 64 KB buffer, its header copies, the body, the link
+/* The binary's malloc is mimalloc (CMakeLists.txt): a crawl mallocs and frees dozens
+ * of blocks a page (curl's 64 KB buffer, its header copies, the body, the link
  * scan's buffers), and glibc's allocator, which sweeps its fast bins on every
- * malloc of 1 KB or more, took 7% of a page's time; with mimalloc the example and
- * the crawl of scripts/bench take 4 to 5% less CPU. It serves the whole process
+ * malloc of 1 KB or more, took a noticeable share of a page's time; mimalloc does
+ * not (docs/benchmarks.md has the figures). It serves the whole process
  * only when linked before the C library: say so if the build got that wrong. */
 static void setup_allocator(void)
 {
@@ -27,7 +27,7 @@ static void setup_allocator(void)
 /* Built without mimalloc (with the sanitizers): glibc's malloc, tuned. A crawl
  * mallocs and frees a body buffer and a 64 KB curl buffer for every page. glibc
  * gives free memory at the top of its heap back to the system past 128 KB and so
- * faults those pages in again a moment later: a fifth of a page's kernel time. Up
+ * faults those pages in again a moment later, a good part of a page's kernel time. Up
  * to TRIM_KEEP bytes stay mapped, and allocations under MMAP_FROM come from the
  * heap (bigger ones, huge bodies, are still mapped on their own and returned when
  * freed). The library leaves malloc alone: its host owns that. */

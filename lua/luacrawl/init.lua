@@ -210,7 +210,7 @@ Queue.__index = Queue
 -- A string put in a queue waits in a FIFO of strings held outside the Lua heap
 -- (core.strq), its slot holding STRING: a crawler's queue of thousands of URLs would
 -- otherwise be as many strings for the collector to sweep each cycle, and for every
--- new string to be looked up among (the example crawler: 3% of its time).
+-- new string to be looked up among (a noticeable share of the example crawler's time).
 local STRING = {}
 
 -- A FIFO queue for tasks: get waits while empty, put waits while full (maxsize
