@@ -1,5 +1,6 @@
-/* url_internal.h: what url.c exposes to its tests only: the curl-based paths its
- * fast paths must agree with, and the test that picks the fast path. */
+/* url_internal.h: the seam between url.c (curl's paths) and url_fast.c (the paths
+ * without curl), which their tests reach too: the curl-based paths the fast paths
+ * must agree with, and the test that picks the fast path. */
 #ifndef LUACRAWL_URL_INTERNAL_H
 #define LUACRAWL_URL_INTERNAL_H
 
@@ -9,6 +10,10 @@
 int url_normalize_slow(const char *url, const url_norm_opts_t *opts, char **out);
 int url_resolve_normalize_slow(const char *base, const char *ref, const url_norm_opts_t *opts,
                                char **out);
+
+/* RFC 3986 section 5.2.4 on an absolute path p (n bytes), in place; returns the new
+ * length (url.c; url_fast.c takes it for a target with dot segments). */
+size_t url_remove_dots(char *p, size_t n);
 
 /* If url (n bytes) is already in the form url_normalize gives with default options
  * (and plainly so: the test is conservative), the length of that form (n, or up to

@@ -1,4 +1,4 @@
-/* Unit tests of the fast paths of engine/url.c: url_normalize, url_fingerprint and
+/* Unit tests of the fast paths of engine/url_fast.c: url_normalize, url_fingerprint and
  * url_resolve_normalize / url_resolve_base must give, to the byte, what the
  * curl-based paths give. Checked on the URLs of tests/spec/url_spec.lua and on a few
  * hundred thousand random URLs and references from a grammar biased to the edge
