@@ -1,10 +1,11 @@
-/* json.c: the JSON writer (json.h). */
+/* json.c: the JSON writer and the JSON reader (json.h). */
 #include "json.h"
 
 #include <locale.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* What a byte becomes in a string: 0 for itself, else its escape's second
@@ -111,4 +112,339 @@ int json_put_number(json_buf_t *b, double v)
         if (p) *p = '.';
     }
     return buf_append(b, tmp, (size_t)len);
+}
+
+/* The reader. It walks the text once, by recursive descent (depth is bounded by
+ * JSON_MAX_DEPTH), and checks everything RFC 8259 asks: the grammar, UTF-8 in
+ * strings, escapes and surrogate pairs. */
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+typedef struct reader {
+    const char *s, *p, *e; /* the text, the position, the end */
+    const json_reader_t *r;
+    void *ud;
+    json_buf_t *scratch;
+    json_error_t *err;
+} reader_t;
+
+static int syntax(reader_t *d, const char *at, const char *why)
+{
+    d->err->offset = (size_t)(at - d->s);
+    d->err->why = why;
+    return -1;
+}
+
+static void skip_space(reader_t *d)
+{
+    while (d->p < d->e && (*d->p == ' ' || *d->p == '\n' || *d->p == '\r' || *d->p == '\t'))
+        d->p++;
+}
+
+static int is_digit(const reader_t *d, const char *p)
+{
+    return p < d->e && *p >= '0' && *p <= '9';
+}
+
+/* The length of the well-formed UTF-8 sequence at p (its first byte 0x80 or more),
+ * 0 when it is not one: the table of RFC 3629, which has no overlong forms, no
+ * surrogates and nothing past U+10FFFF. */
+static size_t utf8_length(const unsigned char *p, const unsigned char *e)
+{
+    unsigned c = p[0], lo = 0x80, hi = 0xBF;
+    size_t n;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if ((size_t)(e - p) < n || p[1] < lo || p[1] > hi) return 0;
+    for (size_t i = 2; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80) return 0;
+    return n;
+}
+
+/* The four hex digits at p, or -1. */
+static long hex4(const char *p)
+{
+    long v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        int x = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (x < 0) return -1;
+        v = v * 16 + x;
+    }
+    return v;
+}
+
+static char *put_utf8(char *w, unsigned long cp)
+{
+    if (cp < 0x80) {
+        *w++ = (char)cp;
+    } else if (cp < 0x800) {
+        *w++ = (char)(0xC0 | cp >> 6);
+        *w++ = (char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        *w++ = (char)(0xE0 | cp >> 12);
+        *w++ = (char)(0x80 | (cp >> 6 & 0x3F));
+        *w++ = (char)(0x80 | (cp & 0x3F));
+    } else {
+        *w++ = (char)(0xF0 | cp >> 18);
+        *w++ = (char)(0x80 | (cp >> 12 & 0x3F));
+        *w++ = (char)(0x80 | (cp >> 6 & 0x3F));
+        *w++ = (char)(0x80 | (cp & 0x3F));
+    }
+    return w;
+}
+
+/* The \u escape at p (its backslash), before end, written at *w; the bytes read. A
+ * surrogate must come in a pair, high then low, each written as an escape. */
+static int read_u_escape(reader_t *d, const char *p, const char *end, char **w)
+{
+    long hi = end - p >= 6 ? hex4(p + 2) : -1;
+    if (hi < 0) return syntax(d, p, "invalid \\u escape (four hex digits expected)");
+    if (hi >= 0xDC00 && hi <= 0xDFFF) return syntax(d, p, "lone low surrogate in \\u escape");
+    if (hi < 0xD800 || hi > 0xDBFF) {
+        *w = put_utf8(*w, (unsigned long)hi);
+        return 6;
+    }
+    long lo = end - p >= 12 && p[6] == '\\' && p[7] == 'u' ? hex4(p + 8) : -1;
+    if (lo < 0xDC00 || lo > 0xDFFF)
+        return syntax(d, p, "high surrogate in \\u escape without a low one after it");
+    *w =
+        put_utf8(*w, 0x10000 + (((unsigned long)hi - 0xD800) << 10) + ((unsigned long)lo - 0xDC00));
+    return 12;
+}
+
+/* The escapes of the string between start and end (its closing quote) decoded into
+ * the scratch buffer, which then holds the string. The text was checked for
+ * control characters and UTF-8 already; a decoded string is never longer. */
+static int unescape(reader_t *d, const char *start, const char *end)
+{
+    json_buf_t *b = d->scratch;
+    b->n = 0;
+    if (buf_reserve(b, (size_t)(end - start) + 1) != 0) return -2;
+    char *w = b->p;
+    for (const char *p = start; p < end;) {
+        const char *esc = memchr(p, '\\', (size_t)(end - p));
+        if (!esc) esc = end;
+        memcpy(w, p, (size_t)(esc - p));
+        w += esc - p;
+        if (esc == end) break;
+        static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+        const char *k = memchr(from, esc[1], sizeof(from) - 1);
+        if (k) {
+            *w++ = to[k - from];
+            p = esc + 2;
+        } else if (esc[1] == 'u') {
+            int rc = read_u_escape(d, esc, end, &w);
+            if (rc < 0) return rc;
+            p = esc + rc;
+        } else {
+            return syntax(d, esc, "invalid escape in string");
+        }
+    }
+    b->n = (size_t)(w - b->p);
+    return 0;
+}
+
+/* The string at d->p (its opening quote). One pass finds its end and checks its
+ * bytes; a string without escapes is reported from the text itself. */
+static int read_string(reader_t *d)
+{
+    const unsigned char *p = (const unsigned char *)d->p + 1, *e = (const unsigned char *)d->e;
+    int escaped = 0;
+    for (;;) {
+        if (p >= e) return syntax(d, d->p, "unterminated string");
+        unsigned c = *p;
+        if (c == '"') break;
+        if (c == '\\') {
+            escaped = 1;
+            p += 2;
+        } else if (c < 0x20) {
+            return syntax(d, (const char *)p, "control character in string (escape it)");
+        } else if (c < 0x80) {
+            p++;
+        } else {
+            size_t n = utf8_length(p, e);
+            if (!n) return syntax(d, (const char *)p, "invalid UTF-8 in string");
+            p += n;
+        }
+    }
+    const char *start = d->p + 1, *end = (const char *)p;
+    d->p = end + 1;
+    if (!escaped) return d->r->string(d->ud, start, (size_t)(end - start));
+    int rc = unescape(d, start, end);
+    if (rc != 0) return rc;
+    return d->r->string(d->ud, d->scratch->p, d->scratch->n);
+}
+
+/* The n bytes of a number (checked by read_number) as a double, with the locale's
+ * decimal point for strtod. */
+static int number_value(reader_t *d, const char *s, size_t n, double *v)
+{
+    char tmp[64], *c = tmp;
+    if (n >= sizeof(tmp)) {
+        d->scratch->n = 0;
+        if (buf_reserve(d->scratch, n + 1) != 0) return -2;
+        c = d->scratch->p;
+    }
+    memcpy(c, s, n);
+    c[n] = '\0';
+    const char *point = localeconv()->decimal_point;
+    if (point && point[0] && point[0] != '.' && !point[1]) {
+        char *dot = memchr(c, '.', n);
+        if (dot) *dot = point[0];
+    }
+    *v = strtod(c, NULL);
+    return 0;
+}
+
+static int read_number(reader_t *d)
+{
+    const char *start = d->p, *p = start;
+    int neg = *p == '-', integer = 1;
+    if (neg) p++;
+    if (!is_digit(d, p)) return syntax(d, p, "expected a digit");
+    if (*p == '0') {
+        p++;
+        if (is_digit(d, p)) return syntax(d, p - 1, "leading zero in number");
+    } else {
+        while (is_digit(d, p))
+            p++;
+    }
+    if (p < d->e && *p == '.') {
+        p++;
+        integer = 0;
+        if (!is_digit(d, p)) return syntax(d, p, "expected a digit after the decimal point");
+        while (is_digit(d, p))
+            p++;
+    }
+    if (p < d->e && (*p == 'e' || *p == 'E')) {
+        p++;
+        integer = 0;
+        if (p < d->e && (*p == '+' || *p == '-')) p++;
+        if (!is_digit(d, p)) return syntax(d, p, "expected a digit in the exponent");
+        while (is_digit(d, p))
+            p++;
+    }
+    double v;
+    size_t digits = (size_t)(p - start) - (size_t)neg;
+    if (integer && digits <= 15) { /* exact in a double: no strtod */
+        uint64_t k = 0;
+        for (const char *q = start + neg; q < p; q++)
+            k = k * 10 + (uint64_t)(*q - '0');
+        v = neg ? -(double)k : (double)k;
+    } else {
+        int rc = number_value(d, start, (size_t)(p - start), &v);
+        if (rc != 0) return rc;
+    }
+    d->p = p;
+    return d->r->number(d->ud, v);
+}
+
+static int read_literal(reader_t *d)
+{
+    static const char *const words[] = {"null", "false", "true"};
+    for (int i = 0; i < 3; i++) {
+        size_t n = strlen(words[i]);
+        if ((size_t)(d->e - d->p) >= n && memcmp(d->p, words[i], n) == 0) {
+            d->p += n;
+            return i == 0 ? d->r->null(d->ud) : d->r->boolean(d->ud, i == 2);
+        }
+    }
+    return syntax(d, d->p, "expected a value");
+}
+
+static int read_value(reader_t *d, int depth);
+
+/* The array or object at d->p (its '[' or '{'). */
+static int read_container(reader_t *d, int depth, int object)
+{
+    const char close = object ? '}' : ']';
+    if (depth > JSON_MAX_DEPTH)
+        return syntax(d, d->p, "arrays and objects nested deeper than " STR(JSON_MAX_DEPTH));
+    int rc = d->r->begin(d->ud, object);
+    if (rc != 0) return rc;
+    d->p++;
+    skip_space(d);
+    if (d->p < d->e && *d->p == close) {
+        d->p++;
+        return d->r->end(d->ud, object);
+    }
+    for (size_t i = 1;; i++) {
+        if (object) {
+            if (d->p == d->e || *d->p != '"') return syntax(d, d->p, "expected a member name");
+            if ((rc = read_string(d)) != 0) return rc;
+            skip_space(d);
+            if (d->p == d->e || *d->p != ':') return syntax(d, d->p, "expected ':'");
+            d->p++;
+        }
+        if ((rc = read_value(d, depth)) != 0) return rc;
+        if ((rc = object ? d->r->member(d->ud) : d->r->item(d->ud, i)) != 0) return rc;
+        skip_space(d);
+        if (d->p < d->e && *d->p == ',') {
+            d->p++;
+            skip_space(d);
+            continue;
+        }
+        if (d->p < d->e && *d->p == close) {
+            d->p++;
+            return d->r->end(d->ud, object);
+        }
+        return syntax(d, d->p, object ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+}
+
+static int read_value(reader_t *d, int depth)
+{
+    skip_space(d);
+    if (d->p == d->e) return syntax(d, d->p, "expected a value");
+    switch (*d->p) {
+    case '{':
+        return read_container(d, depth + 1, 1);
+    case '[':
+        return read_container(d, depth + 1, 0);
+    case '"':
+        return read_string(d);
+    case '-':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9':
+        return read_number(d);
+    default:
+        return read_literal(d);
+    }
+}
+
+int json_decode(const char *text, size_t n, const json_reader_t *r, void *ud, json_buf_t *scratch,
+                json_error_t *err)
+{
+    reader_t d = {text, text, text + n, r, ud, scratch, err};
+    /* RFC 8259 8.1: a parser may ignore a byte order mark; some servers send one. */
+    if (n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) d.p += 3;
+    int rc = read_value(&d, 0);
+    if (rc != 0) return rc;
+    skip_space(&d);
+    if (d.p != d.e) return syntax(&d, d.p, "unexpected text after the value");
+    return 0;
 }

@@ -1,7 +1,10 @@
 /* json.h: JSON text appended to a growing buffer, in the form lua-cjson writes it
  * (the outputs' format since the first crawl): strings with '"', '\\', '/', DEL
  * and the C0 controls escaped and the other bytes as they are; numbers as "%.14g"
- * with a '.' for a decimal point whatever the locale. */
+ * with a '.' for a decimal point whatever the locale.
+ *
+ * And JSON text read back: a strict RFC 8259 parser that reports the values it reads
+ * to callbacks, so that the caller builds its own (lua_json.c builds Lua tables). */
 #ifndef LUACRAWL_JSON_H
 #define LUACRAWL_JSON_H
 
@@ -17,5 +20,40 @@ int json_put_string(json_buf_t *b, const char *s, size_t n); /* quoted and escap
 
 /* 0, -1 when out of memory, -2 for NaN or an infinity (JSON has none). */
 int json_put_number(json_buf_t *b, double v);
+
+/* The decoder's callbacks. Each returns 0 to go on; anything else (not -1 or -2)
+ * stops the parse, and json_decode returns it. A value is reported by null, boolean, number or
+ * string, or by begin, its items and end. After each value inside an array comes
+ * item, with its 1-based index; inside an object, each member's name is reported
+ * by string, then its value, then member. Strings are valid UTF-8, their escapes
+ * decoded; s is only valid during the call. */
+typedef struct json_reader {
+    int (*null)(void *ud);
+    int (*boolean)(void *ud, int v);
+    int (*number)(void *ud, double v);
+    int (*string)(void *ud, const char *s, size_t n);
+    int (*begin)(void *ud, int object); /* '[' (object 0) or '{' (object 1) */
+    int (*item)(void *ud, size_t index);
+    int (*member)(void *ud);
+    int (*end)(void *ud, int object);
+} json_reader_t;
+
+typedef struct json_error {
+    size_t offset;   /* of the byte where the text went wrong, from 0 */
+    const char *why; /* a static string: "expected ':'", "invalid UTF-8", ... */
+} json_error_t;
+
+/* Arrays and objects nested deeper than this are refused (as lua-cjson does). */
+#define JSON_MAX_DEPTH 1000
+
+/* Parse the n bytes of text as one JSON value (RFC 8259: any value at the top,
+ * whitespace around it, a UTF-8 byte order mark before it ignored) and report it
+ * to r. scratch holds the strings that have escapes while they are reported; the
+ * caller owns it, so a callback may leave by longjmp without a leak. Numbers out
+ * of a double's range become infinities, as strtod makes them.
+ * Returns 0; -1 for text that is not JSON (err says where and why); -2 when out
+ * of memory; or what a callback returned to stop. */
+int json_decode(const char *text, size_t n, const json_reader_t *r, void *ud, json_buf_t *scratch,
+                json_error_t *err);
 
 #endif

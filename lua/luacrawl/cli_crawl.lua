@@ -4,12 +4,11 @@
 -- referrer, elapsed.
 local lc = require "luacrawl"
 local crawl = require "luacrawl.crawl"
-local cjson = require "cjson"
 local core = require "luacrawl.core"
 
 local url_host = core.crawl.host -- lc.url.host, faster for normalized URLs
 local redact = lc.url.redact
-local null = cjson.null
+local null = core.json_null
 
 local M = {}
 

@@ -40,7 +40,7 @@ local core = require "luacrawl.core"
 local frontier = require "luacrawl.frontier"
 local robots = require "luacrawl.robots"
 local export = require "luacrawl.export"
-local cjson = require "cjson"
+local json_decode, json_encode = core.json_decode, core.json_encode
 
 local M = {}
 
@@ -383,7 +383,7 @@ function Page:text()
 end
 
 function Page:json()
-  return cjson.decode(self.body)
+  return json_decode(self.body)
 end
 
 -- Follow links: a URL, a node (its href or src), or a list of either; relative
@@ -887,7 +887,7 @@ local function json_stats(st)
   local statuses = {}
   for k, v in pairs(st.statuses) do statuses[tostring(k)] = v end
   copy.statuses = statuses
-  return cjson.encode(copy)
+  return json_encode(copy)
 end
 
 -- Running -------------------------------------------------------------------------

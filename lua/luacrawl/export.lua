@@ -5,7 +5,6 @@
 -- Records are buffered as whole lines and written 256 at a time (and whenever the
 -- crawl flushes, once a second), so a crawl that is stopped (even by a second
 -- Ctrl-C) leaves files that end on a complete line.
-local cjson = require "cjson"
 -- JSON text as cjson.encode writes it, several times faster (engine/lua_json.c);
 -- JSON Lines are kept in C (json_lines) until written, not made a string each.
 local core = require "luacrawl.core"
@@ -18,7 +17,7 @@ local Output = {}
 Output.__index = Output
 
 local function csv_cell(v)
-  if v == nil or v == cjson.null then return "" end
+  if v == nil or v == core.json_null then return "" end
   if type(v) == "table" then v = encode(v) end
   v = tostring(v)
   if v:find('[,"\r\n]') then v = '"' .. v:gsub('"', '""') .. '"' end

@@ -2,11 +2,15 @@
 -- outputs: it must write what lua-cjson's encode writes, byte for byte, and refuse
 -- what cjson refuses with the same message. Checked on fixed cases and on random
 -- values (seeded: a failure names its seed).
+--
+-- And of core.json_decode, the strict RFC 8259 decoder (engine/json.c): on valid
+-- text it gives what cjson.decode gives; invalid text raises an error that says
+-- what is wrong and at which byte. lua-cjson is a dependency of the tests only.
 
 local cjson = require "cjson"
 require "luacrawl" -- makes luacrawl.core available
 local core = require "luacrawl.core"
-local encode = core.json_encode
+local encode, decode = core.json_encode, core.json_decode
 
 local function both(v)
   local ok1, a = pcall(cjson.encode, v)
@@ -141,5 +145,228 @@ describe("core.json_encode", function()
       return rtable(depth)
     end
     for i = 1, 3000 do assert_same(rvalue(0), ("seed %d, value %d"):format(seed, i)) end
+  end)
+end)
+
+-- Deep equality, with NaN-free numbers compared exactly and null by identity.
+local function same(a, b, path)
+  path = path or "value"
+  if type(a) ~= type(b) then return false, ("%s: %s vs %s"):format(path, type(a), type(b)) end
+  if type(a) ~= "table" then
+    if a == b then return true end
+    return false, ("%s: %s vs %s"):format(path, tostring(a), tostring(b))
+  end
+  for k, v in pairs(a) do
+    local ok, why = same(v, b[k], path .. "." .. tostring(k))
+    if not ok then return false, why end
+  end
+  for k in pairs(b) do
+    if a[k] == nil then return false, path .. "." .. tostring(k) .. ": missing" end
+  end
+  return true
+end
+
+local function decodes_as_cjson(text, what)
+  local ok1, a = pcall(cjson.decode, text)
+  assert(ok1, ("%s: cjson refused %q: %s"):format(what, text, tostring(a)))
+  local ok2, b = pcall(decode, text)
+  assert(ok2, ("%s: json_decode refused %q: %s"):format(what, text, tostring(b)))
+  local ok, why = same(a, b)
+  assert(ok, ("%s: %q: %s"):format(what, text, tostring(why)))
+end
+
+-- The error json_decode raises for text (which must be refused).
+local function refusal(text)
+  local ok, err = pcall(decode, text)
+  assert(not ok, ("json_decode accepted %q"):format(text))
+  return err
+end
+
+describe("core.json_decode", function()
+  it("reads scalars, arrays and objects as cjson does", function()
+    for i, text in ipairs({
+      "0", "-0", "1", "-7", "0.5", "-0.25", "1e3", "1E-3", "2.5e+10", "123456789012345",
+      "1234567890123456", "9007199254740993", "0.1", "3.141592653589793", "1e-300",
+      '""', '"plain"', '"a\\/b"', '"\\"\\\\\\/\\b\\f\\n\\r\\t"', '"\\u0041\\u00e9\\u20ac"',
+      '"\\ud83d\\ude00"', '"\\u0000x"', '"é😀"', "true", "false", "[]", "{}", "[1,2,3]",
+      '{"a":1,"b":[true,false,null],"c":{"d":"e"}}', ' \t\r\n[ 1 , { "x" : [ ] } ] \n',
+      '{"a":1,"a":2}', '{"1":"one","2":"two"}', "[[[[[]]]]]", '[null,1,null]',
+    }) do
+      decodes_as_cjson(text, "case " .. i)
+    end
+  end)
+
+  it("reads null as core.json_null, which is cjson.null and encodes as null", function()
+    assert.equal(core.json_null, decode("null"))
+    assert.equal(cjson.null, core.json_null)
+    assert.equal("null", encode(core.json_null))
+    assert.equal("[1,null,2]", encode(decode("[1,null,2]")))
+  end)
+
+  it("reads what cjson writes, on random values, as cjson reads it", function()
+    local seed = os.time()
+    math.randomseed(seed)
+    local R = math.random
+    local function rstring()
+      local t = {}
+      for i = 1, R(0, 12) do
+        local k = R(1, 8)
+        t[i] = k == 1 and string.char(R(0, 31)) or k == 2 and ({ "é", "€", "😀", "\u{7ff}" })[R(1, 4)]
+          or k == 3 and ({ '"', "\\", "/", "\127" })[R(1, 4)] or string.char(R(32, 126))
+      end
+      return table.concat(t)
+    end
+    local function rnumber()
+      local k = R(1, 4)
+      if k == 1 then return R(-1000, 1000) end
+      if k == 2 then return (R() - 0.5) * 10 ^ R(-20, 20) end
+      if k == 3 then return R(0, 2 ^ 31) * 2 ^ R(0, 40) end
+      return -R(0, 2 ^ 31) / 2 ^ R(0, 40)
+    end
+    local rvalue
+    local function rtable(depth)
+      local t = {}
+      if R(0, 1) == 0 then
+        for i = 1, R(0, 6) do t[i] = rvalue(depth + 1) end
+      else
+        for _ = 1, R(0, 6) do t[rstring()] = rvalue(depth + 1) end
+      end
+      return t
+    end
+    function rvalue(depth)
+      local k = R(1, depth > 4 and 4 or 6)
+      if k == 1 then return rstring() end
+      if k == 2 then return rnumber() end
+      if k == 3 then return R(0, 1) == 0 end
+      if k == 4 then return cjson.null end
+      return rtable(depth)
+    end
+    for i = 1, 3000 do
+      decodes_as_cjson(cjson.encode(rvalue(0)), ("seed %d, value %d"):format(seed, i))
+    end
+  end)
+
+  it("refuses text that is not JSON, saying what and at which byte", function()
+    for _, case in ipairs({
+      { "", "json: expected a value at byte 1 (the end of the text)" },
+      { "   ", "json: expected a value at byte 4 (the end of the text)" },
+      { "[1,2", "json: expected ',' or ']' at byte 5 (the end of the text)" },
+      { "[1,]", "json: expected a value at byte 4" },
+      { "[1 2]", "json: expected ',' or ']' at byte 4" },
+      { '{"a" 1}', "json: expected ':' at byte 6" },
+      { '{"a":1,}', "json: expected a member name at byte 8" },
+      { "{a:1}", "json: expected a member name at byte 2" },
+      { '{"a":1', "json: expected ',' or '}' at byte 7 (the end of the text)" },
+      { "1 2", "json: unexpected text after the value at byte 3" },
+      { "[1]]", "json: unexpected text after the value at byte 4" },
+      { "01", "json: leading zero in number at byte 1" },
+      { "-", "json: expected a digit at byte 2 (the end of the text)" },
+      { "+1", "json: expected a value at byte 1" },
+      { ".5", "json: expected a value at byte 1" },
+      { "1.", "json: expected a digit after the decimal point at byte 3 (the end of the text)" },
+      { "1.e5", "json: expected a digit after the decimal point at byte 3" },
+      { "1e", "json: expected a digit in the exponent at byte 3 (the end of the text)" },
+      { "1e+", "json: expected a digit in the exponent at byte 4 (the end of the text)" },
+      { "0x10", "json: unexpected text after the value at byte 2" },
+      { "NaN", "json: expected a value at byte 1" },
+      { "Infinity", "json: expected a value at byte 1" },
+      { "-Infinity", "json: expected a digit at byte 2" },
+      { "tru", "json: expected a value at byte 1" },
+      { "nul", "json: expected a value at byte 1" },
+      { "True", "json: expected a value at byte 1" },
+      { "'a'", "json: expected a value at byte 1" },
+      { '"abc', "json: unterminated string at byte 1" },
+      { '["a\\"]', "json: unterminated string at byte 2" },
+      { '"a\nb"', "json: control character in string (escape it) at byte 3" },
+      { '"a\0b"', "json: control character in string (escape it) at byte 3" },
+      { '"\\x41"', "json: invalid escape in string at byte 2" },
+      { '"\\u12"', "json: invalid \\u escape (four hex digits expected) at byte 2" },
+      { '"\\u12g4"', "json: invalid \\u escape (four hex digits expected) at byte 2" },
+      { '"\\ud800"', "json: high surrogate in \\u escape without a low one after it at byte 2" },
+      { '"\\ud800\\u0041"', "json: high surrogate in \\u escape without a low one after it at byte 2" },
+      { '"x\\udc00"', "json: lone low surrogate in \\u escape at byte 3" },
+      { "[1,2]\0", "json: unexpected text after the value at byte 6" },
+      { "/* c */ 1", "json: expected a value at byte 1" },
+    }) do
+      assert.equal(case[2], refusal(case[1]), ("for %q"):format(case[1]))
+    end
+  end)
+
+  it("refuses invalid UTF-8 in strings, and any byte above 0x7f outside them", function()
+    for _, bad in ipairs({
+      "\128", "\191", "\192\128", "\193\191", "\194", "\224\128\128", "\224\159\191",
+      "\237\160\128", "\237\191\191", "\240\128\128\128", "\240\143\191\191", "\244\144\128\128",
+      "\245\128\128\128", "\255", "\195(", "\226\130", "\240\159\152",
+    }) do
+      assert.equal("json: invalid UTF-8 in string at byte 3", refusal('"a' .. bad .. '"'),
+        ("for bytes %q"):format(bad))
+    end
+    for _, good in ipairs({ "\194\128", "\223\191", "\224\160\128", "\237\159\191",
+      "\238\128\128", "\239\191\191", "\240\144\128\128", "\244\143\191\191" }) do
+      assert.equal("a" .. good, decode('"a' .. good .. '"'))
+    end
+    assert.equal("json: expected a value at byte 1", refusal("é"))
+  end)
+
+  it("decodes \\u escapes to UTF-8, surrogate pairs to one character", function()
+    assert.equal("A\0é€", decode('"\\u0041\\u0000\\u00E9\\u20aC"'))
+    assert.equal("\240\159\152\128", decode('"\\ud83d\\ude00"'))
+    assert.equal("\244\143\191\191", decode('"\\udbff\\udfff"'))
+    assert.equal("\240\144\128\128", decode('"\\uD800\\uDC00"'))
+    assert.equal("\239\191\191", decode('"\\uffff"'))
+  end)
+
+  it("reads arrays and objects nested up to 1000 deep, and refuses deeper", function()
+    local function nested(n) return ("["):rep(n) .. ("]"):rep(n) end
+    local v = decode(nested(1000))
+    local depth = 0
+    while type(v) == "table" do
+      depth = depth + 1
+      v = v[1]
+    end
+    assert.equal(1000, depth)
+    assert.equal("json: arrays and objects nested deeper than 1000 at byte 1001", refusal(nested(1001)))
+    assert.equal("json: arrays and objects nested deeper than 1000 at byte 5001",
+      refusal(('{"a":'):rep(1001) .. "1" .. ("}"):rep(1001)))
+    -- Deep text never overflows the C stack: it is refused at the limit.
+    assert.equal("json: arrays and objects nested deeper than 1000 at byte 1001", refusal(("["):rep(1e6)))
+  end)
+
+  it("reads big and long numbers as the nearest double, out-of-range ones as infinities", function()
+    assert.equal(1e400, decode("1e400"))
+    assert.equal(-math.huge, decode("-1e400"))
+    assert.equal(0, decode("1e-400"))
+    assert.equal(12345678901234567890, decode("12345678901234567890"))
+    assert.equal(2 ^ 53, decode("9007199254740992"))
+    assert.equal(1e308, decode("1" .. ("0"):rep(308)))
+    assert.equal(math.huge, decode("1" .. ("0"):rep(400)))
+    assert.equal(0.1, decode("0." .. "1" .. ("0"):rep(500)))
+    assert.equal(1 / decode("-0"), -math.huge) -- negative zero
+    for _, text in ipairs({ "1e400", "12345678901234567890", "1" .. ("0"):rep(400),
+      "123456789.123456789e-5" }) do
+      decodes_as_cjson(text, "number")
+    end
+  end)
+
+  it("reads numbers with a '.' whatever the locale", function()
+    local old = os.setlocale(nil, "numeric")
+    if not (os.setlocale("de_DE.UTF-8", "numeric") or os.setlocale("fr_FR.UTF-8", "numeric")) then
+      pending("no locale with a decimal comma installed")
+      return
+    end
+    local ok, v = pcall(decode, "[1.5, 0.25e1, 12345678901234567.5]")
+    os.setlocale(old, "numeric")
+    assert.is_true(ok, v)
+    assert.same({ 1.5, 2.5, 12345678901234567.5 }, v)
+  end)
+
+  it("ignores a UTF-8 byte order mark before the value, and only there", function()
+    assert.same({ 1 }, decode("\239\187\191[1]"))
+    assert.equal("json: expected a value at byte 2", refusal("[\239\187\191 1]"))
+  end)
+
+  it("raises on a value that is not a string", function()
+    assert.has_error(function() decode({}) end)
+    assert.has_error(function() decode() end)
   end)
 end)
