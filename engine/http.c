@@ -5,6 +5,7 @@
 #include "http.h"
 
 #include "buf.h"
+#include "curl_probe.h"
 #include "http_headers.h"
 #include "proxy_env.h"
 #include "url.h"
@@ -431,7 +432,6 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
         return 0;
     }
     if (buf_append(&x->body, data, n) < 0) return 0;
-    loop_clock_moved(); /* curl's clock goes on from here (loop.h) */
     return n;
 }
 
@@ -444,7 +444,6 @@ static int on_prereq(void *arg, char *ip, char *local_ip, int port, int local_po
     (void)local_port;
     http_xfer_t *x = arg;
     x->attempts++;
-    loop_clock_moved(); /* after the connect and TLS handshake (loop.h) */
     return CURL_PREREQFUNC_OK;
 }
 
@@ -519,13 +518,13 @@ static int on_resolver_start(void *resolver_state, void *reserved, void *arg)
 /* ---- the multi handle on the loop ---- */
 
 /* Let curl act on fd (CURL_SOCKET_TIMEOUT: on its timers), vouching for the socket
- * probes it makes meanwhile (loop.h), then report the transfers it finished. */
+ * probes it makes meanwhile (curl_probe.h), then report the transfers it finished. */
 static void socket_action(http_t *http, curl_socket_t fd, int flags)
 {
     int running = 0;
-    loop_vouch(http->loop, 1);
+    curl_probe_vouch(http->loop, 1);
     curl_multi_socket_action(http->multi, fd, flags, &running);
-    loop_vouch(http->loop, 0);
+    curl_probe_vouch(http->loop, 0);
     check_done(http);
 }
 

@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -17,9 +16,10 @@ struct watcher {
     int events;  /* LOOP_READ|LOOP_WRITE wanted; 0 when not watched (or parked) */
     int kernel;  /* the same bits as registered with epoll; 0 when not registered */
     int managed; /* parked once: the owner calls loop_forget before closing the fd */
-    /* For loop_answer_probe: the wait during whose turn epoll_ctl last set the fd
-     * (the waits after it have looked at the fd), and the wait that reported an
-     * event for it not yet handed to its callback. */
+    int urgent;  /* urgent data came (EPOLLPRI): registered without it from then on */
+    /* For loop_fd_quiet: the wait during whose turn epoll_ctl last set the fd (the
+     * waits after it have looked at the fd), and the wait that reported an event
+     * for it not yet handed to its callback (or a hangup, which stays). */
     uint64_t armed, reported;
     loop_io_fn fn;
     void *arg;
@@ -51,14 +51,8 @@ struct loop {
     int stopped;
     double now;
     uint64_t waits; /* epoll_wait calls that returned */
+    int full;       /* the last of them filled its batch: it may have left ready fds out */
 };
-
-/* The loop whose owner vouches for the probes made on this thread (loop_vouch). */
-static _Thread_local const loop_t *vouching;
-/* The reading of the monotonic clock that answers for it while vouching, when
- * clock_kept (loop_answer_clock). */
-static _Thread_local struct timespec kept_clock;
-static _Thread_local int clock_kept;
 
 double loop_time(void)
 {
@@ -120,7 +114,10 @@ static int epoll_set(loop_t *loop, int fd, int events)
 {
     struct epoll_event ev = {0};
     ev.data.fd = fd;
-    if (events & LOOP_READ) ev.events |= EPOLLIN;
+    /* A hangup and urgent data are asked for only so that loop_fd_quiet knows of
+     * them; urgent data, which nobody here reads, once (dispatch). */
+    if (events & LOOP_READ) ev.events |= EPOLLIN | EPOLLRDHUP;
+    if ((events & LOOP_READ) && !loop->watchers[fd].urgent) ev.events |= EPOLLPRI;
     if (events & LOOP_WRITE) ev.events |= EPOLLOUT;
     /* Try MOD first: the fd may have been closed and reused without our knowing. */
     if (epoll_ctl(loop->epfd, EPOLL_CTL_MOD, fd, &ev) < 0) {
@@ -357,6 +354,12 @@ static void dispatch(loop_t *loop, const struct epoll_event *ev)
         w->kernel = 0;
         return;
     }
+    if ((ev->events & EPOLLPRI) && !w->urgent) {
+        /* Level-triggered, unread urgent data would wake every wait: ask no more,
+         * and loop_fd_quiet answers for this fd no more. */
+        w->urgent = 1;
+        if (w->kernel && epoll_set(loop, fd, w->kernel) < 0) w->kernel = 0;
+    }
     /* Re-check: an earlier callback in this batch may have stopped watching fd. */
     if (!w->events || !w->fn) return;
     int events = 0;
@@ -365,7 +368,9 @@ static void dispatch(loop_t *loop, const struct epoll_event *ev)
     if (ev->events & (EPOLLERR | EPOLLHUP)) events |= LOOP_ERROR;
     events &= w->events | LOOP_ERROR;
     if (events) w->fn(loop, fd, events, w->arg);
-    if (fd < loop->nwatchers) loop->watchers[fd].reported = 0; /* handed over */
+    /* Handed over, unless it was a hangup or an error: those stay ready. */
+    if (fd < loop->nwatchers && !(ev->events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+        loop->watchers[fd].reported = 0;
 }
 
 int loop_run_once(loop_t *loop, int block)
@@ -378,7 +383,10 @@ int loop_run_once(loop_t *loop, int block)
     struct epoll_event events[MAX_EVENTS];
     int n = epoll_wait(loop->epfd, events, MAX_EVENTS, poll_timeout_ms(loop, block));
     loop->now = loop_time();
-    if (n >= 0) loop->waits++;
+    if (n >= 0) {
+        loop->waits++;
+        loop->full = n == MAX_EVENTS;
+    }
     for (int i = 0; i < n; i++)
         if (events[i].data.fd < loop->nwatchers)
             loop->watchers[events[i].data.fd].reported = loop->waits;
@@ -396,55 +404,14 @@ void loop_run(loop_t *loop)
     loop->stopped = 0;
 }
 
-/* ---- readiness probes ---- */
+/* ---- what the last wait saw ---- */
 
-void loop_vouch(const loop_t *loop, int on)
+int loop_fd_quiet(const loop_t *loop, int fd, int events)
 {
-    vouching = on ? loop : NULL;
-    clock_kept = 0;
-}
-
-void loop_clock_moved(void)
-{
-    clock_kept = 0;
-}
-
-int loop_answer_clock(struct timespec *ts)
-{
-    if (!vouching || !clock_kept) return 0;
-    *ts = kept_clock;
-    return 1;
-}
-
-void loop_keep_clock(const struct timespec *ts)
-{
-    if (!vouching) return;
-    kept_clock = *ts;
-    clock_kept = 1;
-}
-
-/* Whether the last wait looked at fd for events and left nothing to report. */
-static int settled(const loop_t *loop, int fd, int events)
-{
-    if (fd < 0) return 1; /* poll() skips it */
-    if (!events || fd >= loop->nwatchers) return 0;
+    if (fd < 0 || fd >= loop->nwatchers || loop->full || !events) return 0;
     const struct watcher *w = &loop->watchers[fd];
-    return (w->kernel & events) == events && w->armed != loop->waits && w->reported != loop->waits;
-}
-
-int loop_answer_probe(struct pollfd *fds, unsigned long n)
-{
-    const loop_t *loop = vouching;
-    if (!loop) return 0;
-    for (unsigned long i = 0; i < n; i++) {
-        int events = 0;
-        if (fds[i].events & (POLLIN | POLLPRI | POLLRDNORM | POLLRDBAND)) events |= LOOP_READ;
-        if (fds[i].events & (POLLOUT | POLLWRNORM | POLLWRBAND)) events |= LOOP_WRITE;
-        if (!settled(loop, fds[i].fd, events)) return 0;
-    }
-    for (unsigned long i = 0; i < n; i++)
-        fds[i].revents = 0;
-    return 1;
+    return (w->kernel & events) == events && !w->urgent && w->armed != loop->waits &&
+           w->reported != loop->waits;
 }
 
 void loop_stop(loop_t *loop)

@@ -40,42 +40,15 @@ void loop_forget(loop_t *loop, int fd);
 loop_timer_t *loop_timer_add(loop_t *loop, double delay, loop_fn fn, void *arg);
 void loop_timer_cancel(loop_t *loop, loop_timer_t *timer);
 
-/* Readiness probes answered without a system call. libcurl checks sockets with
- * poll(fds, n, 0) twice per request on a reused connection: whether the idle
- * connection is still alive, and whether the answer came in right after it sent
- * the request. The loop already knows: a socket it watches that its last
- * epoll_wait did not report, or whose report its callback has had since, had
- * nothing to read (or write) then, and if that has changed, the next wait says so
- * (epoll is level-triggered). The answer can be late by the time since that wait,
- * a race every poll has with the peer anyway; curl meets a connection found dead
- * later by sending the request again on a new one.
- *
- * loop_answer_probe(fds, n) returns 1, with every revents cleared, when that
- * answer ("nothing ready") holds for all of fds; 0 when the kernel must be asked.
- * It answers only between loop_vouch(loop, 1) and loop_vouch(loop, 0) on the same
- * thread: the owner of the fds vouches that the probes come from code of its own
- * (http.c, around curl_multi_socket_action). The luacrawl binary's poll() asks
- * it first (poll_shim.c). */
-struct pollfd;
-void loop_vouch(const loop_t *loop, int on);
-int loop_answer_probe(struct pollfd *fds, unsigned long n);
-
-/* Fewer clock readings in a call into libcurl. curl reads the monotonic clock some
- * 35 times per transfer (Curl_now: when a step starts, ends, is due), each read a
- * few tens of nanoseconds: 3% of a crawl's time, for instants microseconds apart.
- * While vouching (above), the first reading is kept (loop_keep_clock) and answers
- * for the clock (loop_answer_clock returns 1 with it; 0 when the clock must be
- * read) until the owner says that time has moved on (loop_clock_moved): it does
- * where curl has done work worth timing, each time curl hands over body bytes (one
- * call can read a whole large body, for as long as the bytes keep coming) and
- * before it sends a request. So curl's timings (res.time) and timeouts are exact to
- * within the work between two readings: microseconds, or the computation of a TLS
- * handshake's last step. The luacrawl binary's clock_gettime() asks for
- * CLOCK_MONOTONIC with these (clock_shim.c); no Lua code runs while vouching. */
-struct timespec;
-int loop_answer_clock(struct timespec *ts);
-void loop_keep_clock(const struct timespec *ts);
-void loop_clock_moved(void);
+/* Whether fd is known to have none of events (LOOP_READ|LOOP_WRITE) ready, as of
+ * the last wait that saw every ready fd: 1 when fd was registered for them before
+ * that wait, the wait did not fill its batch (a full batch may leave ready fds
+ * unreported), and it either did not report fd or its report has since been handed
+ * to fd's callback without a hangup or error (a hangup stays ready). A parked fd
+ * counts while it stays registered. 0 when only the kernel can say. Readiness that
+ * came after that wait is the next wait's to report (epoll is level-triggered), so
+ * the answer is the kernel's of a moment earlier. */
+int loop_fd_quiet(const loop_t *loop, int fd, int events);
 
 /* Run fn(arg) on the next turn of the loop, outside any callback now on the stack.
  * Calls run in the order they were deferred. Returns 0, or -1 when out of memory. */

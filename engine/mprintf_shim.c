@@ -2,12 +2,17 @@
  * libcurl calls in place of its own (an executable's symbols come first). curl 7.88
  * formats three strings a transfer with them: its connection cache's key, the Host:
  * line and a message it makes whether it logs it or not. Its printf hands the
- * output on a byte at a time, some 50 instructions a byte. A format of %s, %d, %u,
- * %ld, %lu and %% only, as those three are, is written here directly, to the bytes
- * curl writes (a NULL string too: "(nil)"); any other goes to curl's own
- * curl_mvsnprintf() and curl_mvaprintf(). tests/unit/test_mprintf_shim.c holds the
- * two to the same output. Only the binary has these, as with poll_shim.c: a
- * library must not replace its host's libcurl functions. */
+ * output on a byte at a time. When the overrides are on (curl_overrides.h), a
+ * format of %s, %d, %u, %ld, %lu and %% only, as those three are, is written here
+ * directly, to the bytes curl writes (a NULL string too: "(nil)"); any other, and
+ * every format when they are off, goes to curl's curl_mvsnprintf() and
+ * curl_mvaprintf(), which is all that libcurl's own two functions do with their
+ * arguments (a variadic function cannot hand its arguments on to another found
+ * with dlsym; tests/unit/test_mprintf_shim.c checks both ways against libcurl's own,
+ * found so). Only the binary has these, as with poll_shim.c: a library must not
+ * replace its host's libcurl functions. */
+#include "curl_overrides.h"
+
 #include <curl/curl.h>
 #include <curl/mprintf.h>
 #include <stdarg.h>
@@ -91,7 +96,7 @@ int curl_msnprintf(char *buffer, size_t maxlength, const char *fmt, ...)
     va_list ap;
     int n;
     va_start(ap, fmt);
-    if (maxlength && simple(fmt)) {
+    if (maxlength && curl_overrides_on() && simple(fmt)) {
         size_t total = format(buffer, maxlength, fmt, &ap);
         n = (int)(total < maxlength ? total : maxlength - 1); /* what was written */
     } else {
@@ -106,7 +111,7 @@ char *curl_maprintf(const char *fmt, ...)
     va_list ap;
     char buf[1024], *s = NULL;
     va_start(ap, fmt);
-    if (simple(fmt)) {
+    if (curl_overrides_on() && simple(fmt)) {
         va_list try;
         va_copy(try, ap);
         size_t n = format(buf, sizeof(buf), fmt, &try);

@@ -118,9 +118,8 @@ describe("kept-alive connections in the binary", function()
   end)
 end)
 
--- The binary answers libcurl's clock reads inside a call into curl with one reading
--- taken when the call began (engine/clock_shim.c): the timings, timeouts and
--- lc.now() must still tell real time.
+-- The binary's timings, timeouts and lc.now() tell real time, also for a body curl
+-- may read in one call.
 describe("the clock in the binary", function()
   it("times a slow answer, a long body and a timeout truly", function()
     local script = write_script([[

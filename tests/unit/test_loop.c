@@ -1,9 +1,14 @@
-/* Unit tests of engine/loop.c: timer order, cancellation, deferred calls, fds. */
+/* Unit tests of engine/loop.c: timer order, cancellation, deferred calls, fds, and
+ * what the last wait saw (loop_fd_quiet), with the answers to curl's probes built
+ * on it (engine/curl_probe.c). */
+#include "curl_probe.h"
 #include "loop.h"
 #include "test.h"
 
+#include <netinet/in.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -218,12 +223,12 @@ static void a_forgotten_fd_number_reused_is_registered_anew(void)
     loop_free(loop);
 }
 
-/* Whether loop_answer_probe answers a zero-timeout probe of fd for events (1:
+/* Whether curl_probe_answer answers a zero-timeout probe of fd for events (1:
  * "nothing ready", without asking the kernel). */
 static int answered(int fd, short events)
 {
     struct pollfd pfd = {.fd = fd, .events = events, .revents = POLLIN};
-    int r = loop_answer_probe(&pfd, 1);
+    int r = curl_probe_answer(&pfd, 1);
     if (r) CHECK(pfd.revents == 0);
     return r;
 }
@@ -233,25 +238,25 @@ static void probes_are_answered_only_for_what_the_last_wait_saw(void)
     int p[2];
     ssize_t got;
     loop_t *loop = loop_watching_pipe(p, &got);
-    loop_vouch(loop, 1);
+    curl_probe_vouch(loop, 1);
     CHECK(!answered(p[0], POLLIN)); /* registered after the last wait: unknown */
     spin(loop, 1);
     CHECK(answered(p[0], POLLIN | POLLPRI)); /* the wait saw nothing */
     CHECK(!answered(p[0], POLLOUT));         /* not watched for writing */
     CHECK(!answered(p[1], POLLOUT));         /* not watched at all */
     struct pollfd two[2] = {{.fd = -1, .events = POLLIN}, {.fd = p[0], .events = POLLIN}};
-    CHECK(loop_answer_probe(two, 2)); /* poll() skips a negative fd */
-    loop_vouch(loop, 0);
+    CHECK(curl_probe_answer(two, 2)); /* poll() skips a negative fd */
+    curl_probe_vouch(loop, 0);
     CHECK(!answered(p[0], POLLIN)); /* nobody vouches */
-    loop_vouch(loop, 1);
+    curl_probe_vouch(loop, 1);
     /* What arrives after the wait is the next wait's to report: until then the
      * answer is the last wait's, as if the probe had come a moment earlier. */
     CHECK(write(p[1], "ab", 2) == 2);
     CHECK(answered(p[0], POLLIN));
-    loop_vouch(loop, 0);
+    curl_probe_vouch(loop, 0);
     spin(loop, 1); /* reported and handed to the callback, which read it */
     CHECK(got == 2);
-    loop_vouch(loop, 1);
+    curl_probe_vouch(loop, 1);
     CHECK(answered(p[0], POLLIN));
     /* Parked, then closed by the peer: the wait reports it, the loop unregisters
      * it, and from then only the kernel can answer. */
@@ -260,7 +265,7 @@ static void probes_are_answered_only_for_what_the_last_wait_saw(void)
     close(p[1]);
     spin(loop, 1);
     CHECK(!answered(p[0], POLLIN));
-    loop_vouch(loop, 0);
+    curl_probe_vouch(loop, 0);
     loop_forget(loop, p[0]);
     close(p[0]);
     loop_free(loop);
@@ -294,12 +299,12 @@ static void a_reported_fd_is_not_answered_before_its_callback(void)
     CHECK(loop_watch(loop, b[0], LOOP_READ, on_pair, &pr) == 0);
     spin(loop, 1);
     CHECK(write(a[1], "x", 1) == 1 && write(b[1], "y", 1) == 1);
-    loop_vouch(loop, 1);
+    curl_probe_vouch(loop, 1);
     spin(loop, 1);
     CHECK(pr.calls == 2);
     CHECK(pr.probed_other == 0);
     CHECK(answered(a[0], POLLIN) && answered(b[0], POLLIN)); /* both handed over */
-    loop_vouch(loop, 0);
+    curl_probe_vouch(loop, 0);
     CHECK(loop_watch(loop, a[0], 0, NULL, NULL) == 0 && loop_watch(loop, b[0], 0, NULL, NULL) == 0);
     close(a[0]);
     close(a[1]);
@@ -308,26 +313,135 @@ static void a_reported_fd_is_not_answered_before_its_callback(void)
     loop_free(loop);
 }
 
-static void a_kept_clock_answers_while_vouching_until_time_moves(void)
+/* Whether the kernel says fd has something to read now. */
+static int readable(int fd)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP));
+}
+
+static void on_one_byte(loop_t *loop, int fd, int events, void *arg)
+{
+    (void)loop;
+    (void)events;
+    char c;
+    if (read(fd, &c, 1) == 1) (*(int *)arg)++;
+}
+
+/* More ready fds than one wait reports (MAX_EVENTS, 256, in loop.c): the fds the
+ * full batch left out are still readable, so until a wait that was not full the
+ * loop must not call any fd quiet. */
+#define NPIPES 300
+static void a_full_batch_leaves_every_fd_to_the_kernel(void)
 {
     loop_t *loop = loop_new();
-    struct timespec t1 = {100, 1}, t2 = {200, 2}, ts;
-    loop_keep_clock(&t1); /* nobody vouches: nothing kept */
-    CHECK(!loop_answer_clock(&ts));
-    loop_vouch(loop, 1);
-    CHECK(!loop_answer_clock(&ts)); /* no reading yet */
-    loop_keep_clock(&t1);
-    CHECK(loop_answer_clock(&ts) && ts.tv_sec == 100 && ts.tv_nsec == 1);
-    CHECK(loop_answer_clock(&ts) && ts.tv_sec == 100);
-    loop_clock_moved(); /* the next read is the clock's */
-    CHECK(!loop_answer_clock(&ts));
-    loop_keep_clock(&t2);
-    CHECK(loop_answer_clock(&ts) && ts.tv_sec == 200 && ts.tv_nsec == 2);
-    loop_vouch(loop, 0);
-    CHECK(!loop_answer_clock(&ts));
-    loop_vouch(loop, 1); /* a new call into curl reads it afresh */
-    CHECK(!loop_answer_clock(&ts));
-    loop_vouch(loop, 0);
+    loop_ref(loop);
+    static int p[NPIPES][2];
+    int got = 0, opened = 0;
+    for (; opened < NPIPES; opened++) {
+        if (pipe(p[opened]) != 0) break;
+        CHECK(loop_watch(loop, p[opened][0], LOOP_READ, on_one_byte, &got) == 0);
+    }
+    CHECK(opened == NPIPES);
+    spin(loop, 1); /* registered before this wait: the next ones have looked */
+    for (int i = 0; i < opened; i++)
+        CHECK(write(p[i][1], "x", 1) == 1);
+    spin(loop, 1);
+    CHECK(got > 0 && got < opened); /* one full batch, handed over */
+    int wrong = 0, quiet = 0;
+    for (int i = 0; i < opened; i++) {
+        int q = loop_fd_quiet(loop, p[i][0], LOOP_READ);
+        quiet += q;
+        if (q && readable(p[i][0])) wrong++;
+    }
+    CHECK(wrong == 0);
+    CHECK(quiet == 0);
+    curl_probe_vouch(loop, 1);
+    CHECK(!answered(p[opened - 1][0], POLLIN) || !readable(p[opened - 1][0]));
+    curl_probe_vouch(loop, 0);
+    spin(loop, 1); /* the rest: a wait that was not full */
+    CHECK(got == opened);
+    quiet = 0;
+    for (int i = 0; i < opened; i++)
+        quiet += loop_fd_quiet(loop, p[i][0], LOOP_READ) && !readable(p[i][0]);
+    CHECK(quiet == opened); /* every report handed over: quiet again */
+    for (int i = 0; i < opened; i++) {
+        CHECK(loop_watch(loop, p[i][0], 0, NULL, NULL) == 0);
+        close(p[i][0]);
+        close(p[i][1]);
+    }
+    loop_free(loop);
+}
+
+/* The peer closed its end: the callback has had the report and read the last
+ * bytes, but the end of the stream stays readable, and the loop says so. */
+static void a_hangup_is_never_quiet(void)
+{
+    loop_t *loop = loop_new();
+    loop_ref(loop);
+    int sv[2], got = 0;
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    CHECK(loop_watch(loop, sv[0], LOOP_READ, on_one_byte, &got) == 0);
+    spin(loop, 1);
+    CHECK(loop_fd_quiet(loop, sv[0], LOOP_READ));
+    CHECK(write(sv[1], "x", 1) == 1);
+    CHECK(shutdown(sv[1], SHUT_WR) == 0);
+    spin(loop, 1);
+    CHECK(got == 1);
+    CHECK(readable(sv[0]));
+    CHECK(!loop_fd_quiet(loop, sv[0], LOOP_READ));
+    CHECK(loop_watch(loop, sv[0], 0, NULL, NULL) == 0);
+    close(sv[0]);
+    close(sv[1]);
+    loop_free(loop);
+}
+
+/* A connected TCP pair on loopback: *a the connecting end, *b the accepted one. */
+static int tcp_pair(int *a, int *b)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(sa);
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    if (l < 0) return -1;
+    if (bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 1) ||
+        getsockname(l, (struct sockaddr *)&sa, &len))
+        goto fail;
+    *a = socket(AF_INET, SOCK_STREAM, 0);
+    if (*a < 0 || connect(*a, (struct sockaddr *)&sa, sizeof(sa))) goto fail;
+    *b = accept(l, NULL, NULL);
+    if (*b < 0) goto fail;
+    close(l);
+    return 0;
+fail:
+    close(l);
+    return -1;
+}
+
+/* Urgent (out-of-band) TCP data makes poll() say POLLPRI, which curl asks about
+ * with every read probe: from then on the loop leaves that socket to the kernel. */
+static void urgent_data_is_left_to_the_kernel(void)
+{
+    int a = -1, b = -1, got = 0;
+    if (tcp_pair(&a, &b) < 0) {
+        printf("  (no loopback TCP: the case was not exercised)\n");
+        return;
+    }
+    loop_t *loop = loop_new();
+    loop_ref(loop);
+    CHECK(loop_watch(loop, b, LOOP_READ, on_one_byte, &got) == 0);
+    spin(loop, 1);
+    CHECK(loop_fd_quiet(loop, b, LOOP_READ));
+    CHECK(send(a, "u", 1, MSG_OOB) == 1);
+    struct pollfd pfd = {.fd = b, .events = POLLPRI};
+    CHECK(poll(&pfd, 1, 1000) == 1 && (pfd.revents & POLLPRI));
+    spin(loop, 2);
+    CHECK(!loop_fd_quiet(loop, b, LOOP_READ));
+    curl_probe_vouch(loop, 1);
+    CHECK(!answered(b, POLLIN | POLLPRI));
+    curl_probe_vouch(loop, 0);
+    CHECK(loop_watch(loop, b, 0, NULL, NULL) == 0);
+    close(a);
+    close(b);
     loop_free(loop);
 }
 
@@ -344,7 +458,9 @@ int main(void)
     RUN(a_forgotten_fd_number_reused_is_registered_anew);
     RUN(probes_are_answered_only_for_what_the_last_wait_saw);
     RUN(a_reported_fd_is_not_answered_before_its_callback);
-    RUN(a_kept_clock_answers_while_vouching_until_time_moves);
+    RUN(a_full_batch_leaves_every_fd_to_the_kernel);
+    RUN(a_hangup_is_never_quiet);
+    RUN(urgent_data_is_left_to_the_kernel);
     printf("%s\n", test_failures ? "FAILED" : "all passed");
     return test_failures ? 1 : 0;
 }

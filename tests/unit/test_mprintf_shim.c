@@ -1,33 +1,23 @@
-/* Unit tests of engine/mprintf_shim.c, linked in here as in the binary: its
- * curl_msnprintf() and curl_maprintf() must give, to the byte and in what they
- * return, what curl's own curl_mvsnprintf() and curl_mvaprintf() give: for the
- * formats curl 7.88 uses on every transfer, for others the shim hands to curl, for
- * NULL strings, extreme numbers and every buffer size that cuts the output. */
+/* Unit tests of engine/mprintf_shim.c, linked in here as in the binary, with its
+ * gate (curl_overrides.c): its curl_msnprintf() and curl_maprintf() must give, to
+ * the byte and in what they return, what libcurl's own two give (found past ours
+ * with dlsym(RTLD_NEXT)): for the formats curl 7.88 uses on every transfer, for
+ * others the shim hands to curl, for NULL strings, extreme numbers and every buffer
+ * size that cuts the output. ctest runs it with the overrides on and, with
+ * LUACRAWL_NO_OVERRIDES=1, off. */
+#include "curl_overrides.h"
 #include "test.h"
 
 #include <curl/curl.h>
 #include <curl/mprintf.h>
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <string.h>
 
-static int curl_snprintf(char *buf, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int r = curl_mvsnprintf(buf, n, fmt, ap);
-    va_end(ap);
-    return r;
-}
-
-static char *curl_aprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = curl_mvaprintf(fmt, ap);
-    va_end(ap);
-    return s;
-}
+/* libcurl's own curl_msnprintf and curl_maprintf, which ours hide. */
+static int (*curl_snprintf)(char *, size_t, const char *, ...);
+static char *(*curl_aprintf)(const char *, ...);
 
 static int compared;
 
@@ -82,8 +72,29 @@ static void other_formats_go_to_curl(void)
     SAME("%ls%d", "wide?", 1);
 }
 
+/* On exactly when the environment allows it and libcurl is 7.88.x. */
+static void the_gate_follows_the_environment_and_the_version(void)
+{
+    const char *env = getenv("LUACRAWL_NO_OVERRIDES");
+    int allowed = !(env && *env && strcmp(env, "0") != 0);
+    unsigned v = curl_version_info(CURLVERSION_NOW)->version_num;
+    CHECK(curl_overrides_on() == (allowed && v >> 8 == 0x0758));
+    CHECK(!curl_overrides_on() == (curl_overrides_off_reason() != NULL));
+    printf("  overrides %s%s\n", curl_overrides_on() ? "on" : "off: ",
+           curl_overrides_on() ? "" : curl_overrides_off_reason());
+}
+
 int main(void)
 {
+    /* NOLINTBEGIN(bugprone-casting-through-void): dlsym's result is a function */
+    *(void **)&curl_snprintf = dlsym(RTLD_NEXT, "curl_msnprintf");
+    *(void **)&curl_aprintf = dlsym(RTLD_NEXT, "curl_maprintf");
+    /* NOLINTEND(bugprone-casting-through-void) */
+    if (!curl_snprintf || !curl_aprintf || (void *)curl_snprintf == (void *)curl_msnprintf) {
+        fprintf(stderr, "libcurl's own curl_msnprintf/curl_maprintf not found\n");
+        return 1;
+    }
+    RUN(the_gate_follows_the_environment_and_the_version);
     RUN(transfer_formats);
     RUN(numbers_and_strings);
     RUN(other_formats_go_to_curl);

@@ -1,0 +1,48 @@
+/* curl_overrides.c: the gate of the binary's libcurl overrides (curl_overrides.h).
+ * Only the binary links it, with poll_shim.c and mprintf_shim.c. */
+#include "curl_overrides.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The libcurl versions the overrides were tested with, major.minor: 7.88.x. What
+ * they depend on: that curl's only zero-timeout poll() calls during
+ * curl_multi_socket_action are readiness probes of its connections' sockets, and
+ * that curl calls its curl_msnprintf and curl_maprintf through the dynamic
+ * linker (so the binary's replace them) with the meaning of their documented
+ * formats. Widen this only after running the suite with the new version. */
+#define TESTED_MAJOR_MINOR 0x0758u
+
+static int on;
+static char reason[96];
+
+/* Before main(), single-threaded. While this runs the overrides are still off:
+ * curl_version_info formats its version strings with curl_msnprintf, which then
+ * is libcurl's. */
+__attribute__((constructor)) static void decide(void)
+{
+    const char *env = getenv("LUACRAWL_NO_OVERRIDES");
+    if (env && *env && strcmp(env, "0") != 0) {
+        strcpy(reason, "LUACRAWL_NO_OVERRIDES is set");
+        return;
+    }
+    const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+    if (!v || v->version_num >> 8 != TESTED_MAJOR_MINOR) {
+        snprintf(reason, sizeof(reason), "libcurl %s is not one they were tested with",
+                 v && v->version ? v->version : "(unknown)");
+        return;
+    }
+    on = 1;
+}
+
+int curl_overrides_on(void)
+{
+    return on;
+}
+
+const char *curl_overrides_off_reason(void)
+{
+    return on ? NULL : reason;
+}

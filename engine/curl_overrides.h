@@ -1,0 +1,17 @@
+/* curl_overrides.h: whether the luacrawl binary's overrides of libcurl's probes
+ * (poll_shim.c) and of two of its printf functions (mprintf_shim.c) are on. They
+ * lean on what libcurl does inside, so they are on only with the libcurl versions
+ * they were tested with (7.88.x, as Debian 12 ships it), and never when the
+ * environment has LUACRAWL_NO_OVERRIDES set to anything but "" or "0". Decided once,
+ * before main() runs; until then, and whenever off, the functions behave exactly
+ * as the C library's poll() and libcurl's own. */
+#ifndef LUACRAWL_CURL_OVERRIDES_H
+#define LUACRAWL_CURL_OVERRIDES_H
+
+int curl_overrides_on(void);
+
+/* Why they are off ("LUACRAWL_NO_OVERRIDES is set", "libcurl 8.5.0 is not one they
+ * were tested with"), or NULL when on. */
+const char *curl_overrides_off_reason(void);
+
+#endif
