@@ -77,13 +77,14 @@ static int call_cli(lc_engine *e, const char *fn, const char *first, int argc, c
     if (lua_pcall(L, 1, 1, -3) != 0) goto fail;
     lua_getfield(L, -1, fn);
     lua_remove(L, -2);
+    if (argc < 0) argc = 0;
     lua_createtable(L, argc + 1, 0);
     int idx = 1;
     if (first) {
         lua_pushstring(L, first);
         lua_rawseti(L, -2, idx++);
     }
-    for (int i = 0; i < argc; i++) {
+    for (int i = 0; i < argc && argv[i]; i++) {
         lua_pushstring(L, argv[i]);
         lua_rawseti(L, -2, idx++);
     }
@@ -99,10 +100,15 @@ fail:
 
 int lc_engine_run_file(lc_engine *e, const char *path, int argc, char **argv)
 {
-    return call_cli(e, "run_file", path, argc, argv);
+    if (!path) {
+        fprintf(stderr, "luacrawl: lc_engine_run_file: no script path\n");
+        return 1;
+    }
+    return call_cli(e, "run_file", path, argv ? argc : 0, argv);
 }
 
 int lc_engine_main(lc_engine *e, int argc, char **argv)
 {
-    return call_cli(e, "main", NULL, argc > 0 ? argc - 1 : 0, argv + 1);
+    if (argc < 1 || !argv) return call_cli(e, "main", NULL, 0, NULL);
+    return call_cli(e, "main", NULL, argc - 1, argv + 1);
 }

@@ -1,8 +1,11 @@
-/* luacrawl.h: embedding luacrawl in a C program.
+/* luacrawl.h: embedding luacrawl in a C program (docs/embedding.md).
  *
  *   lc_engine *e = lc_engine_new();
- *   int status = lc_engine_run_file(e, "crawl.lua", argc, argv);
+ *   int status = lc_engine_run_file(e, "crawl.lua", argc - 1, argv + 1);
  *   lc_engine_free(e);
+ *
+ * Link with `pkg-config --cflags --libs luacrawl` (the shared library) or
+ * luacrawl-static (the archive). examples/embed.c is a complete program.
  *
  * An engine is a LuaJIT state with the standard libraries and `luacrawl` loaded
  * (the Lua standard library is built in). One engine per thread. */
@@ -19,12 +22,18 @@ void lc_engine_free(lc_engine *e);
 /* The engine's Lua state, to add functions or globals before running. */
 struct lua_State *lc_engine_lua(lc_engine *e);
 
-/* Run a script as its main task (as `luacrawl run path args...`): the script sees
- * its arguments in `arg`. Returns 0, or 1 when the script failed (the error and
- * its traceback are printed on stderr). */
+/* Run the Lua file at path as its main task, as `luacrawl run path args...` does.
+ * argv holds the script's arguments only, argc of them (argv may be NULL when argc
+ * is 0): no program name. The script sees arg[0] = path and arg[1..argc] = argv[0..
+ * argc-1], and gets them as `...` too. From main(argc, argv) with the script's
+ * arguments after the program name, pass argc - 1, argv + 1; after the script's
+ * own path too, argc - 2, argv + 2.
+ * Returns 0, or 1 when the script could not be loaded or failed (the error and its
+ * traceback are printed on stderr). */
 int lc_engine_run_file(lc_engine *e, const char *path, int argc, char **argv);
 
-/* The command line interface: argv as main() gets it. Returns the exit status. */
+/* The command line interface (`luacrawl run|fetch|crawl|shell ...`): argc and argv as
+ * main() gets them, argv[0] the program's name (not read). Returns the exit status. */
 int lc_engine_main(lc_engine *e, int argc, char **argv);
 
 /* "0.1.0" */
