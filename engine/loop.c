@@ -382,6 +382,10 @@ int loop_run_once(loop_t *loop, int block)
 
     struct epoll_event events[MAX_EVENTS];
     int n = epoll_wait(loop->epfd, events, MAX_EVENTS, poll_timeout_ms(loop, block));
+    /* Other than a signal (EINTR), a failed wait is a bad epoll fd or a fault: the
+     * next would fail at once too. Stop, as Redis's aeApiPoll does, rather than spin
+     * with nothing ever dispatched. */
+    if (n < 0 && errno != EINTR) return -1;
     loop->now = loop_time();
     if (n >= 0) {
         loop->waits++;
@@ -396,12 +400,15 @@ int loop_run_once(loop_t *loop, int block)
     return loop->refs > 0 || loop->dhead != NULL;
 }
 
-void loop_run(loop_t *loop)
+int loop_run(loop_t *loop)
 {
+    int rc = 0;
     loop->stopped = 0;
-    while (!loop->stopped && loop_run_once(loop, 1)) {
+    while (!loop->stopped && (rc = loop_run_once(loop, 1)) > 0) {
     }
+    int err = !loop->stopped && rc < 0 ? errno : 0;
     loop->stopped = 0;
+    return err;
 }
 
 /* ---- what the last wait saw ---- */

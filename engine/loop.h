@@ -65,11 +65,14 @@ double loop_time(void);
 
 /* One turn: run deferred calls, poll (blocking at most until the next timer when
  * block is set), dispatch fd events, fire due timers. Returns 1 while the loop is
- * alive (references held or calls deferred), 0 when it has nothing left to do. */
+ * alive (references held or calls deferred), 0 when it has nothing left to do, -1
+ * with errno set when the wait failed (for another reason than a signal). */
 int loop_run_once(loop_t *loop, int block);
 
-/* Turn until loop_run_once returns 0 or loop_stop is called. */
-void loop_run(loop_t *loop);
+/* Turn until loop_run_once returns 0 or loop_stop is called: 0. When a wait fails
+ * the run stops there, and its errno is returned: a loop that cannot wait cannot
+ * run anything again. */
+int loop_run(loop_t *loop);
 void loop_stop(loop_t *loop);
 
 #endif

@@ -9,7 +9,7 @@
  * directly (lc_tobytes).
  *
  * The collector does not see these bytes, so they are paced here: while more than
- * BODY_BUDGET bytes of bodies are alive, each new body does the collection work its
+ * BODY_BUDGET bytes of the state's bodies are alive, each new body does the collection work its
  * size would have caused as a string. They count towards max_memory
  * (lc_limits_account). res:release() (core.body_free) gives them back at once.
  *
@@ -32,6 +32,8 @@ static const char BODY_SPENT_METATABLE[] = "luacrawl.body.spent";
 struct body {
     char *data;
     size_t len;
+    lc_state_t *st; /* whose body_bytes count data; alive as long as any body (lua_close
+                     * runs every finalizer before it frees anything) */
     /* The facts, kept after the bytes are given back. */
     size_t size;
     int redirects;
@@ -39,8 +41,6 @@ struct body {
     char version[4]; /* "1.0", "1.1", "2", "3" */
     char ip[48];     /* INET6_ADDRSTRLEN and more */
 };
-
-static size_t live_bytes; /* of every body alive in any state; one thread */
 
 /* The body at idx (given back or not), else NULL. */
 static struct body *to_body(lua_State *L, int idx)
@@ -53,7 +53,7 @@ static void drop_bytes(lua_State *L, struct body *b)
 {
     if (b->data) {
         lc_limits_account(L, -(long long)b->len);
-        live_bytes -= b->len;
+        b->st->body_bytes -= b->len;
         free(b->data);
     }
     b->data = NULL;
@@ -92,11 +92,12 @@ static void copy_fact(char *dst, size_t n, const char *s)
     dst[len] = 0;
 }
 
-void lc_push_body(lua_State *L, const http_res_t *res)
+void lc_push_body(lua_State *L, lc_state_t *st, const http_res_t *res)
 {
     struct body *b = lua_newuserdata(L, sizeof(*b));
     b->data = NULL;
     b->len = 0;
+    b->st = st;
     b->size = res->body_len;
     b->redirects = res->redirects;
     b->t_dns = res->t_dns;
@@ -116,9 +117,9 @@ void lc_push_body(lua_State *L, const http_res_t *res)
     }
     b->data = data;
     b->len = res->body_len;
-    live_bytes += b->len;
+    st->body_bytes += b->len;
     lc_limits_account(L, (long long)b->len);
-    if (live_bytes > BODY_BUDGET) lua_gc(L, LUA_GCSTEP, (int)(b->len >> 10) + 1);
+    if (st->body_bytes > BODY_BUDGET) lua_gc(L, LUA_GCSTEP, (int)(b->len >> 10) + 1);
 }
 
 const char *lc_tobytes(lua_State *L, int idx, size_t *len)

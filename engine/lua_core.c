@@ -88,6 +88,7 @@ static int state_gc(lua_State *L)
 {
     lc_state_t *st = luaL_checkudata(L, 1, STATE_METATABLE);
     lc_signals_free(st);
+    lc_limits_free(L, st);
     http_free(st->http);
     dns_free(st->dns);
     sched_free(st->sched);

@@ -170,7 +170,7 @@ static int build_response(lua_State *L)
     lua_pushstring(L, res->url);
     push_headers(L, st, res);
     /* The body, and the facts read on first use (res.time, res.ip...: lua_body.c). */
-    lc_push_body(L, res);
+    lc_push_body(L, st, res);
     lua_pushboolean(L, res->truncated);
     lua_call(L, 5, 1);
     return hand_over(L, op, 1);

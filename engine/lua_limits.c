@@ -16,24 +16,32 @@
 
 #define HOOK_COUNT 10000
 
-struct memlimit {
-    lua_State *L;
-    lua_Alloc alloc;
+/* A state's limits (st->limits), made by the first core.set_limits. Every coroutine
+ * of the state reaches it as its allocator's ud: the CPU hook has no upvalues, and
+ * that is the one pointer a hook and an allocation both get without a lookup. */
+struct lc_limits {
+    lc_state_t *st;
+    lua_Alloc alloc; /* the allocator wrapped, and its ud */
     void *ud;
-    size_t used, limit;
-    int active; /* task code is running */
+    size_t used, limit;  /* bytes; limit 0: none */
+    int active;          /* task code is running */
+    double max_task_cpu; /* seconds; 0: none */
 };
-
-static double max_task_cpu;
-static sched_t *hooked_sched;
 
 static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
-    struct memlimit *m = ud;
+    struct lc_limits *m = ud;
     if (nsize > osize && m->active && m->limit && m->used + (nsize - osize) > m->limit) return NULL;
     void *p = m->alloc(m->ud, ptr, osize, nsize);
     if (p || nsize == 0) m->used = m->used - osize + nsize;
     return p;
+}
+
+/* The limits of L's state, NULL when none were set (or they are gone). */
+static struct lc_limits *limits_of(lua_State *L)
+{
+    void *ud;
+    return lua_getallocf(L, &ud) == limited_alloc ? ud : NULL;
 }
 
 /* Before a task runs close to the limit, collect: LuaJIT does not retry a refused
@@ -41,39 +49,58 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
  * lack of memory, say) would otherwise make every task fail. */
 static void on_resume(void *arg, int entering)
 {
-    struct memlimit *m = arg;
-    if (entering && m->limit && m->used > m->limit - m->limit / 8) lua_gc(m->L, LUA_GCCOLLECT, 0);
+    struct lc_limits *m = arg;
+    if (entering && m->limit && m->used > m->limit - m->limit / 8)
+        lua_gc(m->st->L, LUA_GCCOLLECT, 0);
     m->active = entering;
 }
 
-/* The wrapper stays installed for the state's life: it is cheap, and the state's
- * memory was counted from the start only if installed early, so the count is of
- * what was allocated since (the estimate errs low, never refusing too early). */
-static struct memlimit *memlimit_of(lua_State *L, lc_state_t *st)
+/* The wrapper stays installed until the state closes (lc_limits_free): it is cheap,
+ * and the state's memory was counted from the start only if installed early, so
+ * the count is of what was allocated since (the estimate errs low, never refusing
+ * too early). */
+static struct lc_limits *limits_for(lua_State *L, lc_state_t *st)
 {
-    void *ud;
-    lua_Alloc f = lua_getallocf(L, &ud);
-    if (f == limited_alloc) return ud;
-    struct memlimit *m = calloc(1, sizeof(*m));
+    if (st->limits) return st->limits;
+    struct lc_limits *m = calloc(1, sizeof(*m));
     if (!m) luaL_error(L, "limits: out of memory");
-    m->L = L;
-    m->alloc = f;
-    m->ud = ud;
+    m->st = st;
+    m->alloc = lua_getallocf(L, &m->ud);
     m->used = (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024;
     lua_setallocf(L, limited_alloc, m);
     sched_on_resume(st->sched, on_resume, m);
+    st->limits = m;
     return m;
+}
+
+/* Called as the state closes, before its scheduler goes. */
+void lc_limits_free(lua_State *L, lc_state_t *st)
+{
+    struct lc_limits *m = st->limits;
+    if (!m) return;
+    st->limits = NULL;
+    lua_sethook(L, NULL, 0, 0);
+    sched_on_resume(st->sched, NULL, NULL);
+    /* What the state still holds came from the wrapped allocator: hand the state
+     * back to it, so that lua_close ends with that allocator's own teardown
+     * (LuaJIT's releases its arena only if it is still the state's allocator). If
+     * something wrapped ours since, the wrapper must stay, and so must m. */
+    void *ud;
+    if (lua_getallocf(L, &ud) != limited_alloc || ud != m) return;
+    lua_setallocf(L, m->alloc, m->ud);
+    free(m);
 }
 
 static void cpu_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
-    if (!hooked_sched || max_task_cpu <= 0) return;
-    double used = sched_resume_cpu(hooked_sched);
-    if (used <= max_task_cpu) return;
+    const struct lc_limits *m = limits_of(L);
+    if (!m || m->max_task_cpu <= 0) return;
+    double used = sched_resume_cpu(m->st->sched);
+    if (used <= m->max_task_cpu) return;
     char msg[160];
     snprintf(msg, sizeof(msg), "task used %.2f s of CPU without waiting (max_task_cpu is %g s)",
-             used, max_task_cpu);
+             used, m->max_task_cpu);
     luaL_where(L, 0); /* inside a hook, level 0 is the function that was running */
     lua_pushstring(L, msg);
     lua_concat(L, 2);
@@ -82,9 +109,8 @@ static void cpu_hook(lua_State *L, lua_Debug *ar)
 
 void lc_limits_account(lua_State *L, long long delta)
 {
-    void *ud;
-    if (lua_getallocf(L, &ud) != limited_alloc) return;
-    struct memlimit *m = ud;
+    struct lc_limits *m = limits_of(L);
+    if (!m) return;
     /* Bodies made before the wrapper was installed were never counted. */
     if (delta < 0 && (size_t)-delta > m->used)
         m->used = 0;
@@ -101,14 +127,13 @@ static int l_set_limits(lua_State *L)
     if (!lua_isnil(L, -1)) {
         double bytes = luaL_checknumber(L, -1);
         if (bytes < 0) return luaL_error(L, "max_memory must be >= 0");
-        memlimit_of(L, st)->limit = (size_t)bytes;
+        limits_for(L, st)->limit = (size_t)bytes;
     }
     lua_getfield(L, 1, "max_task_cpu");
     if (!lua_isnil(L, -1)) {
         double secs = luaL_checknumber(L, -1);
         if (secs < 0) return luaL_error(L, "max_task_cpu must be >= 0");
-        max_task_cpu = secs;
-        hooked_sched = st->sched;
+        limits_for(L, st)->max_task_cpu = secs;
         sched_measure_cpu(st->sched, secs > 0);
         if (secs > 0) {
             luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
@@ -125,9 +150,8 @@ static int l_set_limits(lua_State *L)
 /* core.memory() -> bytes of Lua heap counted, limit */
 static int l_memory(lua_State *L)
 {
-    void *ud;
-    if (lua_getallocf(L, &ud) == limited_alloc) {
-        struct memlimit *m = ud;
+    const struct lc_limits *m = limits_of(L);
+    if (m) {
         lua_pushnumber(L, (double)m->used);
         lua_pushnumber(L, (double)m->limit);
         return 2;

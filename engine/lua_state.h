@@ -28,6 +28,8 @@ typedef struct lc_state {
     http_t *http; /* likewise */
     char *dns_servers;
     struct lc_signals *signals; /* lua_signal.c, created on first use */
+    struct lc_limits *limits;   /* lua_limits.c, created on first use */
+    size_t body_bytes;          /* of the response bodies alive in this state (lua_body.c) */
     int running;
     int error_mt_ref, new_response_ref, headers_mt_ref;
     int build_response_ref, build_answer_ref; /* lua_http.c's builders, as Lua functions */
@@ -81,11 +83,12 @@ void lc_register_queue(lua_State *L);
 void lc_register_crawl(lua_State *L);
 void lc_register_json(lua_State *L);
 void lc_signals_free(lc_state_t *st);
+void lc_limits_free(lua_State *L, lc_state_t *st);
 
 /* Response bodies (lua_body.c): push a body userdata that takes res's body (in an
- * http completion). lc_tobytes gives the bytes of a string or a
+ * http completion), counted in st's body_bytes. lc_tobytes gives the bytes of a string or a
  * body at idx, NULL for anything else; lc_checkbytes raises instead. */
-void lc_push_body(lua_State *L, const http_res_t *res);
+void lc_push_body(lua_State *L, lc_state_t *st, const http_res_t *res);
 const char *lc_tobytes(lua_State *L, int idx, size_t *len);
 const char *lc_checkbytes(lua_State *L, int idx, size_t *len);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 /* core.spawn(fn, ...) -> task */
+#include <string.h>
 static int l_spawn(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
@@ -128,12 +129,18 @@ static int l_run(lua_State *L)
     int nargs = lua_gettop(L) - 1;
     task_t *main = task_spawn(st->sched, L, nargs);
     task_set_quiet(main); /* its error goes to the caller, not to stderr */
-    sched_run(st->sched);
+    int err = sched_run(st->sched);
     st->running = 0;
     int state = task_state(main);
     if (state == 0) {
         lua_pushboolean(L, 0);
         lua_pushliteral(L, "run ended while the main task was still blocked");
+    if (err) {
+        lua_pushboolean(L, 0);
+        lua_pushfstring(L, "run stopped: the event loop cannot wait (epoll_wait: %s)",
+                        strerror(err));
+        return 2;
+    }
         return 2;
     }
     int n = task_join(st->sched, L, main); /* ended: pushes true, ... | false, err */

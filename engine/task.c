@@ -546,16 +546,18 @@ int task_join(sched_t *s, lua_State *L, task_t *target)
     return lua_yield(L, 0);
 }
 
-void sched_run(sched_t *s)
+int sched_run(sched_t *s)
 {
     /* When nothing is left to wait for, tasks still blocked (on a queue nobody will
      * fill, say) can never go on: cancel them so their cleanup runs, and run again.
      * A task that swallows the cancellation and blocks again is cancelled again, a
      * bounded number of times. */
     for (int round = 0; round < 16; round++) {
-        loop_run(s->loop);
-        if (!s->live) return;
+        int err = loop_run(s->loop);
+        if (err) return err;
+        if (!s->live) return 0;
         for (task_t *t = s->live; t; t = t->live_next)
             task_cancel(t);
     }
+    return 0;
 }

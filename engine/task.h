@@ -90,7 +90,8 @@ typedef void (*sched_resume_fn)(void *arg, int entering);
 void sched_on_resume(sched_t *s, sched_resume_fn fn, void *arg);
 
 /* Run the loop until no task can make progress; tasks still blocked then are
- * cancelled (and may run their cleanup). */
-void sched_run(sched_t *s);
+ * cancelled (and may run their cleanup). 0, or the errno of the loop's failed wait
+ * (loop_run): the run stopped there, with its tasks as they were. */
+int sched_run(sched_t *s);
 
 #endif

@@ -5,6 +5,7 @@
 #include "loop.h"
 #include "test.h"
 
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <string.h>
@@ -455,6 +456,33 @@ static void urgent_data_is_left_to_the_kernel(void)
     loop_free(loop);
 }
 
+static void set_flag(loop_t *loop, void *arg)
+{
+    (void)loop;
+    *(int *)arg = 1;
+}
+
+/* A wait that fails for another reason than a signal (here: its epoll fd closed
+ * under it) stops the run with the wait's errno at once, rather than spinning
+ * until a timer happens to end it. */
+static void a_failed_wait_stops_the_run_with_its_error(void)
+{
+    int next_fd = dup(0); /* the number the loop's epoll fd will take */
+    CHECK(next_fd >= 0);
+    close(next_fd);
+    loop_t *loop = loop_new();
+    int fired = 0;
+    loop_ref(loop);
+    loop_timer_add(loop, 0.2, set_flag, &fired);
+    CHECK(close(next_fd) == 0);
+    double start = loop_time();
+    CHECK(loop_run(loop) == EBADF);
+    CHECK(!fired);
+    CHECK(loop_time() - start < 0.1);
+    CHECK(loop_run_once(loop, 0) == -1 && errno == EBADF);
+    loop_free(loop); /* closes the number again: EBADF, harmless */
+}
+
 int main(void)
 {
     RUN(timers_fire_in_deadline_order);
@@ -471,6 +499,7 @@ int main(void)
     RUN(a_full_batch_leaves_every_fd_to_the_kernel);
     RUN(a_hangup_is_never_quiet);
     RUN(urgent_data_is_left_to_the_kernel);
+    RUN(a_failed_wait_stops_the_run_with_its_error);
     printf("%s\n", test_failures ? "FAILED" : "all passed");
     return test_failures ? 1 : 0;
 }
