@@ -5,6 +5,7 @@
 #include "buf.h"
 #include "lua_embed.h"
 #include "lua_state.h"
+#include "lua_check.h"
 
 #include <ares.h>
 #include <dlfcn.h>
@@ -142,17 +143,20 @@ static int core_configure(lua_State *L)
     lua_getfield(L, 1, "dns_timeout");
     lua_getfield(L, 1, "dns_tries");
     if (!lua_isnil(L, -1) || !lua_isnil(L, -2)) {
-        double timeout = luaL_optnumber(L, -2, 1.5);
-        int tries = (int)luaL_optinteger(L, -1, 2);
-        dns_set_timeout(lc_dns(L, st), (int)(timeout * 1000), tries < 1 ? 1 : tries);
+        /* c-ares takes the timeout in milliseconds, as an int. */
+        double timeout = lc_opt_number(L, -2, "configure: dns_timeout", 1.5, 0.001, 86400);
+        int tries = (int)lc_opt_integer(L, -1, "configure: dns_tries", 2, 1, 1000);
+        dns_set_timeout(lc_dns(L, st), (int)(timeout * 1000), tries);
     }
     lua_pop(L, 2);
     lua_getfield(L, 1, "dns_ttl_min");
     lua_getfield(L, 1, "dns_ttl_max");
     lua_getfield(L, 1, "dns_negative_ttl");
     if (!lua_isnil(L, -1) || !lua_isnil(L, -2) || !lua_isnil(L, -3))
-        dns_set_ttl(lc_dns(L, st), luaL_optnumber(L, -3, 60), luaL_optnumber(L, -2, 3600),
-                    luaL_optnumber(L, -1, 60));
+        dns_set_ttl(lc_dns(L, st),
+                    lc_opt_number(L, -3, "configure: dns_ttl_min", 60, 0, LC_INT_MAX),
+                    lc_opt_number(L, -2, "configure: dns_ttl_max", 3600, 0, LC_INT_MAX),
+                    lc_opt_number(L, -1, "configure: dns_negative_ttl", 60, 0, LC_INT_MAX));
     lua_pop(L, 3);
     return 0;
 }
@@ -266,6 +270,7 @@ int luaopen_luacrawl(lua_State *L)
     lc_register_queue(L);
     lc_register_crawl(L);
     lc_register_json(L);
+    lc_register_check(L);
     lua_pop(L, 1); /* state */
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, "luacrawl.core");

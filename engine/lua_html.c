@@ -6,6 +6,7 @@
  * evaluated with one XPath context per document. */
 #include "html.h"
 #include "lua_state.h"
+#include "lua_check.h"
 #include "seen.h"
 
 #include <libxml/xpath.h>
@@ -608,7 +609,7 @@ static struct link_filter link_filter(lua_State *L, int idx)
 
 static unsigned link_flags(lua_State *L, int idx, int detail)
 {
-    unsigned flags = (unsigned)luaL_optinteger(L, idx, 0) &
+    unsigned flags = (unsigned)lc_opt_integer(L, idx, "links: flags", 0, 0, INT_MAX) &
                      (HTML_LINKS_LINK | HTML_LINKS_FRAMES | HTML_LINKS_IMG);
     return detail ? flags | HTML_LINKS_TEXT : flags;
 }

@@ -8,8 +8,10 @@
  * LuaJIT's compiled code never calls hooks: with max_task_cpu set the JIT compiler
  * is switched off (the interpreter is several times slower on Lua loops, but a
  * crawl spends most of its time in C). */
+#include "lua_check.h"
 #include "lua_state.h"
 
+#include <float.h>
 #include <luajit.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,14 +127,12 @@ static int l_set_limits(lua_State *L)
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_getfield(L, 1, "max_memory");
     if (!lua_isnil(L, -1)) {
-        double bytes = luaL_checknumber(L, -1);
-        if (bytes < 0) return luaL_error(L, "max_memory must be >= 0");
+        double bytes = (double)lc_check_integer(L, -1, "max_memory", 0, LC_INT_MAX);
         limits_for(L, st)->limit = (size_t)bytes;
     }
     lua_getfield(L, 1, "max_task_cpu");
     if (!lua_isnil(L, -1)) {
-        double secs = luaL_checknumber(L, -1);
-        if (secs < 0) return luaL_error(L, "max_task_cpu must be >= 0");
+        double secs = lc_check_number(L, -1, "max_task_cpu", 0, DBL_MAX);
         limits_for(L, st)->max_task_cpu = secs;
         sched_measure_cpu(st->sched, secs > 0);
         if (secs > 0) {

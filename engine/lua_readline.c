@@ -8,6 +8,7 @@
  * While it waits, signals the engine watches (blocked for its signalfd) stay queued
  * until the line is read. libedit keeps one editor and one history per process, set up on
  * first use; with `luacrawl:` lines, ~/.editrc can configure it for this program. */
+#include "lua_check.h"
 #include "lua_state.h"
 
 #include <stdio.h>
@@ -50,7 +51,7 @@ static int core_add_history(lua_State *L)
 
 static int core_isatty(lua_State *L)
 {
-    lua_Integer fd = luaL_checkinteger(L, 1);
+    long long fd = lc_check_integer(L, 1, "isatty: fd", -LC_INT_MAX, LC_INT_MAX);
     lua_pushboolean(L, fd >= 0 && fd <= 0x7fffffff && isatty((int)fd));
     return 1;
 }

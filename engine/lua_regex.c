@@ -2,6 +2,7 @@
  * test, find, match, gmatch, gsub, split and info. Offsets are 1-based on the Lua side,
  * as in string.find. Runaway matches raise an error naming the limit and the pattern;
  * the cache of compiled patterns lives in lua/luacrawl/regex.lua. */
+#include "lua_check.h"
 #include "lua_state.h"
 #include "regex.h"
 
@@ -63,7 +64,7 @@ static int exec(lua_State *L, regex_pattern_t *re, const char *s, size_t len, si
  * end, as in string.find); -1 when init lies past the end, so nothing can match. */
 static ptrdiff_t start_offset(lua_State *L, int idx, size_t len)
 {
-    ptrdiff_t init = (ptrdiff_t)luaL_optinteger(L, idx, 1);
+    ptrdiff_t init = (ptrdiff_t)lc_opt_integer(L, idx, "regex: init", 1, -LC_INT_MAX, LC_INT_MAX);
     if (init < 0) init += (ptrdiff_t)len + 1;
     if (init < 1) init = 1;
     if ((size_t)init > len + 1) return -1;
@@ -283,7 +284,8 @@ static int regex_gsub(lua_State *L)
     luaL_argcheck(L, tr == LUA_TSTRING || tr == LUA_TNUMBER || tr == LUA_TFUNCTION, 3,
                   "string or function expected");
     const char *r = tr == LUA_TFUNCTION ? NULL : lua_tolstring(L, 3, &rlen);
-    lua_Integer max = luaL_optinteger(L, 4, -1);
+    /* negative: no limit */
+    long long max = lc_opt_integer(L, 4, "gsub: n", -1, -LC_INT_MAX, LC_INT_MAX);
     if (r) add_expansion(L, NULL, re, s, r, rlen); /* raise on a bad reference up front */
     lua_settop(L, 3);
     luaL_Buffer b;
@@ -312,7 +314,7 @@ static int regex_split(lua_State *L)
     regex_pattern_t *re = check_regex(L, 1);
     size_t len, so, eo;
     const char *s = luaL_checklstring(L, 2, &len);
-    lua_Integer max = luaL_optinteger(L, 3, -1);
+    long long max = lc_opt_integer(L, 3, "split: n", -1, -LC_INT_MAX, LC_INT_MAX);
     lua_newtable(L);
     scan_t sc = {0, 0};
     size_t from = 0;

@@ -1,12 +1,14 @@
 /* lua_task.c: the task functions of the core table (spawn, current, suspend, wake,
  * sleep, now, run) and the methods of task objects. The Lua layer (init.lua) wraps
  * the waiting ones to turn the cancelled marker into a raised error. */
+#include "lua_check.h"
 #include "lua_state.h"
 
+#include <float.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* core.spawn(fn, ...) -> task */
-#include <string.h>
 static int l_spawn(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
@@ -81,7 +83,8 @@ static int l_suspend(lua_State *L)
         task_wait_suspended(t, NULL, NULL);
         return lua_yield(L, 0);
     }
-    return timed_wait(L, st, t, luaL_checknumber(L, 1), "suspend", 1);
+    double secs = lc_check_number(L, 1, "suspend: the timeout", -DBL_MAX, DBL_MAX);
+    return timed_wait(L, st, t, secs, "suspend", 1);
 }
 
 /* core.wake(task, ...) -> true if the task was waiting in core.suspend and is now
@@ -105,7 +108,8 @@ static int l_wake(lua_State *L)
 static int l_sleep(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
-    double secs = luaL_checknumber(L, 1);
+    /* Any finite number: a negative one (a deadline already past) sleeps for 0. */
+    double secs = lc_check_number(L, 1, "sleep: seconds", -DBL_MAX, DBL_MAX);
     return timed_wait(L, st, task_waitable(st->sched, L, "sleep"), secs, "sleep", 0);
 }
 
@@ -131,16 +135,16 @@ static int l_run(lua_State *L)
     task_set_quiet(main); /* its error goes to the caller, not to stderr */
     int err = sched_run(st->sched);
     st->running = 0;
-    int state = task_state(main);
-    if (state == 0) {
-        lua_pushboolean(L, 0);
-        lua_pushliteral(L, "run ended while the main task was still blocked");
     if (err) {
         lua_pushboolean(L, 0);
         lua_pushfstring(L, "run stopped: the event loop cannot wait (epoll_wait: %s)",
                         strerror(err));
         return 2;
     }
+    int state = task_state(main);
+    if (state == 0) {
+        lua_pushboolean(L, 0);
+        lua_pushliteral(L, "run ended while the main task was still blocked");
         return 2;
     }
     int n = task_join(st->sched, L, main); /* ended: pushes true, ... | false, err */

@@ -1,6 +1,7 @@
 /* lua_url.c: core.url (parse, resolve, normalize, fingerprint, host, site,
  * same_site) over url.c, and core.seen, a set of URL fingerprints over seen.c.
  * URL errors come back as nil and a message; arguments of the wrong type raise. */
+#include "lua_check.h"
 #include "lua_state.h"
 #include "seen.h"
 #include "url.h"
@@ -196,8 +197,7 @@ static seen_t *check_seen(lua_State *L)
 /* core.seen([expected]) -> set */
 static int l_seen(lua_State *L)
 {
-    lua_Integer expected = luaL_optinteger(L, 1, 0);
-    luaL_argcheck(L, expected >= 0, 1, "expected size must not be negative");
+    long long expected = lc_opt_integer(L, 1, "seen: the expected size", 0, 0, LC_INT_MAX);
     /* NOLINTNEXTLINE(bugprone-sizeof-expression): the userdata holds a pointer */
     seen_t **s = lua_newuserdata(L, sizeof(*s));
     *s = NULL;
