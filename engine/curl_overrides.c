@@ -18,23 +18,29 @@
 static int on;
 static char reason[96];
 
+int curl_overrides_allowed(const char *no_overrides, unsigned version_num, const char *version,
+                           char *why, size_t why_len)
+{
+    if (no_overrides && *no_overrides && strcmp(no_overrides, "0") != 0) {
+        snprintf(why, why_len, "LUACRAWL_NO_OVERRIDES is set");
+        return 0;
+    }
+    if (version_num >> 8 != TESTED_MAJOR_MINOR) {
+        snprintf(why, why_len, "libcurl %s is not one they were tested with",
+                 version ? version : "(unknown)");
+        return 0;
+    }
+    return 1;
+}
+
 /* Before main(), single-threaded. While this runs the overrides are still off:
  * curl_version_info formats its version strings with curl_msnprintf, which then
  * is libcurl's. */
 __attribute__((constructor)) static void decide(void)
 {
-    const char *env = getenv("LUACRAWL_NO_OVERRIDES");
-    if (env && *env && strcmp(env, "0") != 0) {
-        strcpy(reason, "LUACRAWL_NO_OVERRIDES is set");
-        return;
-    }
     const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
-    if (!v || v->version_num >> 8 != TESTED_MAJOR_MINOR) {
-        snprintf(reason, sizeof(reason), "libcurl %s is not one they were tested with",
-                 v && v->version ? v->version : "(unknown)");
-        return;
-    }
-    on = 1;
+    on = curl_overrides_allowed(getenv("LUACRAWL_NO_OVERRIDES"), v ? v->version_num : 0,
+                                v ? v->version : NULL, reason, sizeof(reason));
 }
 
 int curl_overrides_on(void)

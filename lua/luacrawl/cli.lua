@@ -1,5 +1,6 @@
 -- luacrawl.cli: the command line. engine/main.c hands argv here.
 --   luacrawl run SCRIPT [ARGS...]
+--   luacrawl lua SCRIPT [ARGS...]
 --   luacrawl fetch [-I] [-L] [-H 'Name: value'] [-A UA] [--dns-server S] [--timeout S] URL
 --   luacrawl --version | --help
 -- Exit status: 0 ok, 1 script error, 2 usage, 3 the fetch failed.
@@ -14,6 +15,8 @@ usage: luacrawl [--dns-server HOST[:PORT][,...]] COMMAND [ARGS]
 
 commands:
   run SCRIPT [ARGS...]   run a Lua script as the main task; it sees ARGS in `arg`
+  lua SCRIPT [ARGS...]   run a Lua script as luajit would, with this binary's
+                         luacrawl: no main task (the script calls lc.run itself)
   crawl URL... [options] crawl from URLs, one JSON line per page (crawl --help)
   fetch [options] URL    fetch one URL: status and headers to stderr, body to stdout
       -I, --head             send HEAD and print only the status and headers
@@ -73,6 +76,25 @@ function M.run_file(args)
   _G.arg = script_args
   local ok = run_main(chunk, unpack(script_args))
   return ok and EXIT_OK or EXIT_SCRIPT
+end
+
+-- As `luajit SCRIPT ARGS...` with `require "luacrawl"` answered by the binary:
+-- how the specs run through the binary (busted's own script, tests/CMakeLists.txt).
+function M.lua_file(args)
+  local script = args[1]
+  if not script then return usage_error("lua: missing SCRIPT") end
+  local chunk, err = loadfile(script)
+  if not chunk then
+    io.stderr:write("luacrawl: ", err, "\n")
+    return EXIT_SCRIPT
+  end
+  local script_args = { [0] = script }
+  for i = 2, #args do script_args[i - 1] = args[i] end
+  _G.arg = script_args
+  local ok, trace = xpcall(chunk, debug.traceback, unpack(script_args))
+  if ok then return EXIT_OK end
+  io.stderr:write("luacrawl: ", tostring(trace), "\n")
+  return EXIT_SCRIPT
 end
 
 local function print_headers(res)
@@ -190,7 +212,7 @@ function M.shell(args)
   return r[2]
 end
 
-local commands = { run = M.run_file, fetch = M.fetch, crawl = M.crawl, shell = M.shell }
+local commands = { run = M.run_file, lua = M.lua_file, fetch = M.fetch, crawl = M.crawl, shell = M.shell }
 M.commands = commands
 
 function M.main(args)

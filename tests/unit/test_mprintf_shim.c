@@ -84,6 +84,20 @@ static void the_gate_follows_the_environment_and_the_version(void)
            curl_overrides_on() ? "" : curl_overrides_off_reason());
 }
 
+static void the_gate_allows_7_88_only_and_obeys_the_environment(void)
+{
+    char why[96];
+    CHECK(curl_overrides_allowed(NULL, 0x075801, "7.88.1", why, sizeof(why)));
+    CHECK(curl_overrides_allowed("", 0x075800, "7.88.0", why, sizeof(why)));
+    CHECK(curl_overrides_allowed("0", 0x0758ff, "7.88.255", why, sizeof(why)));
+    CHECK(!curl_overrides_allowed("1", 0x075801, "7.88.1", why, sizeof(why)));
+    CHECK(strcmp(why, "LUACRAWL_NO_OVERRIDES is set") == 0);
+    CHECK(!curl_overrides_allowed(NULL, 0x075700, "7.87.0", why, sizeof(why)));
+    CHECK(!curl_overrides_allowed(NULL, 0x080500, "8.5.0", why, sizeof(why)));
+    CHECK(strcmp(why, "libcurl 8.5.0 is not one they were tested with") == 0);
+    CHECK(!curl_overrides_allowed(NULL, 0, NULL, why, sizeof(why)));
+}
+
 int main(void)
 {
     /* NOLINTBEGIN(bugprone-casting-through-void): dlsym's result is a function */
@@ -95,6 +109,7 @@ int main(void)
         return 1;
     }
     RUN(the_gate_follows_the_environment_and_the_version);
+    RUN(the_gate_allows_7_88_only_and_obeys_the_environment);
     RUN(transfer_formats);
     RUN(numbers_and_strings);
     RUN(other_formats_go_to_curl);
