@@ -444,9 +444,14 @@ static int literal_address(struct entry *e)
         set_failure(e, DNS_FAILED, "%s: %s", "the unspecified address is never fetched");
         return 1;
     }
-    e->status = DNS_OK;
     e->addrs[0] = strdup(h);
-    e->naddrs = e->addrs[0] ? 1 : 0;
+    if (!e->addrs[0]) { /* not cached: an answer with no address would stand for good */
+        set_failure(e, DNS_FAILED, "%s: %s", "out of memory");
+        e->expires = loop_now(e->dns->loop);
+        return 1;
+    }
+    e->status = DNS_OK;
+    e->naddrs = 1;
     e->expires = INFINITY;
     return 1;
 }

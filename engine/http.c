@@ -12,7 +12,9 @@
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +32,7 @@
 #define HEADERS_FIRST 2048      /* bytes of "name\0value\0" room for a response at first */
 
 enum xfer_state { X_DNS, X_CURL, X_DEFERRED, X_DONE };
-enum abort_reason { ABORT_NONE, ABORT_BODY, ABORT_HEADER, ABORT_TRUNCATED };
+enum abort_reason { ABORT_NONE, ABORT_BODY, ABORT_HEADER, ABORT_TRUNCATED, ABORT_MEMORY };
 
 struct http_req {
     char *url;
@@ -56,8 +58,10 @@ struct http_xfer {
     void *arg;
     enum xfer_state state;
     CURL *easy;
-    int easy_base; /* easy holds the base options and a plain request's (setup_easy) */
-    int attempts;  /* of this hop's request: more than one when curl retried it */
+    int easy_base;            /* easy holds the base options and a plain request's (setup_easy) */
+    int attempts;             /* of this hop's request: more than one when curl retried it */
+    http_xfer_t *prev, *next; /* in http->in_curl while the multi handle has easy */
+    int unwatched;            /* errno of a failed loop_watch of its socket; 0: none */
     dns_wait_t *dns_wait;
     char *url;  /* this hop's URL */
     char *host; /* this hop's host, and the port curl will connect to */
@@ -90,6 +94,9 @@ struct http {
     loop_timer_t *timer;
     int timeout_deferred;
     CURL *pool[POOL_MAX];
+    int timer_lost;       /* on_timer could not arm the loop's timer */
+    int unwatched;        /* a transfer in in_curl has its unwatched set */
+    http_xfer_t *in_curl; /* the transfers the multi handle holds (end_stalled) */
     int pool_base[POOL_MAX]; /* as http_xfer_t.easy_base */
     int npool;
     proxy_env_t *penv; /* the environment's proxies; NULL: none set */
@@ -101,11 +108,12 @@ struct http {
 static int start_hop(http_xfer_t *x, double now);
 static void check_done(http_t *http);
 
+static void end_stalled(http_t *http, CURLMcode mc);
 const char *http_error_name(enum http_error e)
 {
     static const char *const names[] = {
         "ok",      "invalid_url", "dns",      "connect",   "tls",
-        "timeout", "too_large",   "protocol", "cancelled",
+        "timeout", "too_large",   "protocol", "cancelled", "memory",
     };
     return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "protocol";
 }
@@ -243,10 +251,16 @@ int http_req_ca_file(http_req_t *req, const char *path)
 
 /* ---- completion ---- */
 
-static void fail(http_xfer_t *x, enum http_error e, const char *fmt, const char *detail)
+static void fail(http_xfer_t *x, enum http_error e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void fail(http_xfer_t *x, enum http_error e, const char *fmt, ...)
 {
     x->error = e;
-    snprintf(x->message, sizeof(x->message), fmt, detail ? detail : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(x->message, sizeof(x->message), fmt, ap);
+    va_end(ap);
 }
 
 static const char *version_name(long v)
@@ -316,6 +330,10 @@ static void finish(http_xfer_t *x)
     http_res_t res = {0};
     http_header_t *headers = NULL;
     res.error = x->error;
+    /* The header list first: a response without its headers must not pass as whole. */
+    if (x->easy && x->error == HTTP_OK && x->nheaders &&
+        !(headers = calloc((size_t)x->nheaders, sizeof(*headers))))
+        fail(x, HTTP_E_MEMORY, "out of memory");
     res.message = x->message;
     res.url = x->url;
     res.redirects = x->redirects;
@@ -341,7 +359,6 @@ static void finish(http_xfer_t *x)
         res.t_total = dns + info_time(x->easy, CURLINFO_TOTAL_TIME_T);
         res.body = x->body.p ? x->body.p : "";
         res.body_len = x->body.n;
-        headers = x->nheaders ? calloc((size_t)x->nheaders, sizeof(*headers)) : NULL;
         if (headers) {
             const char *p = x->hdrbuf.p;
             for (int i = 0; i < x->nheaders; i++) {
@@ -424,14 +441,17 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
     if (x->body.n + n > x->req->max_body) {
         if (x->req->truncate) {
             /* Keep what fits and stop the transfer; reported as a success. */
-            buf_append(&x->body, data, x->req->max_body - x->body.n);
-            x->aborted = ABORT_TRUNCATED;
+            int kept = buf_append(&x->body, data, x->req->max_body - x->body.n) == 0;
+            x->aborted = kept ? ABORT_TRUNCATED : ABORT_MEMORY;
         } else {
             x->aborted = ABORT_BODY;
         }
         return 0;
     }
-    if (buf_append(&x->body, data, n) < 0) return 0;
+    if (buf_append(&x->body, data, n) < 0) {
+        x->aborted = ABORT_MEMORY;
+        return 0;
+    }
     return n;
 }
 
@@ -456,14 +476,24 @@ static void trim(const char **s, size_t *n)
         (*n)--;
 }
 
-/* Append "name\0value\0"; a folded continuation line extends the last value. */
+/* Out of memory storing a response: the transfer ends as HTTP_E_MEMORY. */
+static int out_of_memory(http_xfer_t *x)
+{
+    x->aborted = ABORT_MEMORY;
+    return -1;
+}
+
+/* Append "name\0value\0"; a folded continuation line extends the last value. -1
+ * when it cannot (x->aborted says so when memory ran out; else too many headers). */
 static int store_header(http_xfer_t *x, const char *line, size_t n)
 {
     if (n && (line[0] == ' ' || line[0] == '\t') && x->nheaders) {
         trim(&line, &n);
         x->hdrbuf.n--; /* reopen the last value */
-        if (buf_append(&x->hdrbuf, " ", 1) < 0 || buf_append(&x->hdrbuf, line, n) < 0) return -1;
-        return buf_append(&x->hdrbuf, "", 1);
+        if (buf_append(&x->hdrbuf, " ", 1) < 0 || buf_append(&x->hdrbuf, line, n) < 0 ||
+            buf_append(&x->hdrbuf, "", 1) < 0)
+            return out_of_memory(x);
+        return 0;
     }
     const char *colon = memchr(line, ':', n);
     if (!colon) return 0; /* not a header line: ignore it, as browsers do */
@@ -474,10 +504,10 @@ static int store_header(http_xfer_t *x, const char *line, size_t n)
     if (nlen == 0 || memchr(name, '\0', nlen) || memchr(value, '\0', vlen)) return 0;
     if (x->nheaders >= MAX_HEADERS) return -1;
     /* A response's headers usually fit in the first allocation. */
-    if (!x->hdrbuf.p && buf_reserve(&x->hdrbuf, HEADERS_FIRST) < 0) return -1;
+    if (!x->hdrbuf.p && buf_reserve(&x->hdrbuf, HEADERS_FIRST) < 0) return out_of_memory(x);
     if (buf_append(&x->hdrbuf, name, nlen) < 0 || buf_append(&x->hdrbuf, "", 1) < 0 ||
         buf_append(&x->hdrbuf, value, vlen) < 0 || buf_append(&x->hdrbuf, "", 1) < 0)
-        return -1;
+        return out_of_memory(x);
     x->nheaders++;
     return 0;
 }
@@ -499,7 +529,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
         return n;
     }
     if (store_header(x, data, n) < 0) {
-        x->aborted = ABORT_HEADER;
+        if (x->aborted != ABORT_MEMORY) x->aborted = ABORT_HEADER;
         return 0;
     }
     return n;
@@ -523,9 +553,10 @@ static void socket_action(http_t *http, curl_socket_t fd, int flags)
 {
     int running = 0;
     curl_probe_vouch(http->loop, 1);
-    curl_multi_socket_action(http->multi, fd, flags, &running);
+    CURLMcode mc = curl_multi_socket_action(http->multi, fd, flags, &running);
     curl_probe_vouch(http->loop, 0);
     check_done(http);
+    end_stalled(http, mc);
 }
 
 static void on_sock_io(loop_t *loop, int fd, int events, void *arg)
@@ -538,20 +569,27 @@ static void on_sock_io(loop_t *loop, int fd, int events, void *arg)
     socket_action(arg, fd, flags);
 }
 
-/* CURLMOPT_SOCKETFUNCTION */
+/* CURLMOPT_SOCKETFUNCTION. A socket the loop cannot watch (out of memory, or of
+ * epoll's watches) would stall its transfer until its timeout: the transfer is
+ * marked, and ended once curl has returned (end_stalled). Returning -1 instead
+ * would make curl 7.88 give up the whole multi handle. */
 static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
 {
-    (void)easy;
     (void)socketp;
     http_t *http = userp;
     int events = 0;
     if (what == CURL_POLL_IN || what == CURL_POLL_INOUT) events |= LOOP_READ;
     if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT) events |= LOOP_WRITE;
-    if (events)
-        loop_watch(http->loop, fd, events, on_sock_io, http);
-    else /* most often a connection going back to the pool, soon used again */
+    if (!events) { /* most often a connection going back to the pool, soon used again */
         loop_park(http->loop, fd);
     return 0;
+    } else if (loop_watch(http->loop, fd, events, on_sock_io, http) < 0) {
+        int err = errno ? errno : ENOMEM;
+        http_xfer_t *x = NULL;
+        curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+        if (x && !x->unwatched) x->unwatched = err;
+        http->unwatched = 1;
+    }
 }
 
 /* CURLOPT_CLOSESOCKETFUNCTION: a parked socket must be forgotten before it closes,
@@ -589,23 +627,90 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
         http->timer = NULL;
     }
     if (timeout_ms == 0) {
-        if (!http->timeout_deferred && loop_defer(http->loop, on_timeout_deferred, http) == 0)
+        if (http->timeout_deferred) return 0;
+        if (loop_defer(http->loop, on_timeout_deferred, http) == 0) {
             http->timeout_deferred = 1;
-    } else if (timeout_ms > 0) {
+            return 0;
+        }
+        /* out of memory for a deferred call: a timer does the same a little later */
+    }
+    if (timeout_ms >= 0) {
         http->timer = loop_timer_add(http->loop, (double)timeout_ms / 1000.0, on_timeout, http);
     }
+        /* Without its timer curl never acts on a timeout or a retry; as for
+         * on_socket, -1 would end the multi handle: end_stalled acts instead. */
+        if (!http->timer) http->timer_lost = 1;
     return 0;
 }
 
 /* ---- per-hop setup ---- */
+/* ---- transfers curl cannot drive ---- */
+
+/* x goes to curl: 0, or curl's refusal (x untouched). */
+static CURLMcode attach(http_t *http, http_xfer_t *x)
+{
+    CURLMcode mc = curl_multi_add_handle(http->multi, x->easy);
+    if (mc != CURLM_OK) return mc;
+    x->prev = NULL;
+    x->next = http->in_curl;
+    if (x->next) x->next->prev = x;
+    http->in_curl = x;
+    return CURLM_OK;
+}
+
+/* x comes back from curl (done, cancelled or stalled). */
+static void detach(http_t *http, http_xfer_t *x)
+{
+    curl_multi_remove_handle(http->multi, x->easy);
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        http->in_curl = x->next;
+    if (x->next) x->next->prev = x->prev;
+    x->prev = x->next = NULL;
+}
+
+static enum http_error kind_of_errno(int err)
+{
+    return err == ENOMEM || err == ENOSPC ? HTTP_E_MEMORY : HTTP_E_CONNECT;
+}
+
+/* After a call into curl: end with an error the transfers it can no longer drive,
+ * which would otherwise stall until their timeouts (or for good, without a timer).
+ * Those whose socket the loop could not watch (on_socket); every one when the
+ * timer was lost (on_timer) or curl itself failed (mc: out of memory keeping
+ * track of a socket, say), since which transfer it was cannot be told. One at a
+ * time from the head of the list: a completion may end others. None of this
+ * happens but when memory or descriptors run out. */
+static void end_stalled(http_t *http, CURLMcode mc)
+{
+    int all = http->timer_lost || (mc != CURLM_OK && mc != CURLM_BAD_SOCKET);
+    if (!all && !http->unwatched) return;
+    http->timer_lost = http->unwatched = 0;
+    for (;;) {
+        http_xfer_t *x = http->in_curl;
+        while (x && !all && !x->unwatched)
+            x = x->next;
+        if (!x) break;
+        detach(http, x);
+        if (x->unwatched)
+            fail(x, kind_of_errno(x->unwatched), "cannot watch the connection's socket: %s",
+                 strerror(x->unwatched));
+        else if (mc != CURLM_OK && mc != CURLM_BAD_SOCKET)
+            fail(x, mc == CURLM_OUT_OF_MEMORY ? HTTP_E_MEMORY : HTTP_E_PROTOCOL, "curl: %s",
+                 curl_multi_strerror(mc));
+        else
+            fail(x, HTTP_E_MEMORY, "out of memory for curl's timer");
+        finish(x);
+    }
+}
+
 
 static int parse_url(http_xfer_t *x, const char *url, char **host, int *port, int proxy)
 {
     size_t max_url = x->req ? x->req->max_url : HTTP_MAX_URL, len = strlen(url);
     if (!proxy && len > max_url) {
-        char limit[32];
-        snprintf(limit, sizeof(limit), "%zu", max_url);
-        fail(x, HTTP_E_INVALID_URL, "URL longer than %s bytes", limit);
+        fail(x, HTTP_E_INVALID_URL, "URL longer than %zu bytes", max_url);
         return -1;
     }
     const char *fast_host;
@@ -617,30 +722,40 @@ static int parse_url(http_xfer_t *x, const char *url, char **host, int *port, in
         x->normal = 1;
         *host = strndup(fast_host, fast_len);
         if (*host) return 0;
-        fail(x, HTTP_E_PROTOCOL, "%s", "out of memory");
+        fail(x, HTTP_E_MEMORY, "out of memory");
         return -1;
     }
     CURLU *u = curl_url();
     char *scheme = NULL, *h = NULL, *p = NULL;
     int rc = -1;
-    if (!u) return -1;
+    if (!u) {
+        fail(x, HTTP_E_MEMORY, "out of memory");
+        return -1;
+    }
     unsigned flags = proxy ? CURLU_GUESS_SCHEME : 0;
     CURLUcode uc = curl_url_set(u, CURLUPART_URL, url, flags);
     if (uc) {
         fail(x, HTTP_E_INVALID_URL, "invalid URL: %s", curl_url_strerror(uc));
         goto out;
     }
-    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+    if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OUT_OF_MEMORY) {
+        fail(x, HTTP_E_MEMORY, "out of memory");
+        goto out;
+    }
     if (!proxy && (!scheme || (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0))) {
         fail(x, HTTP_E_INVALID_URL, "refused scheme '%s': only http and https are fetched",
              scheme ? scheme : "");
         goto out;
     }
     if (curl_url_get(u, CURLUPART_HOST, &h, 0) || !h || !*h) {
-        fail(x, HTTP_E_INVALID_URL, "invalid URL: %s", "no host");
+        fail(x, HTTP_E_INVALID_URL, "invalid URL: no host");
         goto out;
     }
-    curl_url_get(u, CURLUPART_PORT, &p, CURLU_DEFAULT_PORT);
+    /* Without a port (out of memory, say) it would be taken as 80, even for https. */
+    if (curl_url_get(u, CURLUPART_PORT, &p, CURLU_DEFAULT_PORT) == CURLUE_OUT_OF_MEMORY) {
+        fail(x, HTTP_E_MEMORY, "out of memory");
+        goto out;
+    }
     *port = p ? atoi(p) : 80;
     if (proxy && !p) *port = 1080;
     *host = h;
@@ -705,15 +820,23 @@ static int plain_request(const http_req_t *r)
     return !r->method && !r->has_body && !r->headers && !r->proxy && !r->ca_file && !r->insecure;
 }
 
-/* The options every transfer has, whatever its request. */
-static void setup_base(CURL *e, http_t *http)
+/* The options every transfer has, whatever its request; -1 when one did not take.
+ *
+ * curl_easy_setopt fails for an unknown option or a value of the wrong kind (the
+ * tests meet those), and for lack of memory, which only the options curl copies
+ * (strings) can meet: those results are checked here and in setup_easy. An option
+ * that did not take leaves the handle's earlier value, so that a pooled handle
+ * would send this request to the last one's URL, proxy or method. */
+static int setup_base(CURL *e, http_t *http)
 {
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    int bad = 0;
     curl_easy_setopt(e, CURLOPT_SHARE, http->share);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    bad |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") != CURLE_OK;
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, ""); /* every encoding curl decodes */
+    /* every encoding curl decodes */
+    bad |= curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK;
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
@@ -725,8 +848,9 @@ static void setup_base(CURL *e, http_t *http)
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, RECV_BUFFER_SIZE);
     /* No proxy unless setup_easy names one: the environment's proxy variables were
      * read once (proxy_env.h); curl would read them again for every transfer. */
-    curl_easy_setopt(e, CURLOPT_PROXY, "");
-    curl_easy_setopt(e, CURLOPT_NOPROXY, "");
+    bad |= curl_easy_setopt(e, CURLOPT_PROXY, "") != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_NOPROXY, "") != CURLE_OK;
+    return bad ? -1 : 0;
 }
 
 /* x->url in parts, for CURLOPT_CURLU, when parse_url found it in normalized form
@@ -761,23 +885,23 @@ static CURLU *url_handle(const http_xfer_t *x)
 
 /* Set up x->easy for this hop. A handle that still holds the base options and a
  * plain request's needs only what changes from one transfer to the next; any
- * other is reset and set up whole. */
-static void setup_easy(http_xfer_t *x)
+ * other is reset and set up whole. -1 when an option did not take (setup_base). */
+static int setup_easy(http_xfer_t *x)
 {
     http_req_t *r = x->req;
     CURL *e = x->easy;
-    int plain = plain_request(r);
+    int plain = plain_request(r), bad = 0;
     if (!(plain && keeps_options(x))) {
         /* a request with options of its own, or a handle to reset (keeps_options) */
         if (x->easy_base) curl_easy_reset(e);
-        setup_base(e, x->http);
+        bad = setup_base(e, x->http) < 0;
     }
     x->easy_base = plain;
     x->attempts = 0;
     curl_url_cleanup(x->uh);
     x->uh = url_handle(x);
     curl_easy_setopt(e, CURLOPT_CURLU, x->uh); /* NULL: curl parses CURLOPT_URL */
-    curl_easy_setopt(e, CURLOPT_URL, x->url);
+    bad |= curl_easy_setopt(e, CURLOPT_URL, x->url) != CURLE_OK;
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
     /* Over TLS, wait for a connection being set up to say (by ALPN) whether it can
@@ -817,15 +941,16 @@ static void setup_easy(http_xfer_t *x)
      * CONNECT, which takes only CURLOPT_USERAGENT. */
     const char *ua = r->user_agent ? r->user_agent : "luacrawl/" LUACRAWL_VERSION;
     struct curl_slist *ready = plain && !x->proxy ? http_headers_for(x->http->headers, ua) : NULL;
-    curl_easy_setopt(e, CURLOPT_USERAGENT, ready ? NULL : ua);
+    bad |= curl_easy_setopt(e, CURLOPT_USERAGENT, ready ? NULL : ua) != CURLE_OK;
     /* With proxy variables, a pooled handle may hold the last hop's proxy. */
-    if (x->proxy || x->http->penv) curl_easy_setopt(e, CURLOPT_PROXY, x->proxy ? x->proxy : "");
+    if (x->proxy || x->http->penv)
+        bad |= curl_easy_setopt(e, CURLOPT_PROXY, x->proxy ? x->proxy : "") != CURLE_OK;
     if (plain) {
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, ready); /* NULL: a pooled handle's goes */
-        return;
+        return bad ? -1 : 0;
     }
     if (r->headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
-    if (r->ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
+    if (r->ca_file) bad |= curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file) != CURLE_OK;
     if (r->insecure) {
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -836,28 +961,38 @@ static void setup_easy(http_xfer_t *x)
     } else if (r->has_body) {
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
-        if (strcmp(m, "POST") != 0) curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m);
+        if (strcmp(m, "POST") != 0)
+            bad |= curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m) != CURLE_OK;
     } else if (strcmp(m, "GET") != 0) {
-        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m);
+        bad |= curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m) != CURLE_OK;
     }
 }
+    return bad ? -1 : 0;
 
 static void launch(http_xfer_t *x)
 {
     http_t *http = x->http;
     x->state = X_CURL;
     if (!x->easy && !(x->easy = get_easy(http, &x->easy_base))) {
-        fail(x, HTTP_E_PROTOCOL, "%s", "out of memory");
+        fail(x, HTTP_E_MEMORY, "out of memory");
         finish(x);
         return;
     }
-    setup_easy(x);
-    CURLMcode mc = curl_multi_add_handle(http->multi, x->easy);
+    if (setup_easy(x) < 0) {
+        x->easy_base = 0; /* reset before it serves again: a base option may be missing */
+        fail(x, HTTP_E_MEMORY, "out of memory setting the request's options");
+        finish(x);
+        return;
+    }
+    CURLMcode mc = attach(http, x);
     if (mc != CURLM_OK) {
-        fail(x, HTTP_E_PROTOCOL, "curl: %s", curl_multi_strerror(mc));
+        fail(x, mc == CURLM_OUT_OF_MEMORY ? HTTP_E_MEMORY : HTTP_E_PROTOCOL, "curl: %s",
+             curl_multi_strerror(mc));
         finish(x);
     }
+        return;
 }
+    end_stalled(http, CURLM_OK); /* adding it set curl's timer */
 
 static void on_dns(void *arg, const dns_answer_t *ans);
 
@@ -873,7 +1008,7 @@ static int resolve_next(http_xfer_t *x, const char *host, dns_fn fn)
     x->state = X_DNS;
     x->dns_wait = dns_resolve(x->http->dns, host, fn, x);
     if (x->dns_wait) return 0;
-    fail(x, HTTP_E_PROTOCOL, "%s", "out of memory");
+    fail(x, HTTP_E_MEMORY, "out of memory");
     return -1;
 }
 
@@ -887,7 +1022,7 @@ static int take_answer(http_xfer_t *x, const char *host, int port, const dns_ans
     else if (host == x->host && x->literal)
         return 0; /* an IP literal: curl needs no resolve entry (see on_resolver_start) */
     else if (add_resolve(x, host, port, ans) < 0)
-        fail(x, HTTP_E_PROTOCOL, "%s", "out of memory");
+        fail(x, HTTP_E_MEMORY, "out of memory");
     else
         return 0;
     finish(x);
@@ -943,7 +1078,8 @@ static int start_hop(http_xfer_t *x, double now)
     return rc < 0 ? finish_later(x) : 0;
 }
 
-/* After a 3xx with Location, when the request asked to follow: next hop, or 0. */
+/* After a 3xx with Location, when the request asked to follow: 1 for the next hop,
+ * 0 for none, -1 when out of memory. */
 static int follow_redirect(http_xfer_t *x)
 {
     long status = 0;
@@ -953,11 +1089,14 @@ static int follow_redirect(http_xfer_t *x)
     curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &location);
     if (!location) return 0;
     char *next = strdup(location);
-    if (!next) return 0;
+    if (!next) return -1;
     /* 303, and 301/302 after a POST, turn into GET as browsers do. */
     const char *m = x->req->method ? x->req->method : (x->req->has_body ? "POST" : "GET");
     if (status == 303 || ((status == 301 || status == 302) && strcmp(m, "POST") == 0)) {
-        if (strcmp(m, "HEAD") != 0) set_str(&x->req->method, "GET");
+        if (strcmp(m, "HEAD") != 0 && set_str(&x->req->method, "GET") < 0) {
+            free(next);
+            return -1;
+        }
         free(x->req->body);
         x->req->body = NULL;
         x->req->has_body = 0;
@@ -981,13 +1120,15 @@ static void map_curl_error(http_xfer_t *x, CURLcode rc)
 {
     const char *detail = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
     if (x->aborted == ABORT_BODY || rc == CURLE_FILESIZE_EXCEEDED) {
-        char limit[32];
-        snprintf(limit, sizeof(limit), "%zu", x->req->max_body);
-        fail(x, HTTP_E_TOO_LARGE, "body larger than max_size (%s bytes)", limit);
+        fail(x, HTTP_E_TOO_LARGE, "body larger than max_size (%zu bytes)", x->req->max_body);
         return;
     }
     if (x->aborted == ABORT_HEADER) {
-        fail(x, HTTP_E_TOO_LARGE, "%s", "response headers too large");
+        fail(x, HTTP_E_TOO_LARGE, "response headers too large");
+        return;
+    }
+    if (x->aborted == ABORT_MEMORY) {
+        fail(x, HTTP_E_MEMORY, "out of memory storing the response");
         return;
     }
     switch (rc) {
@@ -1031,9 +1172,9 @@ static void map_curl_error(http_xfer_t *x, CURLcode rc)
     case CURLE_OUT_OF_MEMORY:
         /* curl 7.88 reports a header line over its 100 KiB limit this way. */
         if (x->body.n == 0)
-            fail(x, HTTP_E_TOO_LARGE, "%s", "a response header is over curl's 100 KiB limit");
+            fail(x, HTTP_E_TOO_LARGE, "a response header is over curl's 100 KiB limit");
         else
-            fail(x, HTTP_E_PROTOCOL, "%s", detail);
+            fail(x, HTTP_E_MEMORY, "%s", detail);
         break;
     default:
         fail(x, HTTP_E_PROTOCOL, "%s", detail);
@@ -1045,18 +1186,23 @@ static void transfer_done(http_t *http, CURL *easy, CURLcode rc)
 {
     http_xfer_t *x = NULL;
     curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
-    curl_multi_remove_handle(http->multi, easy);
-    if (!x) return;
+    if (!x) {
+        curl_multi_remove_handle(http->multi, easy);
+        return;
+    }
+    detach(http, x);
     if (rc != CURLE_OK && !(x->aborted == ABORT_TRUNCATED && rc == CURLE_WRITE_ERROR)) {
         map_curl_error(x, rc);
         finish(x);
         return;
     }
-    if (x->req->follow && follow_redirect(x)) {
+    int hop = x->req->follow ? follow_redirect(x) : 0;
+    if (hop > 0) {
         if (start_hop(x, loop_time()) < 0) finish(x);
         return;
     }
     finish(x);
+    if (hop < 0) fail(x, HTTP_E_MEMORY, "out of memory following a redirect");
 }
 
 static void check_done(http_t *http)
@@ -1067,6 +1213,7 @@ static void check_done(http_t *http)
         if (msg->msg == CURLMSG_DONE) transfer_done(http, msg->easy_handle, msg->data.result);
     }
 }
+    end_stalled(http, CURLM_OK); /* removing a handle can move another's socket */
 
 /* ---- public API ---- */
 
@@ -1167,7 +1314,7 @@ void http_cancel(http_t *http, http_xfer_t *x)
         dns_cancel(http->dns, x->dns_wait);
         break;
     case X_CURL:
-        curl_multi_remove_handle(http->multi, x->easy);
+        detach(http, x);
         break;
     case X_DEFERRED:
         /* finish_deferred frees it when its turn comes. */

@@ -31,6 +31,7 @@ enum http_error {
     HTTP_E_TOO_LARGE,
     HTTP_E_PROTOCOL,
     HTTP_E_CANCELLED,
+    HTTP_E_MEMORY, /* out of memory (ours or curl's): not worth retrying at once */
 };
 
 /* "invalid_url", "dns", ... as the Lua API names them. */

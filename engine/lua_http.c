@@ -1,9 +1,12 @@
 /* lua_http.c: core.fetch and core.resolve. A fetch builds an http request from the
  * options table, starts it and yields; the completion builds the response table
  * (in protected mode, on the scheduler's state) and wakes the task with it. */
+#include "lua_check.h"
 #include "lua_state.h"
 
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +17,23 @@ struct op {
     const void *result;
     int nresults; /* the builder moved onto the task */
 };
+
+/* The registry key of the error a builder's failure hands over: made before the
+ * operation starts (ready_oom_error), since a builder fails when memory runs out,
+ * and then nothing more can be made. */
+static const char OOM_ERROR_KEY = 0;
+
+static void ready_oom_error(lua_State *L, lc_state_t *st)
+{
+    lua_pushlightuserdata(L, (void *)&OOM_ERROR_KEY);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    int ready = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (ready) return;
+    lua_pushlightuserdata(L, (void *)&OOM_ERROR_KEY);
+    lc_push_error(L, st, "memory", "out of memory building the result");
+    lua_rawset(L, LUA_REGISTRYINDEX);
+}
 
 /* Run a builder (a registry ref: lua_cpcall would make a new closure for each
  * call) on op in protected mode, and wake op's task with what it handed over: the
@@ -28,10 +48,12 @@ static void deliver(struct op *op, int builder)
     lua_rawgeti(L, LUA_REGISTRYINDEX, builder);
     lua_pushlightuserdata(L, op);
     if (lua_pcall(L, 1, 0, 0) != 0) {
-        /* Out of memory, most likely: report it to the task as a failed fetch. */
+        /* Out of memory, most likely: report it to the task as a failed operation,
+         * with the error made beforehand (a rawget with this key allocates nothing). */
         lua_pop(L, 1);
         lua_pushnil(co);
-        lua_pushliteral(co, "out of memory building the response");
+        lua_pushlightuserdata(co, (void *)&OOM_ERROR_KEY);
+        lua_rawget(co, LUA_REGISTRYINDEX);
         n = 2;
     } else {
         n = op->nresults;
@@ -190,6 +212,9 @@ static void fetch_abort(void *arg)
     free(op);
 }
 
+/* The longest timeout fetch takes: a year, in seconds. */
+#define FETCH_MAX_SECONDS 31536000.0
+
 /* The options fetch reads, in the order of opt_names. */
 enum opt {
     O_METHOD,
@@ -261,12 +286,31 @@ static const char *opt_string(lua_State *L, int o, enum opt i)
     return s;
 }
 
-static double opt_number(lua_State *L, int o, enum opt i)
+/* The option in slot o + i as a number in [0, max] (0 when nil: the default), or as
+ * a whole one; raises naming the option and the range. */
+static double opt_number(lua_State *L, int o, enum opt i, double max)
 {
     if (!o || lua_isnil(L, o + (int)i)) return 0;
-    if (!lua_isnumber(L, o + (int)i))
-        luaL_error(L, "fetch: option '%s' must be a number", opt_names[i].name);
-    return lua_tonumber(L, o + (int)i);
+    char what[64];
+    snprintf(what, sizeof(what), "fetch: option '%s'", opt_names[i].name);
+    return lc_check_number(L, o + (int)i, what, 0, max);
+}
+
+static long long opt_integer(lua_State *L, int o, enum opt i, long long max)
+{
+    if (!o || lua_isnil(L, o + (int)i)) return 0;
+    char what[64];
+    snprintf(what, sizeof(what), "fetch: option '%s'", opt_names[i].name);
+    return lc_check_integer(L, o + (int)i, what, 0, max);
+}
+
+/* A setter's refusal after the request was made: out of memory (the values were
+ * checked before). Going on without the option would send a POST as a GET, or a
+ * proxied request direct: the fetch fails instead (NULL from make_request). */
+static http_req_t *req_failed(http_req_t *req)
+{
+    http_req_free(req);
+    return NULL;
 }
 
 static void bad_header(lua_State *L, http_req_t *req, const char *name)
@@ -293,8 +337,9 @@ static void apply_headers(lua_State *L, int idx, http_req_t *req)
     }
 }
 
-/* Build a request from fetch's arguments; raises on a programming error. The
- * options are checked before the request exists, so an error leaks nothing. */
+/* Build a request from fetch's arguments; raises on a programming error, NULL when
+ * out of memory. The options are checked before the request exists, so an error
+ * leaks nothing. */
 static http_req_t *make_request(lua_State *L, const char *url)
 {
     int o = 0;
@@ -311,23 +356,25 @@ static http_req_t *make_request(lua_State *L, const char *url)
     int headers = o && !lua_isnil(L, o + O_HEADERS);
     if (headers && !lua_istable(L, o + O_HEADERS))
         luaL_error(L, "fetch: option 'headers' must be a table");
-    double timeout = opt_number(L, o, O_TIMEOUT);
-    double connect_timeout = opt_number(L, o, O_CONNECT_TIMEOUT);
-    double max_size = opt_number(L, o, O_MAX_SIZE);
-    double max_header_size = opt_number(L, o, O_MAX_HEADER_SIZE);
-    double follow = opt_number(L, o, O_FOLLOW);
-    double max_url = opt_number(L, o, O_MAX_URL_LENGTH);
+    /* 0 (or nil) for each: the default. A timeout goes to curl in milliseconds, as a
+     * long; a year is far beyond any use. */
+    double timeout = opt_number(L, o, O_TIMEOUT, FETCH_MAX_SECONDS);
+    double connect_timeout = opt_number(L, o, O_CONNECT_TIMEOUT, FETCH_MAX_SECONDS);
+    long long max_size = opt_integer(L, o, O_MAX_SIZE, LC_INT_MAX);
+    long long max_header_size = opt_integer(L, o, O_MAX_HEADER_SIZE, LC_INT_MAX);
+    long long follow = opt_integer(L, o, O_FOLLOW, INT_MAX);
+    long long max_url = opt_integer(L, o, O_MAX_URL_LENGTH, LC_INT_MAX);
 
     http_req_t *req = http_req_new(url);
-    if (!req) luaL_error(L, "fetch: out of memory");
+    if (!req) return NULL;
     if (method && http_req_method(req, method) < 0) {
         http_req_free(req);
         luaL_error(L, "fetch: bad method '%s' (use upper-case letters, e.g. \"POST\")", method);
     }
     if (ua && http_req_user_agent(req, ua) < 0) bad_header(L, req, "User-Agent");
-    if (proxy) http_req_proxy(req, proxy);
-    if (ca_file) http_req_ca_file(req, ca_file);
-    if (body) http_req_body(req, body, body_len);
+    if (proxy && http_req_proxy(req, proxy) < 0) return req_failed(req);
+    if (ca_file && http_req_ca_file(req, ca_file) < 0) return req_failed(req);
+    if (body && http_req_body(req, body, body_len) < 0) return req_failed(req);
     if (headers) apply_headers(L, o + O_HEADERS, req);
     http_req_timeout(req, timeout, connect_timeout);
     http_req_max_size(req, (size_t)max_size, (size_t)max_header_size);
@@ -335,7 +382,6 @@ static http_req_t *make_request(lua_State *L, const char *url)
     http_req_max_url(req, (size_t)max_url);
     http_req_insecure(req, o && lua_toboolean(L, o + O_INSECURE));
     http_req_truncate(req, o && lua_toboolean(L, o + O_TRUNCATE));
-    if (o) lua_settop(L, o - 1);
     return req;
 }
 
@@ -346,21 +392,27 @@ static int l_fetch(lua_State *L)
     const char *url = luaL_checkstring(L, 1);
     task_t *t = task_waitable(st->sched, L, "fetch");
     http_t *http = lc_http(L, st);
+    ready_oom_error(L, st);
     http_req_t *req = make_request(L, url);
-    struct op *op = calloc(1, sizeof(*op));
-    if (!op) {
-        http_req_free(req);
-        return luaL_error(L, "fetch: out of memory");
-    }
-    op->st = st;
-    op->task = t;
-    op->pending = http_start(http, req, fetch_done, op);
-    if (!op->pending) {
+    lua_settop(L, 2); /* the options make_request read */
+    struct op *op = req ? calloc(1, sizeof(*op)) : NULL;
+    if (op) {
+        op->st = st;
+        op->task = t;
+        op->pending = http_start(http, req, fetch_done, op); /* frees req on failure */
+        if (op->pending) {
+            task_wait(t, fetch_abort, op);
+            return lua_yield(L, 0);
+        }
         free(op);
-        return luaL_error(L, "fetch: out of memory");
+    } else {
+        http_req_free(req);
     }
-    task_wait(t, fetch_abort, op);
-    return lua_yield(L, 0);
+    /* Out of memory: an error of the crawl's kind, as a transfer's would be. */
+    lua_pushnil(L);
+    lc_push_error(L, st, "memory", "out of memory starting the request");
+    set_str(L, "url", url);
+    return 2;
 }
 
 /* ---- resolve ---- */
@@ -404,17 +456,21 @@ static int l_resolve(lua_State *L)
     const char *host = luaL_checkstring(L, 1);
     task_t *t = task_waitable(st->sched, L, "resolve");
     dns_t *dns = lc_dns(L, st);
+    ready_oom_error(L, st);
     struct op *op = calloc(1, sizeof(*op));
-    if (!op) return luaL_error(L, "resolve: out of memory");
-    op->st = st;
-    op->task = t;
-    op->pending = dns_resolve(dns, host, resolve_done, op);
-    if (!op->pending) {
+    if (op) {
+        op->st = st;
+        op->task = t;
+        op->pending = dns_resolve(dns, host, resolve_done, op);
+        if (op->pending) {
+            task_wait(t, resolve_abort, op);
+            return lua_yield(L, 0);
+        }
         free(op);
-        return luaL_error(L, "resolve: out of memory");
     }
-    task_wait(t, resolve_abort, op);
-    return lua_yield(L, 0);
+    lua_pushnil(L);
+    lc_push_error(L, st, "memory", "out of memory starting the lookup");
+    return 2;
 }
 
 static const luaL_Reg funcs[] = {
