@@ -93,10 +93,10 @@ struct http {
     CURLSH *share;
     loop_timer_t *timer;
     int timeout_deferred;
-    CURL *pool[POOL_MAX];
     int timer_lost;       /* on_timer could not arm the loop's timer */
     int unwatched;        /* a transfer in in_curl has its unwatched set */
     http_xfer_t *in_curl; /* the transfers the multi handle holds (end_stalled) */
+    CURL *pool[POOL_MAX];
     int pool_base[POOL_MAX]; /* as http_xfer_t.easy_base */
     int npool;
     proxy_env_t *penv; /* the environment's proxies; NULL: none set */
@@ -107,8 +107,8 @@ struct http {
 
 static int start_hop(http_xfer_t *x, double now);
 static void check_done(http_t *http);
-
 static void end_stalled(http_t *http, CURLMcode mc);
+
 const char *http_error_name(enum http_error e)
 {
     static const char *const names[] = {
@@ -256,8 +256,8 @@ static void fail(http_xfer_t *x, enum http_error e, const char *fmt, ...)
 
 static void fail(http_xfer_t *x, enum http_error e, const char *fmt, ...)
 {
-    x->error = e;
     va_list ap;
+    x->error = e;
     va_start(ap, fmt);
     vsnprintf(x->message, sizeof(x->message), fmt, ap);
     va_end(ap);
@@ -329,11 +329,11 @@ static void finish(http_xfer_t *x)
     http_t *http = x->http;
     http_res_t res = {0};
     http_header_t *headers = NULL;
-    res.error = x->error;
     /* The header list first: a response without its headers must not pass as whole. */
     if (x->easy && x->error == HTTP_OK && x->nheaders &&
         !(headers = calloc((size_t)x->nheaders, sizeof(*headers))))
         fail(x, HTTP_E_MEMORY, "out of memory");
+    res.error = x->error;
     res.message = x->message;
     res.url = x->url;
     res.redirects = x->redirects;
@@ -555,8 +555,8 @@ static void socket_action(http_t *http, curl_socket_t fd, int flags)
     curl_probe_vouch(http->loop, 1);
     CURLMcode mc = curl_multi_socket_action(http->multi, fd, flags, &running);
     curl_probe_vouch(http->loop, 0);
-    check_done(http);
     end_stalled(http, mc);
+    check_done(http);
 }
 
 static void on_sock_io(loop_t *loop, int fd, int events, void *arg)
@@ -582,7 +582,6 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
     if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT) events |= LOOP_WRITE;
     if (!events) { /* most often a connection going back to the pool, soon used again */
         loop_park(http->loop, fd);
-    return 0;
     } else if (loop_watch(http->loop, fd, events, on_sock_io, http) < 0) {
         int err = errno ? errno : ENOMEM;
         http_xfer_t *x = NULL;
@@ -590,6 +589,7 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
         if (x && !x->unwatched) x->unwatched = err;
         http->unwatched = 1;
     }
+    return 0;
 }
 
 /* CURLOPT_CLOSESOCKETFUNCTION: a parked socket must be forgotten before it closes,
@@ -636,14 +636,13 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
     }
     if (timeout_ms >= 0) {
         http->timer = loop_timer_add(http->loop, (double)timeout_ms / 1000.0, on_timeout, http);
-    }
         /* Without its timer curl never acts on a timeout or a retry; as for
          * on_socket, -1 would end the multi handle: end_stalled acts instead. */
         if (!http->timer) http->timer_lost = 1;
+    }
     return 0;
 }
 
-/* ---- per-hop setup ---- */
 /* ---- transfers curl cannot drive ---- */
 
 /* x goes to curl: 0, or curl's refusal (x untouched). */
@@ -705,6 +704,7 @@ static void end_stalled(http_t *http, CURLMcode mc)
     }
 }
 
+/* ---- per-hop setup ---- */
 
 static int parse_url(http_xfer_t *x, const char *url, char **host, int *port, int proxy)
 {
@@ -829,8 +829,8 @@ static int plain_request(const http_req_t *r)
  * would send this request to the last one's URL, proxy or method. */
 static int setup_base(CURL *e, http_t *http)
 {
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     int bad = 0;
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_SHARE, http->share);
     bad |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") != CURLE_OK;
@@ -966,8 +966,8 @@ static int setup_easy(http_xfer_t *x)
     } else if (strcmp(m, "GET") != 0) {
         bad |= curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m) != CURLE_OK;
     }
-}
     return bad ? -1 : 0;
+}
 
 static void launch(http_xfer_t *x)
 {
@@ -989,10 +989,10 @@ static void launch(http_xfer_t *x)
         fail(x, mc == CURLM_OUT_OF_MEMORY ? HTTP_E_MEMORY : HTTP_E_PROTOCOL, "curl: %s",
              curl_multi_strerror(mc));
         finish(x);
-    }
         return;
-}
+    }
     end_stalled(http, CURLM_OK); /* adding it set curl's timer */
+}
 
 static void on_dns(void *arg, const dns_answer_t *ans);
 
@@ -1201,8 +1201,8 @@ static void transfer_done(http_t *http, CURL *easy, CURLcode rc)
         if (start_hop(x, loop_time()) < 0) finish(x);
         return;
     }
-    finish(x);
     if (hop < 0) fail(x, HTTP_E_MEMORY, "out of memory following a redirect");
+    finish(x);
 }
 
 static void check_done(http_t *http)
@@ -1212,8 +1212,8 @@ static void check_done(http_t *http)
     while ((msg = curl_multi_info_read(http->multi, &left))) {
         if (msg->msg == CURLMSG_DONE) transfer_done(http, msg->easy_handle, msg->data.result);
     }
-}
     end_stalled(http, CURLM_OK); /* removing a handle can move another's socket */
+}
 
 /* ---- public API ---- */
 
