@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,16 +311,22 @@ static void arm_timer(dns_t *dns)
 
 /* ---- public API ---- */
 
+/* ares_library_init is not thread-safe: once per process, from whichever engine
+ * comes first, and never undone while any channel may be alive. */
+static pthread_once_t ares_once = PTHREAD_ONCE_INIT;
+static int ares_init_result;
+
+static void ares_library_once(void)
+{
+    ares_init_result = ares_library_init(ARES_LIB_INIT_ALL);
+}
+
 dns_t *dns_new(loop_t *loop, const char *servers, char *err, size_t errlen)
 {
-    static int library_ready;
-    if (!library_ready) {
-        int rc = ares_library_init(ARES_LIB_INIT_ALL);
-        if (rc != ARES_SUCCESS) {
-            snprintf(err, errlen, "c-ares: %s", ares_strerror(rc));
-            return NULL;
-        }
-        library_ready = 1;
+    pthread_once(&ares_once, ares_library_once);
+    if (ares_init_result != ARES_SUCCESS) {
+        snprintf(err, errlen, "c-ares: %s", ares_strerror(ares_init_result));
+        return NULL;
     }
     dns_t *dns = calloc(1, sizeof(*dns));
     if (!dns) goto oom;

@@ -14,6 +14,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1217,15 +1218,23 @@ static void check_done(http_t *http)
 
 /* ---- public API ---- */
 
+/* curl_global_init is not thread-safe in every libcurl: once per process, from
+ * whichever engine comes first, and never undone (curl_global_cleanup would pull
+ * the library from under engines still alive). */
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_result;
+
+static void curl_init(void)
+{
+    curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
 http_t *http_new(loop_t *loop, dns_t *dns, char *err, size_t errlen)
 {
-    static int global_ready;
-    if (!global_ready) {
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-            snprintf(err, errlen, "curl_global_init failed");
-            return NULL;
-        }
-        global_ready = 1;
+    pthread_once(&curl_once, curl_init);
+    if (curl_init_result != CURLE_OK) {
+        snprintf(err, errlen, "curl_global_init failed");
+        return NULL;
     }
     http_t *http = calloc(1, sizeof(*http));
     if (!http) goto oom;

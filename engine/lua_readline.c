@@ -11,19 +11,24 @@
 #include "lua_check.h"
 #include "lua_state.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <editline/readline.h>
 
-static void setup(void)
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+
+static void setup_editor(void)
 {
-    static int done;
-    if (done) return;
-    done = 1;
     rl_readline_name = "luacrawl";
     using_history();
+}
+
+static void setup(void)
+{
+    pthread_once(&setup_once, setup_editor);
 }
 
 static int core_readline(lua_State *L)
