@@ -4,9 +4,9 @@
 #
 # Source, not LuaJIT bytecode: a bytecode dump drops the keys a table constructor
 # with computed values reserves in its template ({url = u, depth = d}), so every
-# such table would start without a hash part and grow one resize at a time (7
-# resizes for a response; a tenth of the engine's per-page work on the benchmark).
-# Parsing the whole library takes about 2 ms.
+# such table would start without a hash part and grow one resize at a time, a
+# cost paid on every page (docs/benchmarks.md has the measurement). Parsing the
+# whole library at start is quick.
 function(embed_lua_modules out_var lua_root)
   file(GLOB_RECURSE lua_files CONFIGURE_DEPENDS RELATIVE "${lua_root}" "${lua_root}/luacrawl/*.lua")
   list(SORT lua_files)
