@@ -3,29 +3,43 @@
  * whose environment table anchors their document, so a document lives as long as any
  * of its nodes. After free() every use of the document or its nodes raises. XPath
  * expressions are compiled once into userdata (the Lua side caches them) and
- * evaluated with one XPath context per document. */
+ * evaluated with one XPath context per document; CSS selectors likewise, through
+ * select.c. Each css or xpath call may take a number of steps (lc.html.limits). */
 #include "html.h"
-#include "lua_state.h"
 #include "lua_check.h"
+#include "lua_state.h"
 #include "seen.h"
+#include "select.h"
 
 #include <libxml/xpath.h>
+#include <libxml/xpathInternals.h>
 #include <limits.h>
-#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char DOC_MT[] = "luacrawl.html.doc";
 static const char NODE_MT[] = "luacrawl.html.node";
 static const char XPATH_MT[] = "luacrawl.html.xpath";
+static const char SELECT_MT[] = "luacrawl.html.select";
 static const char LINKSET_MT[] = "luacrawl.html.linkset";
 /* A set whose links were freed early (set_free, or once its list is made): no
  * __gc, so the collector frees it without calling a finalizer. */
 static const char LINKSET_SPENT_MT[] = "luacrawl.html.linkset.spent";
 
+/* The steps one css or xpath call may take (0: no limit), per state, and how many the
+ * last call took. A runaway selector or expression raises instead of holding the
+ * loop: libxml2 cannot be interrupted otherwise. */
+#define XPATH_STEPS_DEFAULT 20000000ul
+
+struct xpath_limits {
+    unsigned long steps, last;
+};
+
 typedef struct ldoc {
     xmlDocPtr doc; /* NULL once freed */
     xmlXPathContextPtr xpath;
+    struct xpath_limits *limits; /* the state's */
     char *url;
     const char *encoding;
     size_t external;     /* the estimated size of the tree */
@@ -41,6 +55,11 @@ typedef struct lxpath {
     xmlXPathCompExprPtr comp;
     char expr[];
 } lxpath_t;
+
+typedef struct lselect {
+    select_prog_t *prog;
+    char sel[];
+} lselect_t;
 
 static void doc_release(ldoc_t *d)
 {
@@ -136,7 +155,9 @@ static int h_parse(lua_State *L)
     lc_getmetatable(L, DOC_MT);
     lua_getfield(L, -1, "__external");
     d->outstanding = lua_touserdata(L, -1);
-    lua_pop(L, 1);
+    lua_getfield(L, -2, "__limits");
+    d->limits = lua_touserdata(L, -1);
+    lua_pop(L, 2);
     lua_setmetatable(L, -2);
     lua_createtable(L, 1, 0); /* the anchor: nodes hold it, it holds the document */
     lua_pushvalue(L, -2);
@@ -204,6 +225,8 @@ static const char *const xpath_messages[] = {
     "invalid or incomplete context",
     "stack usage error",
     "forbidden variable",
+    "operation limit exceeded",
+    "recursion limit exceeded",
 };
 
 /* XPath errors are recorded in the context's lastError; this only keeps libxml2 from
@@ -264,6 +287,25 @@ static int xpath_gc(lua_State *L)
     return 0;
 }
 
+/* expr compiled; raises on a syntax error (naming shown, the expression or the
+ * selector it was made from). */
+static xmlXPathCompExprPtr compile_expr(lua_State *L, const char *expr, const char *shown)
+{
+    xmlXPathContextPtr ctx = xmlXPathNewContext(NULL);
+    if (!ctx) luaL_error(L, "xpath: out of memory");
+    ctx->error = quiet;
+    struct muted m = mute();
+    xmlXPathCompExprPtr comp = xmlXPathCtxtCompile(ctx, (const xmlChar *)expr);
+    unmute(m);
+    xmlError err = ctx->lastError; /* its strings live until the context goes */
+    char where[1] = "";
+    if (err.str1) err.str1 = where;
+    err.str2 = err.str3 = err.message = err.file = NULL;
+    xmlXPathFreeContext(ctx);
+    if (!comp) xpath_error(L, &err, shown);
+    return comp;
+}
+
 /* core.html.compile(expr) -> compiled expression; raises on a syntax error */
 static int h_compile(lua_State *L)
 {
@@ -274,18 +316,97 @@ static int h_compile(lua_State *L)
     memcpy(x->expr, expr, len + 1);
     lc_getmetatable(L, XPATH_MT);
     lua_setmetatable(L, -2);
-    xmlXPathContextPtr ctx = xmlXPathNewContext(NULL);
-    if (!ctx) return luaL_error(L, "xpath: out of memory");
-    ctx->error = quiet;
-    struct muted m = mute();
-    x->comp = xmlXPathCtxtCompile(ctx, (const xmlChar *)expr);
-    unmute(m);
-    xmlError err = ctx->lastError; /* its strings live until the context goes */
-    char where[1] = "";
-    if (err.str1) err.str1 = where;
-    err.str2 = err.str3 = err.message = err.file = NULL;
-    xmlXPathFreeContext(ctx);
-    if (!x->comp) return xpath_error(L, &err, expr);
+    x->comp = compile_expr(L, expr, expr);
+    return 1;
+}
+
+static int select_gc(lua_State *L)
+{
+    lselect_t *s = luaL_checkudata(L, 1, SELECT_MT);
+    select_free(s->prog);
+    s->prog = NULL;
+    return 0;
+}
+
+/* A string field of the table on top of the stack, or NULL. */
+static const char *opt_field(lua_State *L, const char *k)
+{
+    lua_getfield(L, -1, k);
+    const char *v = lua_tostring(L, -1);
+    lua_pop(L, 1); /* the table holds the string */
+    return v;
+}
+
+/* Add the selector of the table on top of the stack (see luacrawl.css to_plan). */
+static void add_selector(lua_State *L, lselect_t *s)
+{
+    const char *subject = opt_field(L, "subject");
+    const char *tail = opt_field(L, "tail");
+    const char *attr = opt_field(L, "attr");
+    lua_getfield(L, -1, "deep");
+    int deep = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    enum select_tail t = !tail                       ? SELECT_ELEMENTS
+                         : strcmp(tail, "text") == 0 ? SELECT_TEXT
+                                                     : SELECT_ATTR;
+    if (t == SELECT_ATTR && !attr) luaL_error(L, "css: attr missing in \"%s\"", s->sel);
+    xmlXPathCompExprPtr comp = subject ? compile_expr(L, subject, s->sel) : NULL;
+    if (select_add(s->prog, comp, t, attr, deep) < 0) luaL_error(L, "css: out of memory");
+    int n = (int)lua_objlen(L, -1);
+    for (int i = 1; i <= n; i++) {
+        lua_rawgeti(L, -1, i);
+        const char *test = opt_field(L, "test");
+        const char *comb = opt_field(L, "comb");
+        if (!test || !comb) luaL_error(L, "css: bad plan for \"%s\"", s->sel);
+        comp = compile_expr(L, test, s->sel);
+        if (select_add_left(s->prog, comp, comb[0]) < 0)
+            luaL_error(L, "css: bad plan for \"%s\"", s->sel);
+        lua_pop(L, 1);
+    }
+}
+
+/* core.html.compile_css(plan, selector) -> compiled selector group, from the plan
+ * luacrawl.css gives for it: a list of {subject=, tail=, attr=, deep=,
+ * {test=, comb=}, ...}. */
+static int h_compile_css(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    size_t len;
+    const char *sel = luaL_checklstring(L, 2, &len);
+    lselect_t *s = lua_newuserdata(L, sizeof(*s) + len + 1);
+    s->prog = NULL;
+    memcpy(s->sel, sel, len + 1);
+    lc_getmetatable(L, SELECT_MT);
+    lua_setmetatable(L, -2);
+    if (!(s->prog = select_new())) return luaL_error(L, "css: out of memory");
+    int n = (int)lua_objlen(L, 1);
+    for (int i = 1; i <= n; i++) {
+        lua_rawgeti(L, 1, i);
+        luaL_checktype(L, -1, LUA_TTABLE);
+        add_selector(L, s);
+        lua_pop(L, 1);
+    }
+    return 1;
+}
+
+/* core.html.limits([{steps = n}]) -> {steps = n, last = steps of the last call} */
+static int h_limits(lua_State *L)
+{
+    lc_getmetatable(L, DOC_MT);
+    lua_getfield(L, -1, "__limits");
+    struct xpath_limits *lim = lua_touserdata(L, -1);
+    lua_pop(L, 2);
+    if (!lua_isnoneornil(L, 1)) {
+        luaL_checktype(L, 1, LUA_TTABLE);
+        lua_getfield(L, 1, "steps");
+        if (!lua_isnil(L, -1))
+            lim->steps =
+                (unsigned long)lc_check_integer(L, -1, "html.limits: steps", 0, LC_INT_MAX);
+        lua_pop(L, 1);
+    }
+    lua_createtable(L, 0, 2);
+    lc_set_number(L, "steps", (double)lim->steps);
+    lc_set_number(L, "last", (double)lim->last);
     return 1;
 }
 
@@ -356,22 +477,71 @@ static void push_result(lua_State *L, int ctx_idx, ldoc_t *d, xmlXPathObjectPtr 
     }
 }
 
-/* core.html.select(doc_or_node, compiled[, limit]) -> list */
+/* Whether an evaluation that failed ran out of steps. libxml2 records that in
+ * lastError, except when it evaluates a simple path like //a as a stream: then only
+ * opCount tells. */
+static int out_of_steps(const xmlXPathContext *xp)
+{
+    return xp->lastError.code == XML_XPATH_EXPRESSION_OK + XPATH_OP_LIMIT_EXCEEDED ||
+           (xp->opLimit && xp->opCount >= xp->opLimit);
+}
+
+/* Raise "css: selector exceeded N steps in "<sel>"" (or xpath: expression ...). */
+static int steps_error(lua_State *L, const ldoc_t *d, int css, const char *shown)
+{
+    char n[32];
+    snprintf(n, sizeof(n), "%lu", d->limits->steps);
+    lua_pushfstring(L, "%s exceeded %s steps in \"%s\"",
+                    css ? "css: selector" : "xpath: expression", n, shown);
+    return lua_error(L);
+}
+
+/* A compiled selector group on d's context: its matches as an XPath result. */
+static xmlXPathObjectPtr select_css(lua_State *L, ldoc_t *d, xmlXPathContextPtr xp,
+                                    const lselect_t *s, xmlNodePtr ctx, int limit)
+{
+    enum select_error err;
+    struct muted m = mute();
+    xmlNodeSetPtr set = select_eval(s->prog, xp, ctx, limit, &err);
+    unmute(m);
+    d->limits->last = xp->opCount;
+    xmlXPathObjectPtr r = set ? xmlXPathWrapNodeSet(set) : NULL;
+    if (r) return r;
+    if (set) xmlXPathFreeNodeSet(set);
+    if (err == SELECT_ERR_STEPS || (err == SELECT_ERR_XPATH && out_of_steps(xp)))
+        steps_error(L, d, 1, s->sel);
+    if (err == SELECT_ERR_XPATH) xpath_error(L, &xp->lastError, s->sel);
+    luaL_error(L, "css: out of memory");
+    return NULL;
+}
+
+/* core.html.select(doc_or_node, compiled[, limit]) -> list; compiled is an XPath
+ * expression or a CSS selector group */
 static int h_select(lua_State *L)
 {
     ldoc_t *d;
     xmlNodePtr ctx = check_context(L, 1, &d);
-    lxpath_t *x = luaL_checkudata(L, 2, XPATH_MT);
-    int limit = (int)luaL_optinteger(L, 3, 0);
+    lselect_t *s = lc_toudata_either(L, 2, SELECT_MT, NULL);
+    lxpath_t *x = s ? NULL : luaL_checkudata(L, 2, XPATH_MT);
+    int limit = (int)lc_opt_integer(L, 3, "select: the limit", 0, 0, INT_MAX);
     xmlXPathContextPtr xp = doc_xpath(L, d);
-    xp->node = ctx;
-    xp->contextSize = xp->proximityPosition = 1;
+    xp->opLimit = d->limits->steps;
+    xp->opCount = 0;
     xmlResetError(&xp->lastError);
-    struct muted m = mute();
-    xmlXPathObjectPtr r = xmlXPathCompiledEval(x->comp, xp);
-    unmute(m);
-    xp->node = NULL;
-    if (!r) return xpath_error(L, &xp->lastError, x->expr);
+    xmlXPathObjectPtr r;
+    if (s) {
+        r = select_css(L, d, xp, s, ctx, limit);
+    } else {
+        xp->node = ctx;
+        xp->contextSize = xp->proximityPosition = 1;
+        struct muted m = mute();
+        r = xmlXPathCompiledEval(x->comp, xp);
+        unmute(m);
+        xp->node = NULL;
+        d->limits->last = xp->opCount;
+        if (!r && out_of_steps(xp)) return steps_error(L, d, 0, x->expr);
+        if (!r) return xpath_error(L, &xp->lastError, x->expr);
+    }
     push_result(L, 1, d, r, limit);
     xmlXPathFreeObject(r);
     return 1;
@@ -747,6 +917,8 @@ static const luaL_Reg html_funcs[] = {
     {"info", h_info},
     {"free", h_free},
     {"compile", h_compile},
+    {"compile_css", h_compile_css},
+    {"limits", h_limits},
     {"select", h_select},
     {"text", h_text},
     {"html", h_html},
@@ -775,10 +947,6 @@ static void new_metatable(lua_State *L, const char *name, const luaL_Reg *method
     lua_pop(L, 1);
 }
 
-/* libxml2 2.9 asks for one xmlInitParser before threads parse; it is never undone
- * (xmlCleanupParser would pull the library from under engines still alive). */
-static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
-
 void lc_register_html(lua_State *L)
 {
     static const luaL_Reg doc_meta[] = {
@@ -786,18 +954,25 @@ void lc_register_html(lua_State *L)
     static const luaL_Reg node_meta[] = {
         {"__eq", node_eq}, {"__tostring", node_tostring}, {NULL, NULL}};
     static const luaL_Reg xpath_meta[] = {{"__gc", xpath_gc}, {NULL, NULL}};
+    static const luaL_Reg select_meta[] = {{"__gc", select_gc}, {NULL, NULL}};
     static const luaL_Reg linkset_meta[] = {
         {"__gc", linkset_gc}, {"__len", linkset_len}, {NULL, NULL}};
-    pthread_once(&xml_once, xmlInitParser);
+    xmlInitParser();
     new_metatable(L, DOC_MT, doc_meta);
     /* The counter gc_debt keeps; freed with the state, after the last document. */
     lc_getmetatable(L, DOC_MT);
     size_t *outstanding = lua_newuserdata(L, sizeof(*outstanding));
     *outstanding = 0;
     lua_setfield(L, -2, "__external");
+    /* The state's XPath limits (h_limits), reached the same way. */
+    struct xpath_limits *lim = lua_newuserdata(L, sizeof(*lim));
+    lim->steps = XPATH_STEPS_DEFAULT;
+    lim->last = 0;
+    lua_setfield(L, -2, "__limits");
     lua_pop(L, 1);
     new_metatable(L, NODE_MT, node_meta);
     new_metatable(L, XPATH_MT, xpath_meta);
+    new_metatable(L, SELECT_MT, select_meta);
     new_metatable(L, LINKSET_MT, linkset_meta);
     new_metatable(L, LINKSET_SPENT_MT, linkset_meta + 1); /* no __gc */
     lua_newtable(L);                                      /* [core, state, html] */

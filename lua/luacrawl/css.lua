@@ -420,7 +420,7 @@ local function pseudo_element(p, sel)
     skip_space(p)
     if peek(p) ~= ")" then unexpected(p) end
     p.i = p.i + 1
-    sel.pseudo, sel.attr = "attr", attr_ref(lower(attr))
+    sel.pseudo, sel.attr, sel.attr_name = "attr", attr_ref(lower(attr)), lower(attr)
   else
     fail(p, format("unknown pseudo-element '::%s'", name), pos)
   end
@@ -503,13 +503,18 @@ end
 
 local AXIS = { [" "] = "ancestor", [">"] = "parent", ["~"] = "preceding-sibling" }
 
--- The conditions a node matching parts[k] must meet, with the chain to its left.
-local function conditions(parts, combs, k)
-  local c = parts[k]
+-- The conditions of compound c alone.
+local function own_conditions(c)
   local conds = {}
   local _, extra = name_test(c.tag)
   if extra then conds[1] = extra end
   for _, x in ipairs(c.conds) do conds[#conds + 1] = x end
+  return conds
+end
+
+-- The conditions a node matching parts[k] must meet, with the chain to its left.
+local function conditions(parts, combs, k)
+  local conds = own_conditions(parts[k])
   if k > 1 then
     local left = parts[k - 1]
     local lconds = conditions(parts, combs, k - 1)
@@ -525,7 +530,7 @@ local function conditions(parts, combs, k)
   return conds
 end
 
--- One selector of a group -> XPath
+-- One selector of a group -> {parts =, combs =, pseudo =, attr =, attr_name =, deep =}
 local function selector(p)
   skip_space(p)
   local sel = {}
@@ -564,6 +569,13 @@ local function selector(p)
     local ch = peek(p)
     if ch ~= "" and ch ~= "," then unexpected(p) end
   end
+  sel.parts, sel.combs = parts, combs
+  return sel
+end
+
+-- A parsed selector -> XPath
+local function selector_xpath(sel)
+  local parts, combs = sel.parts, sel.combs
   local tail
   if sel.pseudo == "text" then
     tail = sel.deep and "descendant::text()" or "text()"
@@ -577,18 +589,41 @@ local function selector(p)
   return xpath
 end
 
-local function compile(s)
+-- The test of one element for compound c: an XPath with the element as context.
+local function compound_test(c)
+  return "self::" .. name_test(c.tag) .. predicates(own_conditions(c))
+end
+
+-- A parsed selector -> its plan for doc:css() (see M.to_plan)
+local function selector_plan(sel)
+  local parts, combs = sel.parts, sel.combs
+  local plan = { tail = sel.pseudo, attr = sel.attr_name, deep = sel.deep }
+  local k = #parts
+  if k == 0 then return plan end -- a bare pseudo-element: the context's own
+  plan.subject = compound_test(parts[k])
+  for i = 1, k - 1 do plan[i] = { test = compound_test(parts[i]), comb = combs[i] } end
+  return plan
+end
+
+-- selector string -> list of parsed selectors
+local function parse(s)
   local p = { s = s, i = 1 }
-  local alts = {}
+  local sels = {}
   if not find(s, "%S") then fail(p, "empty selector") end
   -- Control characters can be in no document XPath reads, nor in an XPath literal.
   local bad = find(s, "[%z\1-\8\11\14-\31\127]")
   if bad then fail(p, "invalid character", bad) end
   repeat
-    alts[#alts + 1] = selector(p)
+    sels[#sels + 1] = selector(p)
     local more = peek(p) == ","
     if more then p.i = p.i + 1 end
   until not more
+  return sels
+end
+
+local function compile(s)
+  local alts = {}
+  for i, sel in ipairs(parse(s)) do alts[i] = selector_xpath(sel) end
   return concat(alts, " | ")
 end
 
@@ -607,6 +642,16 @@ function M.to_xpath(selector_string)
   cache[selector_string] = xpath
   cached = cached + 1
   return xpath
+end
+
+function M.to_plan(selector_string)
+  if type(selector_string) ~= "string" then
+    error("css: selector must be a string, got " .. type(selector_string), 2)
+  end
+  local sels = parse(selector_string)
+  local plan = {}
+  for i, sel in ipairs(sels) do plan[i] = selector_plan(sel) end
+  return plan
 end
 
 return M

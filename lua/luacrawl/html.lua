@@ -32,6 +32,11 @@
 --       a tokenizer that finds the link-carrying tags as libxml2 would (html_scan.c;
 --       libxml2's SAX parser where it is not sure), building no tree: several times
 --       faster than parse + links. opts also takes url= and charset= as for parse.
+--   html.limits([{steps = n}]) -> {steps = n, last = m}
+--       The work one doc:css() or doc:xpath() call may do, in steps (libxml2's XPath
+--       operations and the selector engine's node visits; 20,000,000 by default, 0
+--       for none), for this Lua state; past it the call raises "css: selector exceeded
+--       N steps in ..." ("xpath: expression ..."). last: the steps the last call took.
 --   html.encoding(label) -> the WHATWG name of an encoding label, or nil
 --   html.charset(content_type) -> the charset parameter of a Content-Type, or nil
 --   doc:title() -> string or nil   the first <title>, whitespace squashed
@@ -59,7 +64,7 @@ local css = require "luacrawl.css"
 
 local h = core.html
 local type, error, setmetatable, getmetatable, rawget = type, error, setmetatable, getmetatable, rawget
-local select_, compile, text, info = h.select, h.compile, h.text, h.info
+local select_, compile, compile_css, text, info = h.select, h.compile, h.compile_css, h.text, h.info
 
 local M = {}
 
@@ -105,10 +110,11 @@ end
 
 local css_compiled, ncss = {}, 0
 
+-- A selector as luacrawl.css plans it, for the engine's walk (engine/select.c).
 local function css_of(sel)
   local c = css_compiled[sel]
   if c then return c end
-  c = compile(css.to_xpath(sel))
+  c = compile_css(css.to_plan(sel), sel)
   if ncss >= CACHE_MAX then css_compiled, ncss = {}, 0 end
   css_compiled[sel] = c
   ncss = ncss + 1
@@ -194,6 +200,10 @@ end
 
 -- The WHATWG name of an encoding label ("latin1" -> "windows-1252"), or nil.
 M.encoding = h.encoding
+
+-- The steps one css or xpath call may take: lc.html.limits{steps = n} (0: none);
+-- returns {steps =, last = the steps the last call took}.
+M.limits = h.limits
 
 -- The charset parameter of a Content-Type value, or nil.
 function M.charset(content_type)
