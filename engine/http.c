@@ -1223,10 +1223,24 @@ static void check_done(http_t *http)
  * the library from under engines still alive). */
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_result;
+/* What curl_version_info says, read here once: it rewrites static buffers at every
+ * call, so two engines starting on two threads must not both call it. */
+static long curl_features;
+static char curl_version_text[32];
 
 static void curl_init(void)
 {
     curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (curl_init_result != CURLE_OK) return;
+    const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+    curl_features = v->features;
+    snprintf(curl_version_text, sizeof(curl_version_text), "%s", v->version);
+}
+
+const char *http_curl_version(void)
+{
+    pthread_once(&curl_once, curl_init);
+    return curl_version_text;
 }
 
 http_t *http_new(loop_t *loop, dns_t *dns, char *err, size_t errlen)
@@ -1243,7 +1257,7 @@ http_t *http_new(loop_t *loop, dns_t *dns, char *err, size_t errlen)
     int oom;
     http->penv = proxy_env_new(&oom);
     if (oom) goto oom;
-    if (!(http->headers = http_headers_new())) goto oom;
+    if (!(http->headers = http_headers_new(curl_features))) goto oom;
     http->multi = curl_multi_init();
     http->share = curl_share_init();
     if (!http->multi || !http->share) goto oom;

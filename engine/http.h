@@ -77,6 +77,11 @@ typedef struct http_stats {
 
 http_t *http_new(loop_t *loop, dns_t *dns, char *err, size_t errlen);
 void http_free(http_t *http);
+
+/* libcurl's version ("7.88.1"), read once for the process: call this rather than
+ * curl_version_info, which is not thread-safe. "" when libcurl failed to start. */
+const char *http_curl_version(void);
+
 void http_get_stats(const http_t *http, http_stats_t *stats);
 
 /* A request. Setters return 0, or -1 when the value is refused (a header with CR or

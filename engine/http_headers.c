@@ -18,21 +18,20 @@ struct http_headers {
 };
 
 /* The encodings curl 7.88 lists for CURLOPT_ACCEPT_ENCODING "", in its order. */
-static char *accept_encoding_line(void)
+static char *accept_encoding_line(long features)
 {
-    const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
     char line[96] = "Accept-Encoding: ";
     const char *sep = "";
-    if (v->features & CURL_VERSION_LIBZ) {
+    if (features & CURL_VERSION_LIBZ) {
         strcat(line, "deflate, gzip");
         sep = ", ";
     }
-    if (v->features & CURL_VERSION_BROTLI) {
+    if (features & CURL_VERSION_BROTLI) {
         strcat(line, sep);
         strcat(line, "br");
         sep = ", ";
     }
-    if (v->features & CURL_VERSION_ZSTD) {
+    if (features & CURL_VERSION_ZSTD) {
         strcat(line, sep);
         strcat(line, "zstd");
         sep = ", ";
@@ -40,10 +39,10 @@ static char *accept_encoding_line(void)
     return *sep ? strdup(line) : NULL;
 }
 
-http_headers_t *http_headers_new(void)
+http_headers_t *http_headers_new(long features)
 {
     http_headers_t *hh = calloc(1, sizeof(*hh));
-    if (hh) hh->accept_encoding = accept_encoding_line();
+    if (hh) hh->accept_encoding = accept_encoding_line(features);
     return hh;
 }
 

@@ -14,8 +14,9 @@
 struct curl_slist;
 typedef struct http_headers http_headers_t;
 
-/* NULL when out of memory. */
-http_headers_t *http_headers_new(void);
+/* features: curl_version_info's (http.c reads them once for the process). NULL
+ * when out of memory. */
+http_headers_t *http_headers_new(long features);
 void http_headers_free(http_headers_t *hh);
 
 /* The list for this user agent, valid until http_headers_free (curl keeps the

@@ -9,7 +9,6 @@
 
 #include <ares.h>
 #include <dlfcn.h>
-#include <curl/curl.h>
 #include <luajit.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,7 +205,7 @@ static int core_versions(lua_State *L)
     lua_setfield(L, -2, "luacrawl");
     lua_pushstring(L, LUAJIT_VERSION);
     lua_setfield(L, -2, "luajit");
-    lua_pushstring(L, curl_version_info(CURLVERSION_NOW)->version);
+    lua_pushstring(L, http_curl_version());
     lua_setfield(L, -2, "libcurl");
     lua_pushstring(L, ares_version(NULL));
     lua_setfield(L, -2, "c-ares");
