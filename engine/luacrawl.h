@@ -8,7 +8,25 @@
  * luacrawl-static (the archive). examples/embed.c is a complete program.
  *
  * An engine is a LuaJIT state with the standard libraries and `luacrawl` loaded
- * (the Lua standard library is built in). One engine per thread. */
+ * (the Lua standard library is built in).
+ *
+ * Threads. Engines share no state: each has its own Lua state, event loop, resolver,
+ * HTTP client, limits (max_memory, max_task_cpu) and counters, so a process may run
+ * any number of them, on one thread or on several at once. One engine (with its
+ * lua_State and every value from it) is used by one thread at a time; it may pass to
+ * another thread between calls. The first engine sets up libcurl, c-ares and
+ * libxml2 for the process (thread-safely, once) and no engine ever tears them down:
+ * a program that calls curl_global_cleanup or xmlCleanupParser itself does so after
+ * its last engine is freed. What is one per process stays so:
+ *   - signals: lc.signals.watch blocks the signal in the calling thread and reads it
+ *     from a signalfd. Watch a signal in one engine only, keep that engine on its
+ *     thread, and block the signal in the program's other threads, or the kernel
+ *     may deliver it to one that does not;
+ *   - the shell's line editor (libedit): one engine at a time in `luacrawl shell`;
+ *   - the environment, read when an engine first resolves or fetches
+ *     (LUACRAWL_DNS_SERVERS, the proxy variables): do not change it while engines run;
+ *   - SIGPIPE: the library leaves signal dispositions alone; ignore SIGPIPE as the
+ *     luacrawl binary does, or a peer closing a connection may end the process. */
 #ifndef LUACRAWL_H
 #define LUACRAWL_H
 
