@@ -184,8 +184,6 @@ struct run {
     xmlXPathContextPtr xp;
     xmlNodePtr ctx;
     enum select_error err;
-    xmlNodePtr *path; /* nodes waiting for a remembered answer (linked) */
-    size_t npath, cappath;
 };
 
 /* Count n steps; -1 (err set) past the context's limit. libxml2 keeps opCount only
@@ -279,31 +277,22 @@ static int linked(struct run *r, xmlNodePtr y, int comb, const nset_t *valid, ns
         if (r->err) return -1;
         return p && nset_get(valid, p) >= 0;
     }
+    /* Walk the chain to a valid node, a node whose answer is known, or its end;
+     * then again, remembering the answer for the nodes passed. */
     int ans = 0;
-    r->npath = 0;
+    xmlNodePtr stop = NULL;
     for (xmlNodePtr p = chain_next(r, y, comb); p; p = chain_next(r, p, comb)) {
         if (spend(r, 1) < 0) return -1;
-        if (nset_get(valid, p) >= 0) {
-            ans = 1;
-            break;
-        }
-        int known = nset_get(memo, p);
+        int known = nset_get(valid, p) >= 0 ? 1 : nset_get(memo, p);
         if (known >= 0) {
             ans = known;
+            stop = p;
             break;
         }
-        if (r->npath == r->cappath) {
-            size_t cap = r->cappath ? r->cappath * 2 : 64;
-            xmlNodePtr *path = realloc(r->path, cap * sizeof(*path));
-            if (!path) return oom(r);
-            r->path = path;
-            r->cappath = cap;
-        }
-        r->path[r->npath++] = p;
     }
+    for (xmlNodePtr p = chain_next(r, y, comb); p && p != stop; p = chain_next(r, p, comb))
+        if (nset_put(memo, p, (unsigned char)ans) < 0) return oom(r);
     if (r->err) return -1;
-    for (size_t i = 0; i < r->npath; i++)
-        if (nset_put(memo, r->path[i], (unsigned char)ans) < 0) return oom(r);
     return ans;
 }
 
@@ -369,6 +358,12 @@ done:
     return out;
 }
 
+/* The candidates for one compound (a struct, so that an array of them is not an
+ * array of bare pointers). */
+struct cand {
+    xmlNodeSetPtr set;
+};
+
 /* The subject's matches of selector s, added to out. */
 static int eval_selector(struct run *r, const struct selector *s, nset_t *out)
 {
@@ -376,7 +371,7 @@ static int eval_selector(struct run *r, const struct selector *s, nset_t *out)
     xmlNodeSetPtr subjects = xmlXPathNodeSetCreate(NULL);
     if (!subjects) return oom(r);
     int rc = -1, n = s->nleft;
-    xmlNodeSetPtr *cand = n ? calloc((size_t)n, sizeof(*cand)) : NULL;
+    struct cand *cand = n ? calloc((size_t)n, sizeof(*cand)) : NULL;
     nset_t valid = {0}, memo = {0};
     if (n && !cand) {
         oom(r);
@@ -386,16 +381,16 @@ static int eval_selector(struct run *r, const struct selector *s, nset_t *out)
     /* 1. Right to left: the candidates for each compound. */
     xmlNodeSetPtr right = subjects;
     for (int j = n - 1; j >= 0 && right->nodeNr > 0; j--) {
-        if (!(cand[j] = candidates(r, &s->left[j], right))) goto done;
-        right = cand[j];
+        if (!(cand[j].set = candidates(r, &s->left[j], right))) goto done;
+        right = cand[j].set;
     }
-    if (right->nodeNr == 0) { /* a compound nothing can match */
+    if (right->nodeNr <= 0) { /* a compound nothing can match */
         rc = 0;
         goto done;
     }
     /* 2. Left to right: the matches. */
     for (int j = 0; j <= n; j++) {
-        xmlNodeSetPtr set = j < n ? cand[j] : subjects;
+        xmlNodeSetPtr set = j < n ? cand[j].set : subjects;
         nset_t next = {0}, *into = j < n ? &next : out;
         for (int i = 0; i < set->nodeNr; i++) {
             int ok = j == 0 ? 1 : linked(r, set->nodeTab[i], s->left[j - 1].comb, &valid, &memo);
@@ -414,7 +409,7 @@ done:
     nset_free(&valid);
     nset_free(&memo);
     for (int j = 0; j < n && cand; j++)
-        if (cand[j]) xmlXPathFreeNodeSet(cand[j]);
+        if (cand[j].set) xmlXPathFreeNodeSet(cand[j].set);
     free(cand);
     xmlXPathFreeNodeSet(subjects);
     return rc;
@@ -473,7 +468,7 @@ static int visit(struct run *r, const select_prog_t *p, const nset_t *matched, i
 static int emit(struct run *r, const select_prog_t *p, const nset_t *matched, int limit,
                 xmlNodeSetPtr out)
 {
-    int *inside = calloc((size_t)p->n, sizeof(*inside));
+    int *inside = calloc(p->n ? (size_t)p->n : 1, sizeof(*inside));
     if (!inside) return oom(r);
     int rc = 0, depth = 0;
     xmlNodePtr n = r->ctx;
@@ -526,7 +521,6 @@ done:
     for (int i = 0; i < p->n; i++)
         nset_free(&matched[i]);
     free(matched);
-    free(r.path);
     *err = out ? SELECT_OK : r.err;
     return out;
 }

@@ -3,6 +3,16 @@
 -- API
 --   css.to_xpath(selector) -> xpath     raises on a bad selector; results are cached
 --                                       (a bounded table keyed by selector string)
+--   css.to_plan(selector) -> plan       what doc:css() evaluates (engine/select.c):
+--       a list, one entry per selector of the group: {subject = test, tail = "text"
+--       | "attr" | nil, attr = name, deep = bool, {test =, comb =}, ...}, where each
+--       test is an XPath matching one element against one compound ("self::p[...]")
+--       and the list part holds the compounds left of the subject, left to right,
+--       each with the combinator to its right. subject is nil for a bare
+--       pseudo-element. The engine walks the combinators in time linear in the
+--       document: the single expression of to_xpath nests a predicate per combinator,
+--       which libxml2 evaluates in time growing as the depth of nesting to the power
+--       of the number of combinators. Both select the same nodes in the same order.
 --
 -- Semantics: the XPath is relative to a context node (the document, or an element)
 -- and selects what the browser's context:querySelectorAll(selector) selects: the
