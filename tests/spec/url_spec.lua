@@ -466,7 +466,7 @@ describe("lc.seen", function()
   end)
 end)
 
--- url.c takes a fast path, without curl, for URLs already in normalized form and for
+-- url_fast.c takes a fast path, without curl, for URLs already in normalized form and for
 -- plain references against such a base; tests/unit/test_url_fast.c checks it against
 -- the curl path on random URLs. These pin the cases at its edges.
 describe("lc.url fast path", function()
