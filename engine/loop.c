@@ -354,11 +354,11 @@ static void dispatch(loop_t *loop, const struct epoll_event *ev)
         w->kernel = 0;
         return;
     }
-    if ((ev->events & EPOLLPRI) && !w->urgent) {
+    if ((ev->events & EPOLLPRI) && w->kernel && !w->urgent) {
         /* Level-triggered, unread urgent data would wake every wait: ask no more,
          * and loop_fd_quiet answers for this fd no more. */
         w->urgent = 1;
-        if (w->kernel && epoll_set(loop, fd, w->kernel) < 0) w->kernel = 0;
+        if (epoll_set(loop, fd, w->kernel) < 0) w->kernel = 0;
     }
     /* Re-check: an earlier callback in this batch may have stopped watching fd. */
     if (!w->events || !w->fn) return;
