@@ -27,9 +27,11 @@ static void timers_fire_in_deadline_order(void)
 {
     loop_t *loop = loop_new();
     norder = 0;
-    loop_timer_add(loop, 0.030, record, "c");
-    loop_timer_add(loop, 0.010, record, "a");
-    loop_timer_add(loop, 0.020, record, "b");
+    /* 100 ms apart: a loaded machine (valgrind beside other jobs) may stall
+     * between two adds for longer than a few milliseconds. */
+    loop_timer_add(loop, 0.300, record, "c");
+    loop_timer_add(loop, 0.100, record, "a");
+    loop_timer_add(loop, 0.200, record, "b");
     loop_ref(loop);
     while (norder < 3)
         loop_run_once(loop, 1);
@@ -55,16 +57,16 @@ static void cancelled_timers_never_fire(void)
 {
     loop_t *loop = loop_new();
     norder = 0;
-    loop_timer_t *t1 = loop_timer_add(loop, 0.005, record, "x");
-    loop_timer_add(loop, 0.010, record, "a");
-    loop_timer_t *t3 = loop_timer_add(loop, 0.015, record, "y");
-    loop_timer_add(loop, 0.020, record, "b");
+    loop_timer_t *t1 = loop_timer_add(loop, 0.05, record, "x");
+    loop_timer_add(loop, 0.10, record, "a");
+    loop_timer_t *t3 = loop_timer_add(loop, 0.15, record, "y");
+    loop_timer_add(loop, 0.20, record, "b");
     loop_timer_cancel(loop, t1);
     loop_timer_cancel(loop, t3);
     loop_ref(loop);
     while (norder < 2)
         loop_run_once(loop, 1);
-    double until = loop_time() + 0.03;
+    double until = loop_time() + 0.1;
     while (loop_time() < until)
         loop_run_once(loop, 0);
     CHECK(strcmp(order, "ab") == 0);
