@@ -392,6 +392,9 @@ M.signals = {
 }
 
 M.url, M.seen = core.url, core.seen
+-- lc.json.encode(v) -> text, lc.json.decode(text) -> v (strict RFC 8259; raises
+-- with the byte position), lc.json.null for JSON's null (equal to cjson.null).
+M.json = { encode = core.json_encode, decode = core.json_decode, null = core.json_null }
 M.url.redact = redact
 M.regex = require "luacrawl.regex"
 core.Response = Response
