@@ -3,7 +3,15 @@
  * Each name has one cache entry. An entry is PENDING while its query is in flight,
  * then RESOLVED (with addresses or a failure) until it expires. Waiters hang on the
  * entry and are answered from a deferred call, so a caller never sees its callback
- * run inside dns_resolve (c-ares may answer synchronously from /etc/hosts). */
+ * run inside dns_resolve (c-ares may answer synchronously from /etc/hosts).
+ *
+ * Queries are paced: a burst of new names must not leave all at once, or the
+ * replies overflow the socket's receive buffer and the names dropped there end as
+ * timeouts. A PENDING entry is either out (given to c-ares) or waiting in a FIFO
+ * for one of max_inflight slots; a slot frees when c-ares answers, and the queue
+ * is drained after c-ares has returned (pump), never inside one of its callbacks.
+ * A timeout goes back to the queue's tail for a fresh query, up to `retries`
+ * times, before it is cached as a failure. */
 #include "dns.h"
 
 #include <ares.h>
@@ -42,6 +50,8 @@ struct entry {
     double expires;
     struct dns_wait *waiters, *waiters_tail;
     int deliver_scheduled;
+    int retries_left;    /* fresh queries still allowed after a timeout */
+    struct entry *qnext; /* in dns->queue while waiting for a slot */
     dns_t *dns;
 };
 
@@ -51,7 +61,11 @@ struct dns {
     loop_timer_t *timer;
     struct entry **buckets;
     size_t nbuckets, nentries;
-    int inflight;
+    int inflight;              /* queries given to c-ares */
+    int max_inflight, retries; /* dns_set_pacing, dns_set_retries */
+    int timeout_ms, tries;     /* dns_set_timeout */
+    int nservers;
+    struct entry *queue_head, *queue_tail; /* PENDING, waiting for a slot */
     int destroying;
     double ttl_min, ttl_max, ttl_negative;
     dns_stats_t stats;
@@ -230,6 +244,59 @@ static void add_address(struct entry *e, const struct sockaddr *sa)
     if (e->naddrs < MAX_ADDRS && (e->addrs[e->naddrs] = strdup(buf))) e->naddrs++;
 }
 
+/* Every c-ares status a lookup can end with, what it means and what the user is
+ * told. c-ares's own strings speak of its internals ("Could not contact DNS
+ * servers" for a server that answered REFUSED). */
+static const struct {
+    int code;
+    enum dns_status status;
+    const char *message;
+} ares_codes[] = {
+    {ARES_ENOTFOUND, DNS_NOTFOUND, "no such host"},
+    {ARES_ENODATA, DNS_NOTFOUND, "no address for this name"},
+    {ARES_ETIMEOUT, DNS_TIMEOUT, "no DNS server answered in time"},
+    {ARES_EREFUSED, DNS_FAILED, "DNS server refused the query"},
+    {ARES_ESERVFAIL, DNS_FAILED, "DNS server failed to answer (SERVFAIL)"},
+    {ARES_ENOTIMP, DNS_FAILED, "DNS server does not support the query (NOTIMP)"},
+    {ARES_EFORMERR, DNS_FAILED, "DNS server could not read the query (FORMERR)"},
+    {ARES_EBADRESP, DNS_FAILED, "malformed reply from the DNS server"},
+    {ARES_ECONNREFUSED, DNS_FAILED, "could not reach any DNS server (connection refused)"},
+    {ARES_EOF, DNS_FAILED, "DNS server closed the connection"},
+    {ARES_EBADNAME, DNS_FAILED, "not a valid host name"},
+    {ARES_EBADQUERY, DNS_FAILED, "not a valid host name"},
+    {ARES_ENONAME, DNS_FAILED, "not a valid host name"},
+    {ARES_EBADFAMILY, DNS_FAILED, "address family not supported"},
+    {ARES_ENOMEM, DNS_FAILED, "out of memory"},
+    {ARES_ECANCELLED, DNS_FAILED, "lookup cancelled"},
+    {ARES_EDESTRUCTION, DNS_FAILED, "lookup cancelled: the resolver is shutting down"},
+    {ARES_EFILE, DNS_FAILED, "could not read the resolver configuration"},
+};
+
+enum dns_status dns_ares_status(int code, const char **message)
+{
+    *message = NULL;
+    if (code == ARES_SUCCESS) return DNS_OK;
+    for (size_t i = 0; i < sizeof(ares_codes) / sizeof(ares_codes[0]); i++) {
+        if (ares_codes[i].code == code) {
+            *message = ares_codes[i].message;
+            return ares_codes[i].status;
+        }
+    }
+    *message = "DNS lookup failed";
+    return DNS_FAILED;
+}
+
+static void enqueue(dns_t *dns, struct entry *e)
+{
+    e->qnext = NULL;
+    if (dns->queue_tail)
+        dns->queue_tail->qnext = e;
+    else
+        dns->queue_head = e;
+    dns->queue_tail = e;
+    dns->stats.waiting++;
+}
+
 /* ares_getaddrinfo callback; may run inside ares_getaddrinfo itself. */
 static void on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 {
@@ -237,6 +304,14 @@ static void on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinf
     struct entry *e = arg;
     dns_t *dns = e->dns;
     dns->inflight--;
+    if (!dns->destroying && status == ARES_ETIMEOUT && e->retries_left > 0 && e->waiters) {
+        /* Still PENDING, with its loop reference: pump sends it again. */
+        if (res) ares_freeaddrinfo(res);
+        e->retries_left--;
+        dns->stats.retries++;
+        enqueue(dns, e);
+        return;
+    }
     loop_unref(dns->loop);
     if (dns->destroying) {
         if (res) ares_freeaddrinfo(res);
@@ -257,18 +332,26 @@ static void on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinf
         } else {
             set_failure(e, DNS_NOTFOUND, "%s: %s", "no usable address for this name");
         }
-    } else if (status == ARES_ENOTFOUND || status == ARES_ENODATA) {
-        set_failure(e, DNS_NOTFOUND, "%s: %s", "no such host");
-    } else if (status == ARES_ETIMEOUT) {
-        set_failure(e, DNS_TIMEOUT, "%s: %s", "no DNS server answered in time");
     } else {
-        set_failure(e, DNS_FAILED, "%s: DNS lookup failed: %s", ares_strerror(status));
+        const char *message;
+        enum dns_status st = dns_ares_status(status, &message);
+        /* With several servers c-ares checks replies itself (new_channel), and ends
+         * with this code when each refused or failed the query, too. */
+        if (status == ARES_ECONNREFUSED && dns->nservers > 1)
+            message = "no DNS server would answer (each refused or failed the query, "
+                      "or could not be reached)";
+        if (st == DNS_OK) /* ARES_SUCCESS without a result */
+            set_failure(e, DNS_NOTFOUND, "%s: %s", "no address for this name");
+        else
+            set_failure(e, st, "%s: %s", message);
     }
     if (res) ares_freeaddrinfo(res);
     schedule_delivery(e);
 }
 
 /* ---- c-ares on the loop ---- */
+
+static void pump(dns_t *dns);
 
 static void on_io(loop_t *loop, int fd, int events, void *arg)
 {
@@ -277,7 +360,7 @@ static void on_io(loop_t *loop, int fd, int events, void *arg)
     ares_socket_t rfd = (events & (LOOP_READ | LOOP_ERROR)) ? fd : ARES_SOCKET_BAD;
     ares_socket_t wfd = (events & LOOP_WRITE) ? fd : ARES_SOCKET_BAD;
     ares_process_fd(dns->channel, rfd, wfd);
-    arm_timer(dns);
+    pump(dns); /* answers freed slots, timeouts came back to the queue */
 }
 
 /* ARES_OPT_SOCK_STATE_CB */
@@ -294,7 +377,7 @@ static void on_timer(loop_t *loop, void *arg)
     dns_t *dns = arg;
     dns->timer = NULL;
     ares_process_fd(dns->channel, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
-    arm_timer(dns);
+    pump(dns);
 }
 
 static void arm_timer(dns_t *dns)
@@ -321,6 +404,44 @@ static void ares_library_once(void)
     ares_init_result = ares_library_init(ARES_LIB_INIT_ALL);
 }
 
+static int open_channel(dns_t *dns, int flags, ares_channel *ch)
+{
+    struct ares_options opts = {0};
+    opts.sock_state_cb = on_sock_state;
+    opts.sock_state_cb_data = dns;
+    opts.timeout = dns->timeout_ms;
+    opts.tries = dns->tries;
+    opts.flags = flags;
+    int mask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES;
+    return ares_init_options(ch, &opts, flags ? mask | ARES_OPT_FLAGS : mask);
+}
+
+/* ch, or in its place a channel on its one server that hands SERVFAIL, REFUSED and
+ * NOTIMP replies over as they are (ARES_FLAG_NOCHECKRESP). c-ares 1.18 otherwise
+ * skips a server that gives one and, out of servers, ends the query with
+ * ARES_ECONNREFUSED ("Could not contact DNS servers"), whatever the server said.
+ * With several servers that check is kept: such a reply from one moves on to the
+ * next, which matters more than the exact message. Sets dns->nservers. */
+static ares_channel checked_channel(dns_t *dns, ares_channel ch)
+{
+    struct ares_addr_port_node *list = NULL;
+    dns->nservers = 0;
+    if (ares_get_servers_ports(ch, &list) != ARES_SUCCESS) return ch;
+    for (const struct ares_addr_port_node *n = list; n; n = n->next)
+        dns->nservers++;
+    ares_channel one;
+    if (dns->nservers == 1 && open_channel(dns, ARES_FLAG_NOCHECKRESP, &one) == ARES_SUCCESS) {
+        if (ares_set_servers_ports(one, list) == ARES_SUCCESS) {
+            ares_destroy(ch);
+            ch = one;
+        } else {
+            ares_destroy(one);
+        }
+    }
+    ares_free_data(list);
+    return ch;
+}
+
 dns_t *dns_new(loop_t *loop, const char *servers, char *err, size_t errlen)
 {
     pthread_once(&ares_once, ares_library_once);
@@ -338,14 +459,12 @@ dns_t *dns_new(loop_t *loop, const char *servers, char *err, size_t errlen)
     dns->ttl_min = 60;
     dns->ttl_max = 3600;
     dns->ttl_negative = 60;
+    dns->max_inflight = DNS_DEFAULT_MAX_INFLIGHT;
+    dns->retries = DNS_DEFAULT_RETRIES;
+    dns->timeout_ms = 1500;
+    dns->tries = 2;
 
-    struct ares_options opts = {0};
-    opts.sock_state_cb = on_sock_state;
-    opts.sock_state_cb_data = dns;
-    opts.timeout = 1500;
-    opts.tries = 2;
-    int rc = ares_init_options(&dns->channel, &opts,
-                               ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES);
+    int rc = open_channel(dns, 0, &dns->channel);
     if (rc != ARES_SUCCESS) {
         snprintf(err, errlen, "c-ares: %s", ares_strerror(rc));
         free(dns->buckets);
@@ -360,6 +479,7 @@ dns_t *dns_new(loop_t *loop, const char *servers, char *err, size_t errlen)
             return NULL;
         }
     }
+    dns->channel = checked_channel(dns, dns->channel);
     return dns;
 oom:
     snprintf(err, errlen, "out of memory");
@@ -374,6 +494,8 @@ void dns_free(dns_t *dns)
     dns->destroying = 1;
     if (dns->timer) loop_timer_cancel(dns->loop, dns->timer);
     ares_destroy(dns->channel);
+    for (struct entry *e = dns->queue_head; e; e = e->qnext)
+        loop_unref(dns->loop);
     for (size_t i = 0; i < dns->nbuckets; i++) {
         struct entry *e = dns->buckets[i], *next;
         for (; e; e = next) {
@@ -401,22 +523,32 @@ void dns_set_timeout(dns_t *dns, int timeout_ms, int tries)
 {
     /* c-ares 1.18 has no setter for a live channel; re-create it keeping servers. */
     struct ares_addr_port_node *list = NULL;
-    if (ares_get_servers_ports(dns->channel, &list) == ARES_SUCCESS) {
+    if (dns->inflight == 0 && ares_get_servers_ports(dns->channel, &list) == ARES_SUCCESS) {
+        int old_ms = dns->timeout_ms, old_tries = dns->tries;
+        dns->timeout_ms = timeout_ms;
+        dns->tries = tries;
         ares_channel fresh;
-        struct ares_options opts = {0};
-        opts.sock_state_cb = on_sock_state;
-        opts.sock_state_cb_data = dns;
-        opts.timeout = timeout_ms;
-        opts.tries = tries;
-        if (dns->inflight == 0 && ares_init_options(&fresh, &opts,
-                                                    ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS |
-                                                        ARES_OPT_TRIES) == ARES_SUCCESS) {
+        if (open_channel(dns, 0, &fresh) == ARES_SUCCESS) {
             ares_set_servers_ports(fresh, list);
             ares_destroy(dns->channel);
-            dns->channel = fresh;
+            dns->channel = checked_channel(dns, fresh);
+        } else {
+            dns->timeout_ms = old_ms;
+            dns->tries = old_tries;
         }
         ares_free_data(list);
     }
+}
+
+void dns_set_pacing(dns_t *dns, int max_inflight)
+{
+    dns->max_inflight = max_inflight > 0 ? max_inflight : 1;
+    pump(dns);
+}
+
+void dns_set_retries(dns_t *dns, int retries)
+{
+    dns->retries = retries > 0 ? retries : 0;
 }
 
 static int lower_host(char *dst, const char *src)
@@ -463,18 +595,51 @@ static int literal_address(struct entry *e)
     return 1;
 }
 
-static void start_query(dns_t *dns, struct entry *e)
+static void send_query(dns_t *dns, struct entry *e)
 {
-    clear_result(e);
-    e->state = PENDING;
     dns->stats.queries++;
     dns->inflight++;
-    loop_ref(dns->loop);
+    if ((unsigned long)dns->inflight > dns->stats.peak)
+        dns->stats.peak = (unsigned long)dns->inflight;
     struct ares_addrinfo_hints hints = {0};
     hints.ai_family = AF_INET;
     hints.ai_flags = ARES_AI_NOSORT;
     ares_getaddrinfo(dns->channel, e->host, NULL, &hints, on_addrinfo, e);
+}
+
+/* Send queued queries while slots are free. Only where no c-ares call is on the
+ * stack: a query may complete inside ares_getaddrinfo (/etc/hosts), which frees
+ * its slot again before the loop goes on. A queued entry nobody waits for any more
+ * (its waiters cancelled) is not sent: it is left expired, to be asked afresh. */
+static void pump(dns_t *dns)
+{
+    while (dns->queue_head && dns->inflight < dns->max_inflight) {
+        struct entry *e = dns->queue_head;
+        dns->queue_head = e->qnext;
+        if (!dns->queue_head) dns->queue_tail = NULL;
+        e->qnext = NULL;
+        dns->stats.waiting--;
+        if (!e->waiters) {
+            e->state = RESOLVED;
+            e->status = DNS_FAILED;
+            e->expires = 0;
+            loop_unref(dns->loop);
+            continue;
+        }
+        send_query(dns, e);
+    }
     arm_timer(dns);
+}
+
+/* A fresh lookup of e, whose waiter is already attached. */
+static void start_query(dns_t *dns, struct entry *e)
+{
+    clear_result(e);
+    e->state = PENDING;
+    e->retries_left = dns->retries;
+    loop_ref(dns->loop);
+    enqueue(dns, e);
+    pump(dns);
 }
 
 dns_wait_t *dns_resolve(dns_t *dns, const char *host, dns_fn fn, void *arg)
@@ -488,6 +653,7 @@ dns_wait_t *dns_resolve(dns_t *dns, const char *host, dns_fn fn, void *arg)
     if (lower_host(name, host) < 0) name[0] = '\0';
     unsigned hash = hash_host(name);
     struct entry *e = find_entry(dns, name, hash);
+    int fresh = 0;
     if (!e) {
         e = new_entry(dns, name, hash);
         if (!e) {
@@ -501,16 +667,17 @@ dns_wait_t *dns_resolve(dns_t *dns, const char *host, dns_fn fn, void *arg)
         } else if (literal_address(e)) {
             dns->stats.hits++;
         } else {
-            start_query(dns, e);
+            fresh = 1;
         }
     } else if (e->state == PENDING) {
         dns->stats.coalesced++;
     } else if (e->expires <= loop_now(dns->loop) && entry_idle(e)) {
-        start_query(dns, e);
+        fresh = 1;
     } else {
         dns->stats.hits++;
     }
 
+    /* The waiter first: pump sends only queries somebody waits for. */
     w->entry = e;
     w->prev = e->waiters_tail;
     if (e->waiters_tail)
@@ -518,6 +685,7 @@ dns_wait_t *dns_resolve(dns_t *dns, const char *host, dns_fn fn, void *arg)
     else
         e->waiters = w;
     e->waiters_tail = w;
+    if (fresh) start_query(dns, e);
     if (e->state == RESOLVED) schedule_delivery(e);
     return w;
 }

@@ -3,7 +3,10 @@
  * One query per name however many callers wait on it; answers cached for their
  * TTL (clamped to [ttl_min, ttl_max]), failures cached as negative entries; IP
  * literals answered without a query and /etc/hosts consulted by c-ares first.
- * Results are always delivered from a deferred call, never inside dns_resolve. */
+ * At most max_inflight queries are out at once (the rest wait their turn in
+ * order), and a query that timed out is sent again, afresh, before its failure is
+ * cached. Results are always delivered from a deferred call, never inside
+ * dns_resolve. */
 #ifndef LUACRAWL_DNS_H
 #define LUACRAWL_DNS_H
 
@@ -17,9 +20,14 @@ typedef struct dns_wait dns_wait_t;
 enum dns_status {
     DNS_OK = 0,
     DNS_NOTFOUND, /* NXDOMAIN, or no address of the family asked for */
-    DNS_TIMEOUT,  /* no server answered */
+    DNS_TIMEOUT,  /* no server answered, after the retries */
     DNS_FAILED,   /* SERVFAIL, REFUSED, a bad name, any other failure */
 };
+
+/* What a c-ares status means, as the one table dns.c maps them with: the status
+ * and a message a user understands ("DNS server refused the query"). NULL message
+ * for ARES_SUCCESS. Exposed for the tests. */
+enum dns_status dns_ares_status(int ares_status, const char **message);
 
 typedef struct dns_answer {
     enum dns_status status;
@@ -36,7 +44,17 @@ typedef struct dns_stats {
     unsigned long hits;      /* answered from the cache or a literal */
     unsigned long coalesced; /* joined a query already in flight */
     unsigned long entries;   /* names in the cache now */
+    unsigned long retries;   /* timed-out queries sent again */
+    unsigned long waiting;   /* queries waiting for a free slot now (max_inflight) */
+    unsigned long peak;      /* the most queries out at once so far */
 } dns_stats_t;
+
+/* The default of dns_set_pacing: enough to keep a remote resolver busy, few enough
+ * that the replies of a burst fit the socket's receive buffer (every query of a
+ * burst sent at once loses replies there, and they end as timeouts). */
+#define DNS_DEFAULT_MAX_INFLIGHT 64
+/* The default of dns_set_retries. */
+#define DNS_DEFAULT_RETRIES 1
 
 /* servers: NULL for /etc/resolv.conf, or "HOST[:PORT][,...]". On failure returns
  * NULL and writes a message to err. */
@@ -48,6 +66,11 @@ void dns_free(dns_t *dns);
 void dns_set_ttl(dns_t *dns, double min, double max, double negative);
 /* Query timeout per try in milliseconds and number of tries. */
 void dns_set_timeout(dns_t *dns, int timeout_ms, int tries);
+/* At most max_inflight (at least 1) queries out at once. */
+void dns_set_pacing(dns_t *dns, int max_inflight);
+/* A lookup that timed out (every try of every server) is queried again, afresh, up
+ * to `retries` times (0: never) before its failure is cached. */
+void dns_set_retries(dns_t *dns, int retries);
 
 /* Look up host; fn(arg, answer) is called once from a deferred call, unless the
  * wait is cancelled first. The answer is valid only during the call. Returns NULL

@@ -120,8 +120,9 @@ static int core_init(lua_State *L)
     return 0;
 }
 
-/* core.configure{dns_servers=, dns_timeout=, dns_tries=, dns_ttl_min=, dns_ttl_max=,
- * dns_negative_ttl=}: before the first lookup for servers; the rest at any time. */
+/* core.configure{dns_servers=, dns_timeout=, dns_tries=, dns_retries=, dns_concurrency=,
+ * dns_ttl_min=, dns_ttl_max=, dns_negative_ttl=}: before the first lookup for servers;
+ * the rest at any time. */
 static int core_configure(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
@@ -148,6 +149,16 @@ static int core_configure(lua_State *L)
         dns_set_timeout(lc_dns(L, st), (int)(timeout * 1000), tries);
     }
     lua_pop(L, 2);
+    lua_getfield(L, 1, "dns_retries");
+    if (!lua_isnil(L, -1))
+        dns_set_retries(lc_dns(L, st), (int)lc_opt_integer(L, -1, "configure: dns_retries",
+                                                           DNS_DEFAULT_RETRIES, 0, 100));
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "dns_concurrency");
+    if (!lua_isnil(L, -1))
+        dns_set_pacing(lc_dns(L, st), (int)lc_opt_integer(L, -1, "configure: dns_concurrency",
+                                                          DNS_DEFAULT_MAX_INFLIGHT, 1, 65536));
+    lua_pop(L, 1);
     lua_getfield(L, 1, "dns_ttl_min");
     lua_getfield(L, 1, "dns_ttl_max");
     lua_getfield(L, 1, "dns_negative_ttl");
@@ -185,6 +196,9 @@ static int core_stats(lua_State *L)
         lc_set_number(L, "dns_hits", (double)ds.hits);
         lc_set_number(L, "dns_coalesced", (double)ds.coalesced);
         lc_set_number(L, "dns_entries", (double)ds.entries);
+        lc_set_number(L, "dns_retries", (double)ds.retries);
+        lc_set_number(L, "dns_waiting", (double)ds.waiting);
+        lc_set_number(L, "dns_peak", (double)ds.peak);
     }
     if (st->http) {
         http_stats_t hs;

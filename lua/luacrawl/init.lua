@@ -146,8 +146,8 @@ end
 -- core.run for callers that want the traceback: true, ... | false, err, traceback
 M._run = core.run
 
--- lc.configure{dns_servers=, dns_timeout=, dns_tries=, dns_ttl_min=, dns_ttl_max=,
--- dns_negative_ttl=, max_memory=, max_task_cpu=}
+-- lc.configure{dns_servers=, dns_timeout=, dns_tries=, dns_retries=, dns_concurrency=,
+-- dns_ttl_min=, dns_ttl_max=, dns_negative_ttl=, max_memory=, max_task_cpu=}
 function M.configure(opts)
   core.configure(opts)
   if opts.max_memory ~= nil or opts.max_task_cpu ~= nil then
@@ -216,6 +216,7 @@ local STRING = {}
 -- A FIFO queue for tasks: get waits while empty, put waits while full (maxsize
 -- > 0), join waits until every item put has been marked task_done.
 function M.queue(maxsize)
+  if maxsize ~= nil then maxsize = core.check_integer(maxsize, "lc.queue: maxsize", 0) end
   return setmetatable({
     maxsize = maxsize or 0, head = 1, tail = 0, unfinished = 0,
     getters = waiters(), putters = waiters(), joiners = waiters(),
@@ -361,6 +362,7 @@ end
 -- Run fn(...) in a task of its own; its results, or nil and a timeout error when
 -- it has not ended after `seconds` (it is then cancelled).
 function M.timeout(seconds, fn, ...)
+  core.check_number(seconds, "lc.timeout: seconds", 0)
   local child = core.spawn(fn, ...)
   local expired = false
   local timer = core.spawn(function()

@@ -1,8 +1,11 @@
 /* Unit tests of engine/dns.c against the dnsmasq that tests/fixtures/run.py starts
- * (LC_DNS_SERVER): answers, the TTL cache, negative entries, one query per name. */
+ * (LC_DNS_SERVER): answers, the TTL cache, negative entries, one query per name,
+ * pacing of bursts; and against dns_faults.py (LC_DNS_FAULTS): retries of timed-out
+ * queries, and what each failure is called. */
 #include "dns.h"
 #include "test.h"
 
+#include <ares.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +13,7 @@ struct result {
     int done;
     enum dns_status status;
     char addr[64];
+    char msg[256];
     double ttl;
 };
 
@@ -20,10 +24,12 @@ static void on_answer(void *arg, const dns_answer_t *ans)
     r->status = ans->status;
     r->ttl = ans->ttl;
     if (ans->naddrs) snprintf(r->addr, sizeof(r->addr), "%s", ans->addrs[0]);
+    if (ans->error) snprintf(r->msg, sizeof(r->msg), "%s", ans->error);
 }
 
 static loop_t *loop;
 static dns_t *dns;
+static const char *faults_server; /* LC_DNS_FAULTS */
 
 static void wait_all(struct result *r, int n)
 {
@@ -36,11 +42,37 @@ static void wait_all(struct result *r, int n)
     }
 }
 
-static void resolve(const char *host, struct result *r)
+static void resolve_with(dns_t *d, const char *host, struct result *r)
 {
     memset(r, 0, sizeof(*r));
-    CHECK(dns_resolve(dns, host, on_answer, r) != NULL);
+    CHECK(dns_resolve(d, host, on_answer, r) != NULL);
     CHECK(r->done == 0); /* never answered inside dns_resolve */
+}
+
+static void resolve(const char *host, struct result *r)
+{
+    resolve_with(dns, host, r);
+}
+
+/* A resolver of its own (fresh statistics) on server; c-ares tries once, for
+ * timeout_ms, so that what is retried is ours. */
+static dns_t *new_resolver(const char *server, int timeout_ms)
+{
+    char err[256];
+    dns_t *d = dns_new(loop, server, err, sizeof(err));
+    if (!d) {
+        fprintf(stderr, "dns_new: %s\n", err);
+        exit(1);
+    }
+    dns_set_timeout(d, timeout_ms, 1);
+    return d;
+}
+
+/* Run the loop until nothing is left to do (every query answered). */
+static void settle(void)
+{
+    while (loop_run_once(loop, 1) > 0) {
+    }
 }
 
 static void names_only_the_test_server_knows_resolve(void)
@@ -157,11 +189,188 @@ static void cancelled_waits_are_not_answered(void)
     CHECK(r[0].done == 0);
 }
 
+#define BURST 1500
+
+static void a_burst_of_new_names_all_resolve_with_bounded_queries_out(void)
+{
+    static struct result r[BURST];
+    char name[64];
+    dns_t *d = new_resolver(getenv("LC_DNS_SERVER"), 1500);
+    dns_set_timeout(d, 1500, 2); /* the defaults: what a crawl has */
+    for (int i = 0; i < BURST; i++) {
+        snprintf(name, sizeof(name), "h%d.burst.crawl.test", i);
+        resolve_with(d, name, &r[i]);
+    }
+    dns_stats_t st;
+    dns_get_stats(d, &st);
+    CHECK(st.waiting == BURST - DNS_DEFAULT_MAX_INFLIGHT);
+    wait_all(r, BURST);
+    int failed = 0;
+    for (int i = 0; i < BURST; i++) {
+        if (r[i].status != DNS_OK || strcmp(r[i].addr, "127.0.0.1") != 0) {
+            if (failed++ < 5) fprintf(stderr, "  h%d: %s\n", i, r[i].msg);
+        }
+    }
+    CHECK(failed == 0);
+    dns_get_stats(d, &st);
+    CHECK(st.queries == BURST);
+    CHECK(st.peak == DNS_DEFAULT_MAX_INFLIGHT);
+    CHECK(st.waiting == 0);
+    dns_free(d);
+}
+
+static void pacing_holds_to_the_limit_set(void)
+{
+    struct result r[20];
+    char name[64];
+    dns_t *d = new_resolver(getenv("LC_DNS_SERVER"), 1500);
+    dns_set_pacing(d, 3);
+    for (int i = 0; i < 20; i++) {
+        snprintf(name, sizeof(name), "p%d.burst.crawl.test", i);
+        resolve_with(d, name, &r[i]);
+    }
+    wait_all(r, 20);
+    dns_stats_t st;
+    dns_get_stats(d, &st);
+    CHECK(st.peak == 3);
+    for (int i = 0; i < 20; i++)
+        CHECK(r[i].status == DNS_OK);
+    dns_free(d);
+}
+
+static void queued_lookups_nobody_waits_for_are_not_sent(void)
+{
+    struct result r[5];
+    dns_wait_t *w[5];
+    char name[64];
+    dns_t *d = new_resolver(getenv("LC_DNS_SERVER"), 1500);
+    dns_set_pacing(d, 1);
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof(name), "c%d.burst.crawl.test", i);
+        memset(&r[i], 0, sizeof(r[i]));
+        w[i] = dns_resolve(d, name, on_answer, &r[i]);
+    }
+    for (int i = 1; i < 5; i++)
+        dns_cancel(d, w[i]);
+    settle();
+    dns_stats_t st;
+    dns_get_stats(d, &st);
+    CHECK(r[0].done && r[0].status == DNS_OK);
+    CHECK(st.queries == 1);
+    resolve_with(d, "c3.burst.crawl.test", &r[3]); /* asked afresh */
+    wait_all(&r[3], 1);
+    CHECK(r[3].status == DNS_OK);
+    dns_free(d);
+}
+
+static void a_timed_out_query_is_sent_again_before_it_fails(void)
+{
+    struct result r;
+    dns_t *d = new_resolver(faults_server, 500);
+    resolve_with(d, "drop1-unit.fault.test", &r); /* the first query is lost */
+    wait_all(&r, 1);
+    CHECK(r.status == DNS_OK);
+    CHECK(strcmp(r.addr, "127.0.0.2") == 0);
+    dns_stats_t st;
+    dns_get_stats(d, &st);
+    CHECK(st.retries == 1);
+    CHECK(st.queries == 2);
+    /* Without retries, the same loss is a failure. */
+    dns_set_retries(d, 0);
+    resolve_with(d, "drop1-noretry.fault.test", &r);
+    wait_all(&r, 1);
+    CHECK(r.status == DNS_TIMEOUT);
+    dns_free(d);
+}
+
+static void a_timeout_is_cached_for_less_time_than_nxdomain(void)
+{
+    struct result t, n;
+    dns_t *d = new_resolver(faults_server, 300);
+    resolve_with(d, "timeout.fault.test", &t);
+    resolve_with(d, "nxdomain.fault.test", &n);
+    wait_all(&t, 1);
+    wait_all(&n, 1);
+    CHECK(t.status == DNS_TIMEOUT);
+    CHECK(strstr(t.msg, "no DNS server answered in time") != NULL);
+    CHECK(n.status == DNS_NOTFOUND);
+    CHECK(t.ttl < n.ttl);
+    dns_stats_t st;
+    dns_get_stats(d, &st);
+    CHECK(st.retries == DNS_DEFAULT_RETRIES); /* the timeout, not the NXDOMAIN */
+    dns_free(d);
+}
+
+static void each_server_failure_says_what_happened(void)
+{
+    static const struct {
+        const char *name;
+        enum dns_status status;
+        const char *msg;
+    } cases[] = {
+        {"refused.fault.test", DNS_FAILED, "DNS server refused the query"},
+        {"servfail.fault.test", DNS_FAILED, "SERVFAIL"},
+        {"formerr.fault.test", DNS_FAILED, "FORMERR"},
+        {"notimp.fault.test", DNS_FAILED, "NOTIMP"},
+        {"garbage.fault.test", DNS_FAILED, "malformed reply"},
+        {"nxdomain.fault.test", DNS_NOTFOUND, "no such host"},
+        {"zero.fault.test", DNS_NOTFOUND, "no usable address"},
+    };
+    enum { N = sizeof(cases) / sizeof(cases[0]) };
+    struct result r[N];
+    dns_t *d = new_resolver(faults_server, 1000);
+    for (int i = 0; i < N; i++)
+        resolve_with(d, cases[i].name, &r[i]);
+    wait_all(r, N);
+    for (int i = 0; i < N; i++) {
+        if (r[i].status != cases[i].status || !strstr(r[i].msg, cases[i].msg)) {
+            fprintf(stderr, "  %s: status %d, '%s'\n", cases[i].name, r[i].status, r[i].msg);
+            test_failures++;
+        }
+    }
+    dns_free(d);
+}
+
+static void a_server_that_is_not_listening_says_so(void)
+{
+    struct result r;
+    dns_t *d = new_resolver("127.0.0.1:1", 300);
+    resolve_with(d, "ok.fault.test", &r);
+    wait_all(&r, 1);
+    CHECK(r.status != DNS_OK);
+    CHECK(strstr(r.msg, "could not reach any DNS server") || strstr(r.msg, "in time"));
+    dns_free(d);
+}
+
+static void every_ares_status_has_a_meaning_of_its_own(void)
+{
+    const char *msg;
+    CHECK(dns_ares_status(ARES_SUCCESS, &msg) == DNS_OK && msg == NULL);
+    CHECK(dns_ares_status(ARES_ENOTFOUND, &msg) == DNS_NOTFOUND);
+    CHECK(dns_ares_status(ARES_ENODATA, &msg) == DNS_NOTFOUND);
+    CHECK(dns_ares_status(ARES_ETIMEOUT, &msg) == DNS_TIMEOUT);
+    CHECK(dns_ares_status(ARES_EREFUSED, &msg) == DNS_FAILED);
+    CHECK(strcmp(msg, "DNS server refused the query") == 0);
+    /* Every other code a lookup can end with: a failure with a message of ours,
+     * never c-ares's own text. */
+    for (int code = ARES_ENODATA; code <= ARES_ESERVICE; code++) {
+        enum dns_status st = dns_ares_status(code, &msg);
+        CHECK(st != DNS_OK);
+        CHECK(msg != NULL && strcmp(msg, ares_strerror(code)) != 0);
+    }
+}
+
 int main(void)
 {
     const char *server = getenv("LC_DNS_SERVER");
     if (!server) {
         fprintf(stderr, "LC_DNS_SERVER is not set: run through tests/fixtures/run.py --dns\n");
+        return 1;
+    }
+    faults_server = getenv("LC_DNS_FAULTS");
+    if (!faults_server) {
+        fprintf(stderr, "LC_DNS_FAULTS is not set: run through tests/fixtures/run.py "
+                        "--dns-faults\n");
         return 1;
     }
     char err[256];
@@ -179,6 +388,14 @@ int main(void)
     RUN(answers_expire_after_their_ttl);
     RUN(ip_literals_and_hosts_file_need_no_query);
     RUN(cancelled_waits_are_not_answered);
+    RUN(a_burst_of_new_names_all_resolve_with_bounded_queries_out);
+    RUN(pacing_holds_to_the_limit_set);
+    RUN(queued_lookups_nobody_waits_for_are_not_sent);
+    RUN(a_timed_out_query_is_sent_again_before_it_fails);
+    RUN(a_timeout_is_cached_for_less_time_than_nxdomain);
+    RUN(each_server_failure_says_what_happened);
+    RUN(a_server_that_is_not_listening_says_so);
+    RUN(every_ares_status_has_a_meaning_of_its_own);
     dns_free(dns);
     loop_free(loop);
     printf("%s\n", test_failures ? "FAILED" : "all passed");
