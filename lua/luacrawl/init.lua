@@ -213,10 +213,18 @@ Queue.__index = Queue
 -- new string to be looked up among (a noticeable share of the example crawler's time).
 local STRING = {}
 
+-- core.check_number/check_integer(v, what, min, max), raising at the caller of
+-- the function that calls this one (not inside this file).
+local function arg_check(check, v, what, min, max)
+  local ok, r = pcall(check, v, what, min, max)
+  if ok then return r end
+  error((tostring(r):gsub("^[^\n]-:%d+: ", "")), 3)
+end
+
 -- A FIFO queue for tasks: get waits while empty, put waits while full (maxsize
 -- > 0), join waits until every item put has been marked task_done.
 function M.queue(maxsize)
-  if maxsize ~= nil then maxsize = core.check_integer(maxsize, "lc.queue: maxsize", 0) end
+  if maxsize ~= nil then maxsize = arg_check(core.check_integer, maxsize, "lc.queue: maxsize", 0) end
   return setmetatable({
     maxsize = maxsize or 0, head = 1, tail = 0, unfinished = 0,
     getters = waiters(), putters = waiters(), joiners = waiters(),
@@ -362,7 +370,7 @@ end
 -- Run fn(...) in a task of its own; its results, or nil and a timeout error when
 -- it has not ended after `seconds` (it is then cancelled).
 function M.timeout(seconds, fn, ...)
-  core.check_number(seconds, "lc.timeout: seconds", 0)
+  arg_check(core.check_number, seconds, "lc.timeout: seconds", 0)
   local child = core.spawn(fn, ...)
   local expired = false
   local timer = core.spawn(function()

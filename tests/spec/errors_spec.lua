@@ -132,3 +132,21 @@ describe("the memory error kind", function()
     assert.equal(1, stats.errors.memory)
   end)
 end)
+
+describe("lc.queue and lc.timeout", function()
+  it("refuse a maxsize that is not a whole number >= 0", function()
+    for _, bad in ipairs({ -1, 0 / 0, 1 / 0, 2.5 }) do
+      local ok, err = pcall(lc.queue, bad)
+      assert.is_false(ok)
+      assert.matches("lc.queue: maxsize must be an integer >= 0", tostring(err), 1, true)
+    end
+    assert.equal(3, lc.queue(3).maxsize)
+  end)
+  it("refuse a timeout that is not a finite number >= 0", function()
+    for _, bad in ipairs({ -1, 0 / 0, 1 / 0 }) do
+      local ok, err = pcall(lc.timeout, bad, function() end)
+      assert.is_false(ok)
+      assert.matches("lc.timeout: seconds must be a number >= 0", tostring(err), 1, true)
+    end
+  end)
+end)
