@@ -23,6 +23,14 @@ static int open_all(lua_State *L)
     lua_call(L, 0, 1);
     lua_setfield(L, -2, "luacrawl");
     lua_pop(L, 2);
+    /* This state is ours: a __gc metamethod that raises is reported and ignored
+     * (luacrawl/finalizers.lua says why the LuaJIT we build on needs that). */
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "luacrawl.finalizers");
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "install");
+    lua_call(L, 0, 0);
+    lua_pop(L, 1);
     return 0;
 }
 

@@ -19,6 +19,7 @@ struct waiter {
 
 struct lc_signals {
     sigwatch_t *watch;
+    int names_ref; /* the names as Lua strings, made beforehand (on_signal) */
     int pending[MAX_PENDING];
     int npending;
     struct waiter *waiters;
@@ -48,13 +49,28 @@ static const char *name_of(int signo)
     return "?";
 }
 
+static int index_of(int signo)
+{
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (names[i].signo == signo) return (int)i + 1;
+    return 0;
+}
+
+/* A loop callback, outside any task: it must not make a Lua value. Making one may
+ * run a step of the collector, and a __gc metamethod raising there would unwind
+ * through the loop's C frames (task.c, "storing a task's outcome"); so the name is
+ * taken from a table made when signals were first used. */
 static void on_signal(void *arg, int signo)
 {
     struct lc_signals *s = arg;
     struct waiter *w = s->waiters;
-    if (w) {
+    int i = index_of(signo);
+    if (w && i) {
         s->waiters = w->next;
-        lua_pushstring(task_thread(w->task), name_of(signo));
+        lua_State *co = task_thread(w->task);
+        lua_rawgeti(co, LUA_REGISTRYINDEX, s->names_ref);
+        lua_rawgeti(co, -1, i);
+        lua_remove(co, -2);
         task_wake(w->task, 1);
         free(w);
     } else if (s->npending < MAX_PENDING) {
@@ -65,11 +81,23 @@ static void on_signal(void *arg, int signo)
 static struct lc_signals *signals_of(lua_State *L, lc_state_t *st)
 {
     if (!st->signals) {
+        int n = (int)(sizeof(names) / sizeof(names[0]));
+        lua_createtable(L, n, 0);
+        for (int i = 0; i < n; i++) {
+            lua_pushstring(L, names[i].name);
+            lua_rawseti(L, -2, i + 1);
+        }
+        int names_ref = luaL_ref(L, LUA_REGISTRYINDEX);
         struct lc_signals *s = calloc(1, sizeof(*s));
-        if (!s) luaL_error(L, "signals: out of memory");
+        if (!s) {
+            luaL_unref(L, LUA_REGISTRYINDEX, names_ref);
+            luaL_error(L, "signals: out of memory");
+        }
+        s->names_ref = names_ref;
         s->watch = sigwatch_new(st->loop, on_signal, s);
         if (!s->watch) {
             free(s);
+            luaL_unref(L, LUA_REGISTRYINDEX, names_ref);
             luaL_error(L, "signals: cannot create a signalfd");
         }
         st->signals = s;

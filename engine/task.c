@@ -31,6 +31,7 @@ struct task {
     int resume_marker;  /* resume with the cancelled marker */
     int error_delivered;
     int suspended; /* waiting in a generic suspend */
+    int lost;      /* its results could not be stored (store_outcome) */
     task_abort_fn abort;
     void *abort_arg;
     task_t *ready_next;
@@ -47,6 +48,8 @@ struct sched {
     task_t *current;
     task_t *live;
     int cancel_err_ref;
+    int store_ref; /* store_outcome_p, a C function in the registry */
+    int lost_ref;  /* the error of a task whose results could not be stored */
     unsigned long next_id;
     double resume_cpu; /* thread CPU time when the running task was resumed */
     int measure_cpu;   /* set resume_cpu at every resume */
@@ -108,6 +111,11 @@ static void make_ready(task_t *t, int nwake)
 
 static void push_outcome(lua_State *L, task_t *t)
 {
+    if (t->lost) {
+        lua_pushboolean(L, 0);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, t->s->lost_ref);
+        return;
+    }
     lua_rawgeti(L, LUA_REGISTRYINDEX, t->result_ref);
     if (t->outcome == R_OK) {
         int n = (lua_getfield(L, -1, "n"), (int)lua_tointeger(L, -1));
@@ -127,7 +135,7 @@ static void push_outcome(lua_State *L, task_t *t)
 
 static int outcome_count(lua_State *L, task_t *t)
 {
-    if (t->outcome != R_OK) return 2;
+    if (t->outcome != R_OK || t->lost) return 2;
     lua_rawgeti(L, LUA_REGISTRYINDEX, t->result_ref);
     lua_getfield(L, -1, "n");
     int n = (int)lua_tointeger(L, -1);
@@ -152,13 +160,20 @@ static void wake_joiners(task_t *t)
     }
 }
 
-/* Push a readable message for the error value at idx. */
+/* Push a readable message for the error value at idx. Its __tostring runs
+ * protected: a failing one gives the fallback text, not a second error. */
 static void push_error_text(lua_State *L, int idx)
 {
-    if (lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER)
+    if (lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER) {
         lua_pushstring(L, lua_tostring(L, idx));
-    else if (!luaL_callmeta(L, idx, "__tostring") || !lua_isstring(L, -1))
-        lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, idx));
+        return;
+    }
+    if (luaL_getmetafield(L, idx, "__tostring")) {
+        lua_pushvalue(L, idx);
+        if (lua_pcall(L, 1, 1, 0) == 0 && lua_type(L, -1) == LUA_TSTRING) return;
+        lua_pop(L, 1);
+    }
+    lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, idx));
 }
 
 static void finish(task_t *t, enum outcome outcome)
@@ -183,11 +198,17 @@ static void finish(task_t *t, enum outcome outcome)
     int had_joiners = t->joiners != NULL;
     wake_joiners(t);
     if (outcome == R_FAILED && !had_joiners && !t->error_delivered) {
-        lua_rawgeti(L, LUA_REGISTRYINDEX, t->result_ref);
-        lua_getfield(L, -1, "traceback");
-        fprintf(stderr, "luacrawl: task %lu failed: %s\n", t->id, lua_tostring(L, -1));
+        if (t->lost) {
+            lua_rawgeti(L, LUA_REGISTRYINDEX, s->lost_ref);
+            fprintf(stderr, "luacrawl: task %lu: %s\n", t->id, lua_tostring(L, -1));
+            lua_pop(L, 1);
+        } else {
+            lua_rawgeti(L, LUA_REGISTRYINDEX, t->result_ref);
+            lua_getfield(L, -1, "traceback");
+            fprintf(stderr, "luacrawl: task %lu failed: %s\n", t->id, lua_tostring(L, -1));
+            lua_pop(L, 2);
+        }
         fflush(stderr);
-        lua_pop(L, 2);
     }
     luaL_unref(L, LUA_REGISTRYINDEX, t->co_ref);
     t->co_ref = LUA_NOREF;
@@ -197,32 +218,115 @@ static void finish(task_t *t, enum outcome outcome)
     t->self_ref = LUA_NOREF;
 }
 
-/* Results (or the error) of a coroutine that has returned, stored as a table:
- * {n = count, ...} on success, {err = value, traceback = text} on failure. */
+/* ---- storing a task's outcome ----
+ *
+ * A task's results (or its error and traceback) are kept in a table in the
+ * registry until they are joined or the task object is collected. Making it runs
+ * in the scheduler, outside any task, and allocates; an allocation may run a step
+ * of the collector, and the step a __gc metamethod. LuaJIT 2.1 as Debian 12 ships
+ * it rethrows a finalizer's error to whatever allocation started the step (later
+ * LuaJIT prints it instead). Unprotected, that error would unwind through the
+ * loop's C frames (drain, loop_run) to the nearest pcall and leave the run
+ * half-way: tasks queued but never resumed, outputs never flushed. So the table is
+ * made in protected mode from copies of the values, and made again if the attempt
+ * fails: the finalizer that raised has been run and will not run again. */
+
+/* Each failed attempt runs one finalizer less; an out-of-memory error is given a
+ * few more attempts (the collector may free memory meanwhile), not forever. */
+#define STORE_TRIES 1000000
+#define STORE_MEM_TRIES 4
+
+enum store_kind { S_RESULTS, S_ERROR, S_CANCELLED };
+
+struct store {
+    task_t *t;
+    enum store_kind kind;
+};
+
+/* store_outcome_p(store, values...): the values are the results (S_RESULTS), the
+ * error value (S_ERROR) or the cancellation error (S_CANCELLED). */
+static int store_outcome_p(lua_State *L)
+{
+    struct store *a = lua_touserdata(L, 1);
+    int n = lua_gettop(L) - 1;
+    if (a->kind == S_RESULTS) {
+        lua_createtable(L, n, 1);
+        for (int i = 1; i <= n; i++) {
+            lua_pushvalue(L, i + 1);
+            lua_rawseti(L, -2, i);
+        }
+        lua_pushinteger(L, n);
+        lua_setfield(L, -2, "n");
+    } else {
+        lua_createtable(L, 0, 2);
+        if (a->kind == S_ERROR) {
+            push_error_text(L, 2);
+            luaL_traceback(L, a->t->co, lua_tostring(L, -1), 0);
+            lua_setfield(L, -3, "traceback");
+            lua_pop(L, 1);
+        }
+        lua_pushvalue(L, 2);
+        lua_setfield(L, -2, "err");
+    }
+    a->t->result_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
+}
+
+/* Say what went wrong while storing an outcome: the error on top of L, popped. */
+static void report_store_error(lua_State *L, task_t *t, int status)
+{
+    const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    if (status == LUA_ERRMEM)
+        fprintf(stderr, "luacrawl: task %lu: out of memory storing its outcome\n", t->id);
+    else
+        fprintf(stderr, "luacrawl: error in a __gc metamethod (ignored): %s\n",
+                msg ? msg : luaL_typename(L, -1));
+    fflush(stderr);
+    lua_pop(L, 1);
+}
+
+/* Store the outcome of t: its n results, its error or the cancellation error (the
+ * top n values of L, popped). When every attempt fails, t is marked lost: joining
+ * it gives the lost_ref error. */
+static void store_outcome(task_t *t, enum store_kind kind, int n)
+{
+    lua_State *L = t->s->L;
+    int base = lua_gettop(L) - n;
+    struct store a = {t, kind};
+    t->result_ref = LUA_NOREF;
+    for (int tries = 0, mem = 0; tries < STORE_TRIES && mem < STORE_MEM_TRIES; tries++) {
+        if (!lua_checkstack(L, n + 2)) break;
+        lua_rawgeti(L, LUA_REGISTRYINDEX, t->s->store_ref);
+        lua_pushlightuserdata(L, &a);
+        for (int i = 1; i <= n; i++)
+            lua_pushvalue(L, base + i);
+        int status = lua_pcall(L, n + 1, 0, 0);
+        if (status == 0) {
+            lua_settop(L, base);
+            return;
+        }
+        mem += status == LUA_ERRMEM;
+        report_store_error(L, t, status);
+    }
+    lua_settop(L, base);
+    t->lost = 1;
+}
+
+/* Move the results (or the error) of a coroutine that has ended onto the
+ * scheduler's state and store them. */
 static void store_results(task_t *t, int status)
 {
     lua_State *L = t->s->L;
     lua_State *co = t->co;
-    if (status == 0) {
-        int n = lua_gettop(co);
-        lua_createtable(L, n, 1);
-        int tidx = lua_gettop(L);
-        lua_xmove(co, L, n);
-        for (int i = n; i >= 1; i--)
-            lua_rawseti(L, tidx, i);
-        lua_pushinteger(L, n);
-        lua_setfield(L, tidx, "n");
-    } else {
-        lua_createtable(L, 0, 2);
-        lua_xmove(co, L, 1);
-        int eidx = lua_gettop(L);
-        push_error_text(L, eidx);
-        luaL_traceback(L, co, lua_tostring(L, -1), 0);
-        lua_setfield(L, eidx - 1, "traceback");
-        lua_pop(L, 1);
-        lua_setfield(L, -2, "err");
+    int n = status == 0 ? lua_gettop(co) : 1;
+    if (!lua_checkstack(L, n + 4)) {
+        /* More results than a C stack holds (some thousands): keep none. */
+        lua_settop(co, 0);
+        t->lost = 1;
+        return;
     }
-    t->result_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_xmove(co, L, n);
+    store_outcome(t, status == 0 ? S_RESULTS : S_ERROR, n);
 }
 
 static int is_cancel_error(sched_t *s, lua_State *co)
@@ -243,10 +347,7 @@ static void resume(task_t *t)
     if (t->state == T_NEW && t->cancel_pending) {
         lua_settop(co, 0);
         lua_rawgeti(s->L, LUA_REGISTRYINDEX, s->cancel_err_ref);
-        lua_createtable(s->L, 0, 1);
-        lua_insert(s->L, -2);
-        lua_setfield(s->L, -2, "err");
-        t->result_ref = luaL_ref(s->L, LUA_REGISTRYINDEX);
+        store_outcome(t, S_CANCELLED, 1);
         finish(t, R_CANCELLED);
         return;
     }
@@ -275,7 +376,7 @@ static void resume(task_t *t)
     }
     if (status == 0) {
         store_results(t, 0);
-        finish(t, R_OK);
+        finish(t, t->lost ? R_FAILED : R_OK);
         return;
     }
     int cancelled = is_cancel_error(s, co);
@@ -304,11 +405,18 @@ static void drain(loop_t *loop, void *arg)
 
 sched_t *sched_new(lua_State *L, loop_t *loop)
 {
+    lua_pushcfunction(L, store_outcome_p);
+    int store_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushliteral(L, "the task ended, but its results could not be kept (out of "
+                       "memory, or a __gc metamethod raised an error every time)");
+    int lost_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     sched_t *s = calloc(1, sizeof(*s));
     if (!s) return NULL;
     s->L = L;
     s->loop = loop;
     s->cancel_err_ref = LUA_NOREF;
+    s->store_ref = store_ref;
+    s->lost_ref = lost_ref;
     return s;
 }
 
@@ -499,7 +607,7 @@ void task_set_quiet(task_t *t)
 
 void task_push_traceback(lua_State *L, task_t *t)
 {
-    if (t->state != T_DONE || t->outcome != R_FAILED) {
+    if (t->state != T_DONE || t->outcome != R_FAILED || t->lost) {
         lua_pushnil(L);
         return;
     }
