@@ -51,6 +51,7 @@ struct entry {
     struct dns_wait *waiters, *waiters_tail;
     int deliver_scheduled;
     int retries_left;    /* fresh queries still allowed after a timeout */
+    int holds_loop;      /* PENDING with waiters: a loop reference (hold_loop) */
     struct entry *qnext; /* in dns->queue while waiting for a slot */
     dns_t *dns;
 };
@@ -286,6 +287,19 @@ enum dns_status dns_ares_status(int code, const char **message)
     return DNS_FAILED;
 }
 
+/* A lookup keeps the loop running only while somebody waits for it: one whose
+ * waiters all gave up (a request's timeout) goes on, and its answer is cached if
+ * it comes while the loop runs, but it does not hold a run open. */
+static void hold_loop(struct entry *e, int hold)
+{
+    if (e->holds_loop == hold) return;
+    e->holds_loop = hold;
+    if (hold)
+        loop_ref(e->dns->loop);
+    else
+        loop_unref(e->dns->loop);
+}
+
 static void enqueue(dns_t *dns, struct entry *e)
 {
     e->qnext = NULL;
@@ -312,7 +326,7 @@ static void on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinf
         enqueue(dns, e);
         return;
     }
-    loop_unref(dns->loop);
+    hold_loop(e, 0);
     if (dns->destroying) {
         if (res) ares_freeaddrinfo(res);
         return;
@@ -495,7 +509,7 @@ void dns_free(dns_t *dns)
     if (dns->timer) loop_timer_cancel(dns->loop, dns->timer);
     ares_destroy(dns->channel);
     for (struct entry *e = dns->queue_head; e; e = e->qnext)
-        loop_unref(dns->loop);
+        hold_loop(e, 0);
     for (size_t i = 0; i < dns->nbuckets; i++) {
         struct entry *e = dns->buckets[i], *next;
         for (; e; e = next) {
@@ -623,7 +637,7 @@ static void pump(dns_t *dns)
             e->state = RESOLVED;
             e->status = DNS_FAILED;
             e->expires = 0;
-            loop_unref(dns->loop);
+            hold_loop(e, 0);
             continue;
         }
         send_query(dns, e);
@@ -637,7 +651,7 @@ static void start_query(dns_t *dns, struct entry *e)
     clear_result(e);
     e->state = PENDING;
     e->retries_left = dns->retries;
-    loop_ref(dns->loop);
+    hold_loop(e, 1);
     enqueue(dns, e);
     pump(dns);
 }
@@ -671,6 +685,7 @@ dns_wait_t *dns_resolve(dns_t *dns, const char *host, dns_fn fn, void *arg)
         }
     } else if (e->state == PENDING) {
         dns->stats.coalesced++;
+        hold_loop(e, 1); /* its earlier waiters may all have gone */
     } else if (e->expires <= loop_now(dns->loop) && entry_idle(e)) {
         fresh = 1;
     } else {
@@ -704,6 +719,12 @@ void dns_cancel(dns_t *dns, dns_wait_t *w)
     else
         e->waiters_tail = w->prev;
     free(w);
+    if (e->state == PENDING && !e->waiters) hold_loop(e, 0);
+}
+
+int dns_wait_ready(const dns_wait_t *w)
+{
+    return w->entry->state == RESOLVED;
 }
 
 void dns_get_stats(const dns_t *dns, dns_stats_t *stats)

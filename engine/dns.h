@@ -77,6 +77,9 @@ void dns_set_retries(dns_t *dns, int retries);
  * when out of memory. */
 dns_wait_t *dns_resolve(dns_t *dns, const char *host, dns_fn fn, void *arg);
 void dns_cancel(dns_t *dns, dns_wait_t *wait);
+/* 1 when wait's answer is known already (cached, a literal): it comes on the next
+ * turn, without a query; 0 while a query is queued or out. */
+int dns_wait_ready(const dns_wait_t *wait);
 
 void dns_get_stats(const dns_t *dns, dns_stats_t *stats);
 

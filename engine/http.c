@@ -64,8 +64,10 @@ struct http_xfer {
     http_xfer_t *prev, *next; /* in http->in_curl while the multi handle has easy */
     int unwatched;            /* errno of a failed loop_watch of its socket; 0: none */
     dns_wait_t *dns_wait;
-    char *url;  /* this hop's URL */
-    char *host; /* this hop's host, and the port curl will connect to */
+    loop_timer_t *dns_deadline; /* the request's timeout, while a lookup is out */
+    const char *dns_host;       /* the name being resolved: host or proxy_host */
+    char *url;                  /* this hop's URL */
+    char *host;                 /* this hop's host, and the port curl will connect to */
     int port;
     int literal;
     int normal;        /* url is in normalized form (parse_url took host and port from it) */
@@ -310,8 +312,15 @@ static int keeps_options(const http_xfer_t *x)
     return x->easy_base && x->attempts <= 1;
 }
 
+static void stop_dns_deadline(http_xfer_t *x)
+{
+    if (x->dns_deadline) loop_timer_cancel(x->http->loop, x->dns_deadline);
+    x->dns_deadline = NULL;
+}
+
 static void free_xfer(http_xfer_t *x)
 {
+    stop_dns_deadline(x);
     release_easy(x->http, x->easy, keeps_options(x));
     curl_url_cleanup(x->uh);
     curl_slist_free_all(x->resolve);
@@ -1004,19 +1013,46 @@ static int proxy_needs_target(const char *proxy)
     return strncmp(proxy, "socks4://", 9) == 0 || strncmp(proxy, "socks5://", 9) == 0;
 }
 
+/* The request's timeout came while a lookup was out: the time limit covers name
+ * resolution too, whatever the resolver's own timeouts and retries would take.
+ * Reported as a DNS failure (what did not happen was the lookup), as the
+ * resolver's own timeout is, so that a crawl treats both alike. */
+static void on_dns_deadline(loop_t *loop, void *arg)
+{
+    (void)loop;
+    http_xfer_t *x = arg;
+    x->dns_deadline = NULL;
+    dns_cancel(x->http->dns, x->dns_wait);
+    x->dns_wait = NULL;
+    x->dns_time = loop_time() - x->hop_started;
+    fail(x, HTTP_E_DNS, "timed out after %g s: no DNS answer for %s in time", x->req->timeout,
+         x->dns_host);
+    finish(x);
+}
+
 static int resolve_next(http_xfer_t *x, const char *host, dns_fn fn)
 {
     x->state = X_DNS;
+    x->dns_host = host;
     x->dns_wait = dns_resolve(x->http->dns, host, fn, x);
-    if (x->dns_wait) return 0;
-    fail(x, HTTP_E_MEMORY, "out of memory");
-    return -1;
+    if (!x->dns_wait) {
+        fail(x, HTTP_E_MEMORY, "out of memory");
+        return -1;
+    }
+    /* A cached answer comes on the next turn: no timer for it. */
+    if (!x->dns_deadline && !dns_wait_ready(x->dns_wait)) {
+        double left = x->started + x->req->timeout - loop_time();
+        x->dns_deadline = loop_timer_add(x->http->loop, left > 0 ? left : 0, on_dns_deadline, x);
+        /* Without the timer (out of memory) the resolver's own timeout still ends it. */
+    }
+    return 0;
 }
 
 /* Record an answer as a CURLOPT_RESOLVE entry; 0 to go on, -1 when x was finished. */
 static int take_answer(http_xfer_t *x, const char *host, int port, const dns_answer_t *ans)
 {
     x->dns_wait = NULL;
+    stop_dns_deadline(x);
     x->dns_time = loop_time() - x->hop_started;
     if (ans->status != DNS_OK)
         fail(x, HTTP_E_DNS, "%s", ans->error ? ans->error : "DNS lookup failed");
@@ -1335,6 +1371,7 @@ void http_cancel(http_t *http, http_xfer_t *x)
     switch (x->state) {
     case X_DNS:
         dns_cancel(http->dns, x->dns_wait);
+        stop_dns_deadline(x);
         break;
     case X_CURL:
         detach(http, x);

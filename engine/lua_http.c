@@ -288,12 +288,16 @@ static const char *opt_string(lua_State *L, int o, enum opt i)
 
 /* The option in slot o + i as a number in [0, max] (0 when nil: the default), or as
  * a whole one; raises naming the option and the range. */
-static double opt_number(lua_State *L, int o, enum opt i, double max)
+/* A timeout: nil for the default (0 here); else more than 0. 0 is refused rather
+ * than taken as "none" or as the default: there is no fetch without a time limit. */
+static double opt_seconds(lua_State *L, int o, enum opt i, double max)
 {
     if (!o || lua_isnil(L, o + (int)i)) return 0;
     char what[64];
     snprintf(what, sizeof(what), "fetch: option '%s'", opt_names[i].name);
-    return lc_check_number(L, o + (int)i, what, 0, max);
+    double v = lc_check_number(L, o + (int)i, what, 0, max);
+    if (v <= 0) luaL_error(L, "%s must be more than 0 seconds (there is no 'no limit')", what);
+    return v;
 }
 
 static long long opt_integer(lua_State *L, int o, enum opt i, long long max)
@@ -356,10 +360,10 @@ static http_req_t *make_request(lua_State *L, const char *url)
     int headers = o && !lua_isnil(L, o + O_HEADERS);
     if (headers && !lua_istable(L, o + O_HEADERS))
         luaL_error(L, "fetch: option 'headers' must be a table");
-    /* 0 (or nil) for each: the default. A timeout goes to curl in milliseconds, as a
-     * long; a year is far beyond any use. */
-    double timeout = opt_number(L, o, O_TIMEOUT, FETCH_MAX_SECONDS);
-    double connect_timeout = opt_number(L, o, O_CONNECT_TIMEOUT, FETCH_MAX_SECONDS);
+    /* nil for each: the default. A timeout goes to curl in milliseconds, as a long; a
+     * year is far beyond any use. */
+    double timeout = opt_seconds(L, o, O_TIMEOUT, FETCH_MAX_SECONDS);
+    double connect_timeout = opt_seconds(L, o, O_CONNECT_TIMEOUT, FETCH_MAX_SECONDS);
     long long max_size = opt_integer(L, o, O_MAX_SIZE, LC_INT_MAX);
     long long max_header_size = opt_integer(L, o, O_MAX_HEADER_SIZE, LC_INT_MAX);
     long long follow = opt_integer(L, o, O_FOLLOW, INT_MAX);

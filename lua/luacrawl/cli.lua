@@ -132,7 +132,10 @@ local function parse_fetch(args)
     elseif a == "-A" or a == "--user-agent" then
       o.user_agent = value(a)
     elseif a == "--timeout" then
-      o.timeout = tonumber(value(a)) or error("--timeout needs a number of seconds", 0)
+      o.timeout = tonumber(value(a))
+      if not (o.timeout and o.timeout > 0 and o.timeout < math.huge) then
+        error("--timeout needs a number of seconds more than 0 (there is no 'no limit')", 0)
+      end
     elseif a == "--max-size" then
       o.max_size = tonumber(value(a)) or error("--max-size needs a number of bytes", 0)
     elseif a == "--max-header-size" then

@@ -100,6 +100,9 @@ function M.parse_args(args)
   for _, k in ipairs({ "concurrency", "per_host" }) do
     if o[k] and o[k] < 1 then error(("--%s must be at least 1"):format(k:gsub("_", "-")), 0) end
   end
+  if o.timeout and not (o.timeout > 0 and o.timeout < math.huge) then
+    error("--timeout needs a number of seconds more than 0 (there is no 'no limit')", 0)
+  end
   return o
 end
 

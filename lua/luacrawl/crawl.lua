@@ -256,6 +256,7 @@ function Crawler:fetch_robots(origin, key)
     self:fetch_opts({ follow = 5, max_size = self.spec.max_robots_size or robots.max_bytes, truncate = true }))
   local rules
   st.robots_fetched = st.robots_fetched + 1
+  if not res and err.kind == "dns" then return self:robots_unresolved(origin, err) end
   if not res then
     rules = robots.disallow_all()
     self:log(("robots.txt of %s unreachable (%s): the host is not crawled"):format(lc.url.redact(origin), tostring(err)))
@@ -288,6 +289,25 @@ function Crawler:fetch_robots(origin, key)
       self.frontier:push(req)
     else
       st.robots_denied = st.robots_denied + 1
+    end
+  end
+  self:poke()
+end
+
+-- robots.txt of origin failed in DNS: the origin's pages cannot be fetched either,
+-- and that says nothing of its rules. Each request that waited is a DNS error of its
+-- own (counted in errors, told to on_error), never a robots denial; the next request
+-- for the origin asks for robots.txt again (at once from the resolver's negative
+-- cache while that lasts, then afresh).
+function Crawler:robots_unresolved(origin, err)
+  local pending = self.robots[origin].pending
+  self.robots[origin] = nil
+  self:log(("robots.txt of %s: %s"):format(lc.url.redact(origin), tostring(err)))
+  for _, req in ipairs(pending) do
+    self.waiting_robots = self.waiting_robots - 1
+    if not self.stopping then
+      self:count_error("dns")
+      if self.spec.on_error then self.spec.on_error(req, err) end
     end
   end
   self:poke()
@@ -900,6 +920,11 @@ local function check_spec(spec)
   for k, v in pairs(spec) do s[k] = v end
   for _, k in ipairs({ "concurrency", "per_host" }) do
     if type(s[k]) ~= "number" or s[k] < 1 then error(("crawl.run: %s must be a number >= 1"):format(k), 3) end
+  end
+  -- As lc.fetch says it (there is no "no timeout"), but before the first request.
+  local timeout = type(s.fetch) == "table" and s.fetch.timeout or nil
+  if timeout ~= nil and not (type(timeout) == "number" and timeout > 0 and timeout < math.huge) then
+    error("crawl.run: fetch.timeout must be a number of seconds more than 0 (there is no 'no limit')", 3)
   end
   return s
 end

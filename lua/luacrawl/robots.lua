@@ -3,7 +3,8 @@
 -- API
 --   robots.parse(text) -> r         never raises; non-string input parses as empty
 --   robots.allow_all() -> r         for a robots.txt that is unavailable (4xx)
---   robots.disallow_all() -> r      for a robots.txt that is unreachable (5xx, network)
+--   robots.disallow_all() -> r      for a robots.txt that is unreachable (5xx, network;
+--                                   not DNS: the crawl counts that as the requests' error)
 --   robots.for_status(status) -> "parse" | "allow_all" | "disallow_all"
 --   robots.max_bytes                512000: how much of the text is parsed
 --   r.kind                          "parse", "allow_all" or "disallow_all"
