@@ -1,79 +1,160 @@
-/* lua_crawl.c: core.crawl, the per-link work of the crawl framework (crawl.lua) in C.
+/* lua_crawl.c: core.crawl, the admission rules of the crawl framework (crawl.lua).
  *
- * A page's links are mostly duplicates (a site's pages link to each other over and
- * over: dozens of links a page for one new URL), so page:follow hands its list of
- * links to core.crawl.next, which runs them through the checks Crawler:enqueue
- * makes before a request is queued (resolve, normalize, max_depth, the scope by
- * host, the seen set) and stops at the next link that passes them all: the others
- * cost no Lua string, table or call.
- * Each check gives what lc.url.resolve, lc.url.normalize, lc.url.host and seen:add
- * give, in the order enqueue takes them, so the counts come out the same too.
+ * A filter holds a crawl's rules (normalize options, max_depth, the scope, the seen
+ * set) and is the one place they are applied, in this order: a URL is normalized
+ * (else invalid_urls), dropped when deeper than max_depth (too_deep), checked
+ * against the scope (out_of_scope) and recorded in the seen set (else duplicates).
+ * Crawler:enqueue asks it about one URL (filter:check); page:follow hands it a
+ * page's whole list of links (filter:next), most of them duplicates, and it stops at
+ * the next link that passes, so that the others cost no Lua string, table or call.
+ * The counts go straight into the crawl's stats table.
+ *
+ * A scope of hosts alone is checked here (a host set: core.crawl.hosts). One with
+ * functions or URL patterns is Lua's: the filter hands the URL back, between the
+ * depth and the seen set, and filter:scoped takes the answer; a Lua function is
+ * never called from C, so a scope function may wait as any Lua code may.
  *
  * core.crawl.host is lc.url.host, without parsing a URL already in normalized form. */
 #include "html.h"
 #include "lua_state.h"
 #include "seen.h"
 #include "url.h"
-#include "url_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SMALL_SET 8 /* a host set this small is searched, not indexed */
-#define HOST_CACHE 256
+static const char HOSTS_METATABLE[] = "luacrawl.hosts";
+static const char FILTER_METATABLE[] = "luacrawl.filter";
 
-enum scope_mode {
-    SCOPE_ANY = 0,    /* every host */
-    SCOPE_SET = 1,    /* hosts[host] == true */
-    SCOPE_SUFFIX = 2, /* host is one of the list, or a subdomain, case-insensitively */
-};
+#define HOST_MEMO 256 /* the longest host the per-call memo keeps */
 
-/* The host of a URL in normalized form ("http://HOST[:PORT]/...", HOST lower-case
- * letters, digits, '-' and '.'): where it starts, and its length in *n. */
-static const char *normal_host(const char *url, size_t *n)
+/* Hosts ------------------------------------------------------------------------- */
+
+/* A set of host names, kept as fingerprints (url_hash of the lower-cased name, as
+ * seen.c keeps URLs); with subdomains, a host matches when it or a domain above it
+ * is in the set ("a.b.example.org" matches "example.org"). */
+typedef struct hosts {
+    seen_t *set;
+    int subdomains;
+} hosts_t;
+
+static int lower(int c)
 {
-    size_t i = url[4] == ':' ? 7 : 8, e = i;
-    while (url[e] != ':' && url[e] != '/')
-        e++;
-    *n = e - i;
-    return url + i;
+    return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
 }
 
-/* Whether a URL in normalized form (n bytes) has the host cached (len bytes; -1:
- * none). */
-static int same_host(const char *url, size_t n, const char *cached, long len)
+static uint64_t host_hash(const char *host, size_t n)
 {
-    size_t h = url[4] == ':' ? 7 : 8;
-    if (len < 0 || h + (size_t)len >= n) return 0;
-    return memcmp(url + h, cached, (size_t)len) == 0 &&
-           (url[h + (size_t)len] == ':' || url[h + (size_t)len] == '/');
+    char buf[HOST_MEMO];
+    if (n > sizeof(buf)) return url_hash(host, n); /* no such DNS name: compared as given */
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (char)lower((unsigned char)host[i]);
+    return url_hash(buf, n);
 }
 
-/* The host of a URL as url_host gives it, copied into buf (cap URL_MAX_LENGTH + 1):
- * taken from the string when the URL is in normalized form (normal: what
- * url_normal_form gave, non-zero for that form), else from url_host. Returns its
- * length, or -1 with *err set. */
-static long host_of(const char *url, size_t len, size_t normal, char *buf, int *err)
+static int hosts_match(const hosts_t *h, const char *host, size_t n)
+{
+    if (seen_has(h->set, host_hash(host, n))) return 1;
+    if (!h->subdomains) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (host[i] == '.' && seen_has(h->set, host_hash(host + i + 1, n - i - 1))) return 1;
+    return 0;
+}
+
+static hosts_t *check_hosts(lua_State *L, int idx)
+{
+    return luaL_checkudata(L, idx, HOSTS_METATABLE);
+}
+
+static void hosts_add(lua_State *L, hosts_t *h, const char *host, size_t n)
+{
+    if (seen_add(h->set, host_hash(host, n)) < 0) luaL_error(L, "hosts: out of memory");
+}
+
+/* The host of url (len bytes) as url_host gives it, into buf (URL_MAX_LENGTH + 1
+ * bytes), read in place when the URL is in normalized form. Returns its length, or
+ * -1 with *err set. */
+static long host_of(const char *url, size_t len, char *buf, int *err)
 {
     if (strlen(url) != len) {
         *err = URL_E_MALFORMED;
         return -1;
     }
+    const char *h;
     size_t n;
-    if (normal) {
-        const char *h = normal_host(url, &n);
+    int port;
+    if (url_host_port_fast(url, len, &h, &n, &port)) {
         memcpy(buf, h, n);
     } else {
-        char *h = NULL;
-        *err = url_host(url, &h);
+        char *out = NULL;
+        *err = url_host(url, &out);
         if (*err) return -1;
-        n = strlen(h);
+        n = strlen(out);
         if (n > URL_MAX_LENGTH) n = URL_MAX_LENGTH; /* url_host refuses longer URLs */
-        memcpy(buf, h, n);
-        free(h);
+        memcpy(buf, out, n);
+        free(out);
     }
     buf[n] = '\0';
     return (long)n;
+}
+
+/* core.crawl.hosts([list], subdomains) -> a host set of the names in list */
+static int l_hosts(lua_State *L)
+{
+    if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 2);
+    hosts_t *h = lua_newuserdata(L, sizeof(*h));
+    h->set = NULL;
+    h->subdomains = lua_toboolean(L, 2);
+    lc_getmetatable(L, HOSTS_METATABLE);
+    lua_setmetatable(L, -2);
+    h->set = seen_new(0);
+    if (!h->set) return luaL_error(L, "hosts: out of memory");
+    for (int i = 1; lua_istable(L, 1); i++) {
+        lua_rawgeti(L, 1, i);
+        if (lua_isnil(L, -1)) break;
+        if (lua_type(L, -1) != LUA_TSTRING)
+            return luaL_error(L, "hosts: entry %d is not a string", i);
+        size_t n;
+        const char *host = lua_tolstring(L, -1, &n);
+        hosts_add(L, h, host, n);
+        lua_pop(L, 1);
+    }
+    lua_settop(L, 3);
+    return 1;
+}
+
+/* hosts:add(host) */
+static int hosts_l_add(lua_State *L)
+{
+    hosts_t *h = check_hosts(L, 1);
+    size_t n;
+    const char *host = luaL_checklstring(L, 2, &n);
+    hosts_add(L, h, host, n);
+    return 0;
+}
+
+/* hosts:match(url) -> whether the URL's host is in the set (a URL without one has
+ * the host "") */
+static int hosts_l_match(lua_State *L)
+{
+    hosts_t *h = check_hosts(L, 1);
+    size_t len;
+    const char *url = luaL_checklstring(L, 2, &len);
+    char buf[URL_MAX_LENGTH + 1];
+    int err;
+    long n = host_of(url, len, buf, &err);
+    lua_pushboolean(L, hosts_match(h, buf, n < 0 ? 0 : (size_t)n));
+    return 1;
+}
+
+static int hosts_l_gc(lua_State *L)
+{
+    hosts_t *h = check_hosts(L, 1);
+    seen_free(h->set);
+    h->set = NULL;
+    return 0;
 }
 
 /* core.crawl.host(url) -> host | nil, message: lc.url.host */
@@ -84,7 +165,7 @@ static int l_host(lua_State *L)
     const char *url = lua_tolstring(L, 1, &len);
     char buf[URL_MAX_LENGTH + 1];
     int err = URL_OK;
-    long n = host_of(url, len, url_normal_form(url, len), buf, &err);
+    long n = host_of(url, len, buf, &err);
     if (n < 0) {
         lua_pushnil(L);
         lua_pushstring(L, url_strerror(err));
@@ -94,262 +175,445 @@ static int l_host(lua_State *L)
     return 1;
 }
 
-/* hosts[host] == true, hosts a table at idx. */
-static int in_set(lua_State *L, int idx, const char *host, size_t n)
+/* The filter ---------------------------------------------------------------------- */
+
+enum scope_kind {
+    SCOPE_ANY,   /* every host */
+    SCOPE_HOSTS, /* the hosts of a host set */
+    SCOPE_LUA,   /* crawl.lua decides (filter:scoped) */
+};
+
+typedef struct filter {
+    seen_t *seen;   /* the seen set's and the host set's userdata are in the filter's */
+    hosts_t *hosts; /* environment, which keeps them alive: [1] stats, [2] seen, [3] hosts */
+    enum scope_kind scope;
+    double max_depth; /* HUGE_VAL: no limit */
+    url_norm_opts_t opts;
+    char *pats[LC_MAX_STRIP + 1]; /* the strip patterns, copied: opts.strip points here */
+    int plain;                    /* opts change nothing in a normalized URL */
+} filter_t;
+
+/* What became of a URL. */
+enum verdict {
+    V_NEW,     /* passed: in scope, new, now in the seen set */
+    V_ASK,     /* normalized and not too deep: the scope is Lua's to check */
+    V_SKIP,    /* a reference that does not resolve: not a URL, not counted */
+    V_INVALID, /* invalid_urls */
+    V_DEEP,    /* too_deep */
+    V_SCOPE,   /* out_of_scope */
+    V_DUP,     /* duplicates */
+};
+
+static const char *const counter[] = {
+    [V_INVALID] = "invalid_urls",
+    [V_DEEP] = "too_deep",
+    [V_SCOPE] = "out_of_scope",
+    [V_DUP] = "duplicates",
+};
+
+/* A URL on its way through the rules: normalized, in place or in owned. */
+typedef struct candidate {
+    const char *url;
+    size_t len;
+    char *owned; /* malloc'd: freed by the caller */
+    int normal;  /* known to be in the form url_host_port_fast takes, no fragment */
+    uint64_t fp; /* its fingerprint, when has_fp */
+    int has_fp;
+} candidate_t;
+
+/* The last host checked against the scope in one call and its answer: a page's
+ * links are mostly to its own host. */
+typedef struct host_memo {
+    char host[HOST_MEMO];
+    long len; /* -1: none */
+    int in;
+} host_memo_t;
+
+static filter_t *check_filter(lua_State *L, int idx)
 {
-    int found = 0, count = 0;
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        if (++count > SMALL_SET) {
-            lua_pop(L, 2);
-            lua_pushlstring(L, host, n);
-            lua_rawget(L, idx);
-            found = lua_type(L, -1) == LUA_TBOOLEAN && lua_toboolean(L, -1);
-            lua_pop(L, 1);
-            return found;
-        }
-        size_t kn;
-        if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TBOOLEAN &&
-            lua_toboolean(L, -1)) {
-            const char *k = lua_tolstring(L, -2, &kn);
-            if (kn == n && memcmp(k, host, n) == 0) found = 1;
-        }
-        lua_pop(L, 1);
+    filter_t *f = luaL_checkudata(L, idx, FILTER_METATABLE);
+    if (!f->seen) luaL_error(L, "filter already freed");
+    return f;
+}
+
+static void free_pats(filter_t *f)
+{
+    for (int i = 0; f->pats[i]; i++) {
+        free(f->pats[i]);
+        f->pats[i] = NULL;
     }
-    return found;
 }
 
-static int lower(int c)
+/* Read the normalize options at idx into f, copying the strip patterns. */
+static void filter_set_opts(lua_State *L, filter_t *f, int idx)
 {
-    return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+    const char *pats[LC_MAX_STRIP + 1];
+    url_norm_opts_t o;
+    lc_check_norm_opts(L, idx, &o, pats);
+    f->opts = o;
+    f->opts.strip = NULL;
+    for (int i = 0; o.strip && pats[i]; i++) {
+        f->pats[i] = strdup(pats[i]);
+        if (!f->pats[i]) luaL_error(L, "filter: out of memory");
+    }
+    if (o.strip) f->opts.strip = (const char *const *)f->pats;
+    f->plain = !f->opts.sort_query && !f->opts.strip;
 }
 
-/* a (n bytes) equals b (bn bytes) lower-cased. */
-static int eq_lower(const char *a, const char *b, size_t n)
+/* core.crawl.filter{seen =, stats =, normalize =, max_depth =, scope =} -> filter
+ *   seen       an lc.seen set
+ *   stats      the table the counts go to (invalid_urls, too_deep, out_of_scope,
+ *              duplicates: numbers)
+ *   normalize  lc.url.normalize's options
+ *   max_depth  a number (none: no limit)
+ *   scope      a host set (core.crawl.hosts), "any", or "lua" */
+static int l_filter(lua_State *L)
 {
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)a[i] != lower((unsigned char)b[i])) return 0;
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    filter_t *f = lua_newuserdata(L, sizeof(*f)); /* 2 */
+    memset(f, 0, sizeof(*f));
+    lc_getmetatable(L, FILTER_METATABLE);
+    lua_setmetatable(L, 2);
+    lua_createtable(L, 3, 0); /* 3: the environment */
+
+    lua_getfield(L, 1, "stats");
+    luaL_argcheck(L, lua_istable(L, -1), 1, "stats must be a table");
+    lua_rawseti(L, 3, 1);
+    lua_getfield(L, 1, "seen");
+    seen_t *seen = lc_toseen(L, -1);
+    luaL_argcheck(L, seen != NULL, 1, "seen must be a seen set (lc.seen())");
+    lua_rawseti(L, 3, 2);
+
+    lua_getfield(L, 1, "max_depth");
+    f->max_depth = lua_isnil(L, -1) ? HUGE_VAL : lua_tonumber(L, -1);
+    luaL_argcheck(L, lua_isnil(L, -1) || lua_type(L, -1) == LUA_TNUMBER, 1,
+                  "max_depth must be a number");
+    lua_pop(L, 1);
+
+    lua_getfield(L, 1, "scope");
+    if (lua_type(L, -1) == LUA_TSTRING) {
+        const char *s = lua_tostring(L, -1);
+        if (strcmp(s, "any") == 0)
+            f->scope = SCOPE_ANY;
+        else if (strcmp(s, "lua") == 0)
+            f->scope = SCOPE_LUA;
+        else
+            luaL_argerror(L, 1, "scope must be a host set, \"any\" or \"lua\"");
+        lua_pop(L, 1);
+    } else {
+        f->hosts = lc_toudata_either(L, -1, HOSTS_METATABLE, NULL);
+        luaL_argcheck(L, f->hosts != NULL, 1, "scope must be a host set, \"any\" or \"lua\"");
+        f->scope = SCOPE_HOSTS;
+        lua_rawseti(L, 3, 3);
+    }
+    lua_setfenv(L, 2);
+
+    lua_getfield(L, 1, "normalize");
+    filter_set_opts(L, f, 3); /* may raise: the collector frees what was copied */
+    lua_pop(L, 1);
+    f->seen = seen;
+    lua_settop(L, 2);
     return 1;
 }
 
-/* host matches one of the list at idx, or is a subdomain of one (crawl.lua's
- * host_matches); 1, 0, or -1 when an entry is not a string. */
-static int in_suffix_list(lua_State *L, int idx, const char *host, size_t n)
+static int is_http(const char *s, size_t n)
 {
-    for (int i = 1;; i++) {
-        lua_rawgeti(L, idx, i);
-        int t = lua_type(L, -1);
-        if (t == LUA_TNIL) {
-            lua_pop(L, 1);
-            return 0;
-        }
-        if (t != LUA_TSTRING) {
-            lua_pop(L, 1);
-            return -1;
-        }
-        size_t hn;
-        const char *h = lua_tolstring(L, -1, &hn);
-        int match = (n == hn && eq_lower(host, h, n)) ||
-                    (n > hn && host[n - hn - 1] == '.' && eq_lower(host + n - hn, h, hn));
-        lua_pop(L, 1);
-        if (match) return 1;
-    }
+    return (n >= 7 && memcmp(s, "http://", 7) == 0) || (n >= 8 && memcmp(s, "https://", 8) == 0);
 }
 
-/* core.crawl.next(list, i, seen, base, normalize_opts, mode, hosts, too_deep), list a
- * Lua list or a link set (core.html.scan_set)
- *   -> url|nil|false, next, invalid, too_deep, out_of_scope, duplicates
- *
- * Takes list[i], list[i + 1], ... (as ipairs would) as page:follow does: a URL that
- * is not http(s):// resolves against base (one that does not is skipped); it is
- * normalized (else counted invalid), counted too deep when too_deep is true, its
- * host checked by mode (enum scope_mode; a URL without a host has the host ""),
- * and added to the seen set (else counted a duplicate). Returns at the first URL
- * that passes (normalized; next is the index after it), at the end (nil), or at an
- * item this cannot take (false; next is its index): a table (a node), or a URL
- * whose scope check meets a host list entry that is not a string. */
-static int l_next(lua_State *L)
+/* Resolve (against base, when given and the URL is not http(s)) and normalize: the
+ * first rule. href is a link's URL for a link of a link set, which is absolute and
+ * normalized already. */
+static enum verdict normalize(const filter_t *f, const char *href, size_t href_len,
+                              const html_link_t *link, const char *base, candidate_t *c)
 {
-    const html_links_t *set = lc_tolinkset(L, 1);
-    if (!set) luaL_checktype(L, 1, LUA_TTABLE);
-    int i = (int)luaL_checkinteger(L, 2);
-    seen_t *seen = lc_toseen(L, 3);
-    if (!seen) luaL_typerror(L, 3, "seen set");
+    memset(c, 0, sizeof(*c));
+    if (link && link->normal && f->plain) {
+        c->url = link->url;
+        c->len = link->len;
+        c->normal = 1;
+        c->fp = link->hash;
+        c->has_fp = 1;
+        return V_NEW;
+    }
+    char *resolved = NULL;
+    const char *abs = href;
+    size_t abs_len = href_len;
+    if (!link && base && !is_http(href, href_len)) {
+        if (strlen(href) != href_len || url_resolve(base, href, &resolved) != URL_OK) return V_SKIP;
+        abs = resolved;
+        abs_len = strlen(resolved);
+    }
+    int err = strlen(abs) != abs_len ? URL_E_MALFORMED : url_normalize(abs, &f->opts, &c->owned);
+    free(resolved);
+    if (err) return V_INVALID;
+    c->url = c->owned;
+    c->len = strlen(c->owned);
+    return V_NEW;
+}
+
+/* Whether a URL in normalized form has the memo's host. */
+static int memo_has(const host_memo_t *m, const char *url, size_t n)
+{
+    size_t h = url[4] == ':' ? 7 : 8, hl = (size_t)m->len;
+    return m->len >= 0 && h + hl < n && memcmp(url + h, m->host, hl) == 0 &&
+           (url[h + hl] == ':' || url[h + hl] == '/');
+}
+
+/* The scope of a host set. */
+static int in_hosts(const filter_t *f, const candidate_t *c, host_memo_t *m)
+{
+    if (c->normal && memo_has(m, c->url, c->len)) return m->in;
+    char buf[URL_MAX_LENGTH + 1];
+    int err;
+    long n = host_of(c->url, c->len, buf, &err);
+    size_t hl = n < 0 ? 0 : (size_t)n; /* a URL without a host has the host "" */
+    if ((long)hl == m->len && memcmp(buf, m->host, hl) == 0) return m->in;
+    int in = hosts_match(f->hosts, buf, hl);
+    if (hl < HOST_MEMO) {
+        memcpy(m->host, buf, hl);
+        m->len = (long)hl;
+        m->in = in;
+    }
+    return in;
+}
+
+/* The last rule: record the URL in the seen set (unless dont_filter). */
+static enum verdict record(lua_State *L, const filter_t *f, candidate_t *c, int dont_filter)
+{
+    if (dont_filter) return V_NEW;
+    uint64_t fp = c->has_fp   ? c->fp
+                  : c->normal ? url_hash(c->url, c->len)
+                              : url_fingerprint(c->url);
+    int r = seen_add(f->seen, fp);
+    if (r < 0) {
+        free(c->owned);
+        luaL_error(L, "seen: out of memory");
+    }
+    return r ? V_NEW : V_DUP;
+}
+
+/* Every rule, in their order, for one URL (href, or a link of a link set). */
+static enum verdict judge(lua_State *L, const filter_t *f, const char *href, size_t href_len,
+                          const html_link_t *link, const char *base, double depth, int dont_filter,
+                          candidate_t *c, host_memo_t *m)
+{
+    enum verdict v = normalize(f, href, href_len, link, base, c);
+    if (v != V_NEW) return v;
+    if (depth > f->max_depth) return V_DEEP;
+    if (f->scope == SCOPE_LUA) return V_ASK;
+    if (f->scope == SCOPE_HOSTS && !in_hosts(f, c, m)) return V_SCOPE;
+    return record(L, f, c, dont_filter);
+}
+
+/* Add counts[v] to the stats table (environment [1] of the filter at fidx). */
+static void flush_counts(lua_State *L, int fidx, const double *counts)
+{
+    int any = 0;
+    for (int v = V_INVALID; v <= V_DUP; v++)
+        any |= counts[v] != 0;
+    if (!any) return;
+    lua_getfenv(L, fidx);
+    lua_rawgeti(L, -1, 1);
+    for (int v = V_INVALID; v <= V_DUP; v++) {
+        if (!counts[v]) continue;
+        lua_getfield(L, -1, counter[v]);
+        double was = lua_tonumber(L, -1);
+        lua_pop(L, 1);
+        lua_pushnumber(L, was + counts[v]);
+        lua_setfield(L, -2, counter[v]);
+    }
+    lua_pop(L, 2);
+}
+
+/* Push the result of a URL that came out of the rules: url [, "scope"], or nil and
+ * the name of its count (nothing for a reference that does not resolve). */
+static int push_verdict(lua_State *L, enum verdict v, candidate_t *c)
+{
+    if (v == V_NEW || v == V_ASK) {
+        lua_pushlstring(L, c->url, c->len);
+        free(c->owned);
+        if (v == V_NEW) return 1;
+        lua_pushliteral(L, "scope");
+        return 2;
+    }
+    lua_pushnil(L);
+    if (v == V_SKIP) return 1;
+    lua_pushstring(L, counter[v]);
+    return 2;
+}
+
+/* filter:next(list, i, base, depth [, dont_filter]) -> url, next [, "scope"] | nil | false, next
+ *
+ * Takes list[i], list[i + 1], ... (as ipairs would), list a Lua list of URLs or a
+ * link set (core.html.scan_set), the URLs at depth, relative ones resolved against
+ * base (one that does not resolve is skipped), and stops at the first that passes
+ * the rules (next: the index after it), or that is in the hands of a Lua scope
+ * ("scope": the caller asks it, then calls filter:scoped), at the end (nil), or at
+ * an item that is not a string (false; next is its index: a node, say). */
+static int filter_l_next(lua_State *L)
+{
+    const filter_t *f = check_filter(L, 1);
+    const html_links_t *set = lc_tolinkset(L, 2);
+    if (!set) luaL_checktype(L, 2, LUA_TTABLE);
+    int i = (int)luaL_checkinteger(L, 3);
     size_t base_len;
     const char *base = luaL_checklstring(L, 4, &base_len);
-    int mode = (int)luaL_checkinteger(L, 6);
-    if (mode != SCOPE_ANY) luaL_checktype(L, 7, LUA_TTABLE);
-    int too_deep = lua_toboolean(L, 8);
-    int base_ok = strlen(base) == base_len;
+    if (strlen(base) != base_len) base = NULL; /* nothing resolves against it */
+    double depth = luaL_checknumber(L, 5);
+    int dont_filter = lua_toboolean(L, 6);
 
-    url_norm_opts_t opts;
-    memset(&opts, 0, sizeof(opts)); /* read on first need (lc_check_norm_opts) */
-    const char *pats[LC_MAX_STRIP + 1];
-    int opts_read = 0, plain = 0;
-    double n_invalid = 0, n_deep = 0, n_scope = 0, n_dup = 0;
-    char host[URL_MAX_LENGTH + 1], url[URL_MAX_LENGTH + 1];
-    char cached[HOST_CACHE]; /* the last host checked and its answer */
-    long cached_len = -1;
-    int cached_in = 0;
-    int result = 0;      /* 0 the end, 1 a URL (u), 2 an item for the caller */
-    const char *u = url; /* the normalized URL: in url, or in the link or string itself */
-    size_t url_len = 0;
+    double counts[V_DUP + 1] = {0};
+    host_memo_t memo = {.len = -1};
+    candidate_t c;
+    enum verdict v = V_SKIP;
+    int stop = 0; /* 0 the end, 1 a URL, 2 an item for the caller */
 
-    if (set && i == 1) /* the seen set's slots of the page's links, asked for at once */
+    if (set && i == 1 && !dont_filter) /* the seen set's slots of the links, asked at once */
         for (size_t k = 0; k < set->n; k++)
-            seen_prefetch(seen, set->v[k].hash);
+            seen_prefetch(f->seen, set->v[k].hash);
 
     for (;; i++) {
-        size_t href_len;
-        const char *href;
+        const char *href = NULL;
+        size_t href_len = 0;
         const html_link_t *link = NULL;
-        if (set) { /* a link set: C strings, absolute and normalized */
+        if (set) {
             if (i < 1 || (size_t)i > set->n) break;
             link = &set->v[i - 1];
             href = link->url;
             href_len = link->len;
         } else {
-            lua_rawgeti(L, 1, i);
+            lua_rawgeti(L, 2, i);
             int t = lua_type(L, -1);
-            if (t == LUA_TNIL) {
-                lua_pop(L, 1);
-                break;
-            }
             if (t != LUA_TSTRING) {
                 lua_pop(L, 1);
-                result = 2;
+                stop = t == LUA_TNIL ? 0 : 2;
                 break;
             }
             href = lua_tolstring(L, -1, &href_len);
-            /* The string stays alive in the list while it is used. */
-            lua_pop(L, 1);
+            lua_pop(L, 1); /* the string stays alive in the list */
         }
-
-        char *resolved = NULL;
-        const char *abs = href;
-        size_t abs_len = href_len;
-        if (!((href_len >= 7 && memcmp(href, "http://", 7) == 0) ||
-              (href_len >= 8 && memcmp(href, "https://", 8) == 0))) {
-            if (!base_ok || strlen(href) != href_len) continue;
-            if (url_resolve(base, href, &resolved) != URL_OK) continue;
-            abs = resolved;
-            abs_len = strlen(resolved);
+        v = judge(L, f, href, href_len, link, base, depth, dont_filter, &c, &memo);
+        if (v == V_NEW || v == V_ASK) {
+            stop = 1;
+            break;
         }
-        if (!opts_read) {
-            lc_check_norm_opts(L, 5, &opts, pats); /* may raise: nothing to free yet */
-            opts_read = 1;
-            plain = !opts.sort_query && !opts.strip;
-        }
-        /* url_normalize; a URL in normalized form is its own (url_internal.h). */
-        size_t normal = !plain                 ? 0
-                        : link && link->normal ? link->len
-                                               : url_normal_form(abs, abs_len);
-        if (normal && (normal == abs_len || !opts.keep_fragment)) {
-            u = abs; /* its first normal bytes: a link's or a string in the list */
-            if (resolved) {
-                memcpy(url, abs, normal);
-                url[normal] = '\0';
-                free(resolved);
-                u = url;
-            }
-            url_len = normal;
-        } else {
-            char *norm = NULL;
-            int err = strlen(abs) != abs_len ? URL_E_MALFORMED : url_normalize(abs, &opts, &norm);
-            free(resolved);
-            if (err) {
-                n_invalid++;
-                continue;
-            }
-            url_len = strlen(norm);
-            if (url_len > URL_MAX_LENGTH) { /* url_normalize refuses longer URLs */
-                free(norm);
-                n_invalid++;
-                continue;
-            }
-            memcpy(url, norm, url_len + 1);
-            free(norm);
-            u = url;
-            normal = url_normal_form(url, url_len);
-        }
-        if (too_deep) {
-            n_deep++;
-            continue;
-        }
-
-        if (mode != SCOPE_ANY) {
-            int in;
-            if (normal && same_host(u, url_len, cached, cached_len)) {
-                in = cached_in;
-            } else {
-                const char *hp = host; /* the host, read in place when normal */
-                size_t hl;
-                if (normal) {
-                    hp = normal_host(u, &hl);
-                } else {
-                    int herr;
-                    long hn = host_of(u, url_len, 0, host, &herr);
-                    hl = hn < 0 ? 0 : (size_t)hn;
-                }
-                if ((long)hl == cached_len && memcmp(hp, cached, hl) == 0) {
-                    in = cached_in;
-                } else {
-                    in = mode == SCOPE_SET ? in_set(L, 7, hp, hl) : in_suffix_list(L, 7, hp, hl);
-                    if (in < 0) {
-                        result = 2;
-                        break;
-                    }
-                    if (hl < HOST_CACHE) {
-                        memcpy(cached, hp, hl);
-                        cached_len = (long)hl;
-                        cached_in = in;
-                    }
-                }
-            }
-            if (!in) {
-                n_scope++;
-                continue;
-            }
-        }
-
-        /* seen:add's fingerprint: url_fingerprint, which hashes a URL in normalized
-         * form as it is (up to a fragment), as the link set did. */
-        uint64_t fp = link && plain ? link->hash
-                      : normal      ? url_hash(u, normal)
-                                    : url_fingerprint(u);
-        int r = seen_add(seen, fp);
-        if (r < 0) luaL_error(L, "seen: out of memory");
-        if (r == 0) {
-            n_dup++;
-            continue;
-        }
-        result = 1;
-        break;
+        free(c.owned);
+        counts[v]++;
     }
-
-    if (result == 1)
-        lua_pushlstring(L, u, url_len);
-    else if (result == 2)
+    flush_counts(L, 1, counts);
+    if (stop == 1) {
+        lua_pushlstring(L, c.url, c.len);
+        free(c.owned);
+        lua_pushinteger(L, i + 1);
+        if (v == V_NEW) return 2;
+        lua_pushliteral(L, "scope");
+        return 3;
+    }
+    if (stop == 2)
         lua_pushboolean(L, 0);
     else
         lua_pushnil(L);
-    lua_pushinteger(L, result == 1 ? i + 1 : i);
-    lua_pushnumber(L, n_invalid);
-    lua_pushnumber(L, n_deep);
-    lua_pushnumber(L, n_scope);
-    lua_pushnumber(L, n_dup);
-    return 6;
+    lua_pushinteger(L, i);
+    return 2;
 }
 
-static const luaL_Reg crawl_funcs[] = {
-    {"host", l_host},
-    {"next", l_next},
+/* filter:check(url, depth [, dont_filter [, base]]) -> url [, "scope"] | nil [, count]
+ *
+ * One URL through the rules, as filter:next takes each: the normalized URL when it
+ * passes (with "scope" when the scope is Lua's), else nil and the name of the stats
+ * counter it went to (none for a reference that does not resolve against base). */
+static int filter_l_check(lua_State *L)
+{
+    const filter_t *f = check_filter(L, 1);
+    size_t len;
+    const char *url = luaL_checklstring(L, 2, &len);
+    double depth = luaL_checknumber(L, 3);
+    int dont_filter = lua_toboolean(L, 4);
+    size_t base_len = 0;
+    const char *base = luaL_optlstring(L, 5, NULL, &base_len);
+    if (base && strlen(base) != base_len) base = NULL;
+
+    double counts[V_DUP + 1] = {0};
+    host_memo_t memo = {.len = -1};
+    candidate_t c;
+    enum verdict v = judge(L, f, url, len, NULL, base, depth, dont_filter, &c, &memo);
+    if (v >= V_INVALID) counts[v]++;
+    flush_counts(L, 1, counts);
+    return push_verdict(L, v, &c);
+}
+
+/* filter:scoped(url, in_scope [, dont_filter]) -> url | nil, count
+ *
+ * The rest of the rules for a URL that filter:next or filter:check handed over
+ * with "scope", once the Lua scope has answered. */
+static int filter_l_scoped(lua_State *L)
+{
+    const filter_t *f = check_filter(L, 1);
+    size_t len;
+    const char *url = luaL_checklstring(L, 2, &len);
+    int in = lua_toboolean(L, 3), dont_filter = lua_toboolean(L, 4);
+    candidate_t c;
+    memset(&c, 0, sizeof(c));
+    c.url = url;
+    c.len = len;
+    /* A URL with a NUL was not given by the filter: it fingerprints as seen:add's. */
+    if (strlen(url) != len) {
+        c.fp = url_hash(url, len);
+        c.has_fp = 1;
+    }
+    enum verdict v = in ? record(L, f, &c, dont_filter) : V_SCOPE;
+    double counts[V_DUP + 1] = {0};
+    if (v != V_NEW) counts[v]++;
+    flush_counts(L, 1, counts);
+    return push_verdict(L, v, &c);
+}
+
+static int filter_l_gc(lua_State *L)
+{
+    filter_t *f = luaL_checkudata(L, 1, FILTER_METATABLE);
+    free_pats(f);
+    f->seen = NULL;
+    return 0;
+}
+
+static const luaL_Reg hosts_methods[] = {
+    {"add", hosts_l_add},
+    {"match", hosts_l_match},
     {NULL, NULL},
 };
 
+static const luaL_Reg filter_methods[] = {
+    {"next", filter_l_next},
+    {"check", filter_l_check},
+    {"scoped", filter_l_scoped},
+    {NULL, NULL},
+};
+
+static const luaL_Reg crawl_funcs[] = {
+    {"host", l_host},
+    {"hosts", l_hosts},
+    {"filter", l_filter},
+    {NULL, NULL},
+};
+
+static void new_type(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction gc)
+{
+    lc_newmetatable(L, name);
+    lua_newtable(L);
+    luaL_register(L, NULL, methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+}
+
 void lc_register_crawl(lua_State *L)
 {
-    lua_createtable(L, 0, 2); /* core.crawl */
+    new_type(L, HOSTS_METATABLE, hosts_methods, hosts_l_gc);
+    new_type(L, FILTER_METATABLE, filter_methods, filter_l_gc);
+    lua_createtable(L, 0, 3); /* core.crawl */
     lua_pushvalue(L, -2);     /* the state, as lc_setfuncs wants it on top */
     lc_setfuncs(L, crawl_funcs);
     lua_pop(L, 1);

@@ -44,18 +44,27 @@ local json_decode, json_encode = core.json_decode, core.json_encode
 
 local M = {}
 
-M.defaults = {
+-- Every default of the spec, in one place (docs/crawl.md lists them, "The spec").
+-- check_spec fills a spec's missing fields from here. Two defaults depend on the run:
+-- throttle is off, and a throttle table's missing fields come from throttle_fields
+-- (max_delay: the spec's); progress_interval is progress_intervals.terminal on a
+-- terminal, else .other.
+local DEFAULTS = {
   concurrency = 16, per_host = 2, delay = 0, max_delay = 30, retries = 2,
-  max_redirect = 10, robots = true, host_key = "host", stop_grace = 10,
+  max_redirect = 10, max_retry_after = 600, robots = true, host_key = "host", stop_grace = 10,
+  max_robots_size = robots.max_bytes, robots_redirects = 5,
   retry_statuses = { 408, 429, 500, 502, 503, 504, 522, 524 },
   retry_kinds = { timeout = true, connect = true, protocol = true },
+  throttle_fields = { target = 2.0, min_delay = 0 },
+  progress_intervals = { terminal = 0.5, other = 10 },
 }
+M.defaults = DEFAULTS
 
 local unpack = unpack or table.unpack
--- lc.url.host without parsing a URL already in normalized form (engine/lua_crawl.c),
--- and the per-link checks of page:follow in one call.
-local url_host, crawl_next = core.crawl.host, core.crawl.next
-local is_link_set, set_links = lc.html.is_link_set, core.html.set_links
+-- lc.url.host without parsing a URL already in normalized form; host sets; and the
+-- admission rules (engine/lua_crawl.c).
+local url_host, new_hosts, new_filter = core.crawl.host, core.crawl.hosts, core.crawl.filter
+local is_link_set = lc.html.is_link_set
 
 local function now()
   return lc.now()
@@ -73,27 +82,22 @@ local lc_current, lc_suspend, task_wake = lc.current, lc._suspend, core.wake
 
 -- Scope ---------------------------------------------------------------------------
 
-local function host_matches(host, list)
-  for _, h in ipairs(list) do
-    h = h:lower()
-    if host == h or (#host > #h and host:sub(-#h - 1) == "." .. h) then return true end
-  end
-  return false
-end
-
--- A predicate from a scope spec: a function, or a table of hosts and URL regexes;
--- and, for a table of hosts alone, that list (page:follow checks it in C).
+-- A predicate from a scope spec: a function, or a table of hosts (a host set that
+-- takes subdomains) and URL regexes; and, for a table of hosts alone, that host set
+-- (the filter checks it in C).
 local function scope_rule(rule, name)
   if rule == nil then return nil end
   if type(rule) == "function" then return rule end
   if type(rule) ~= "table" then error(("crawl: %s must be a table or a function"):format(name), 3) end
-  local hosts = rule.hosts
+  local ok, hosts = true, nil
+  if rule.hosts then ok, hosts = pcall(new_hosts, rule.hosts, true) end
+  if not ok then error(("crawl: %s.%s"):format(name, hosts), 3) end
   local res = {}
   for _, pattern in ipairs(rule.urls or rule.regex or {}) do
     res[#res + 1] = type(pattern) == "string" and lc.regex(pattern) or pattern
   end
   return function(url)
-    if hosts and host_matches(url_host(url) or "", hosts) then return true end
+    if hosts and hosts:match(url) then return true end
     for _, re in ipairs(res) do
       if re:test(url) then return true end
     end
@@ -122,21 +126,16 @@ function Crawler:in_scope(url, req)
   if self.deny and self.deny(url, req) then return false end
   if self.allow then return self.allow(url, req) and true or false end
   if self.spec.span_hosts then return true end
-  return self.start_hosts[url_host(url) or ""] == true
+  return self.start_hosts:match(url)
 end
 
--- The scope as core.crawl.next checks it (a mode and its host table), or nil when
--- it takes Lua (a function, URL regexes, deny).
-local SCOPE_ANY, SCOPE_SET, SCOPE_SUFFIX = 0, 1, 2
-function Crawler:fast_scope()
-  if self.deny then return nil end
-  local allow = self.allow
-  if allow then
-    if allow == self.allow_fn and self.allow_hosts then return SCOPE_SUFFIX, self.allow_hosts end
-    return nil
-  end
-  if self.spec.span_hosts then return SCOPE_ANY end
-  return SCOPE_SET, self.start_hosts
+-- The scope as the filter takes it: a host set it checks in C, "any", or "lua" when
+-- it takes Lua (a function, URL regexes, deny): then in_scope answers.
+function Crawler:filter_scope()
+  if self.deny then return "lua" end
+  if self.allow then return self.allow_hosts or "lua" end
+  if self.spec.span_hosts then return "any" end
+  return self.start_hosts
 end
 
 -- Apply a hook: false drops, a table replaces, nil keeps.
@@ -148,29 +147,23 @@ local function apply_hook(hook, value, ...)
   return value
 end
 
--- Queue a request (a table with url, depth, ...) unless out of scope, too deep, a
--- duplicate, or dropped by on_request. Returns true when queued.
-function Crawler:enqueue(req)
-  local st = self.stats
-  if self.stopping then return false end
-  local url, err = lc.url.normalize(req.url, self.spec.normalize)
-  if not url then
-    st.invalid_urls = st.invalid_urls + 1
-    return false, err
-  end
+-- The rest of the rules for a URL the filter handed over to the Lua scope: the
+-- normalized URL when it is in scope and new, else nil (and counted).
+function Crawler:scoped(url, req)
   req.url = url
-  if self.spec.max_depth and (req.depth or 0) > self.spec.max_depth then
-    st.too_deep = st.too_deep + 1
-    return false
-  end
-  if not self:in_scope(url, req) then
-    st.out_of_scope = st.out_of_scope + 1
-    return false
-  end
-  if not req.dont_filter and not self.seen:add(url) then
-    st.duplicates = st.duplicates + 1
-    return false
-  end
+  return self.filter:scoped(url, self:in_scope(url, req), req.dont_filter)
+end
+
+-- Queue a request (a table with url, depth, ...) unless the admission rules refuse
+-- it (invalid, too deep, out of scope, a duplicate: self.filter, which counts them)
+-- or on_request drops it. Returns true when queued; false and the name of the count
+-- when refused.
+function Crawler:enqueue(req)
+  if self.stopping then return false end
+  local url, why = self.filter:check(req.url, req.depth or 0, req.dont_filter)
+  if why == "scope" then url, why = self:scoped(url, req) end
+  if not url then return false, why end
+  req.url = url
   return self:admit(req)
 end
 
@@ -247,13 +240,18 @@ function Crawler:admit_link(url, depth, referrer)
   return true
 end
 
--- robots.txt for origin: fetched once (following up to 5 redirects), then the
+-- robots.txt for origin: fetched once (following robots_redirects redirects), then the
 -- requests that waited for it are let through or counted as denied.
 function Crawler:fetch_robots(origin, key)
   local st = self.stats
   -- RFC 9309: at most 500 KiB is parsed; a larger file is cut there, not refused.
-  local res, err = lc.fetch(origin .. "/robots.txt",
-    self:fetch_opts({ follow = 5, max_size = self.spec.max_robots_size or robots.max_bytes, truncate = true }))
+  -- Redirects are followed up to robots_redirects hops within the origin's site
+  -- (registrable domain, as Google does); a 3xx left over (off the site, or past the
+  -- hops) makes the file unavailable: robots.for_status.
+  local res, err = lc.fetch(origin .. "/robots.txt", self:fetch_opts({
+    follow = self.spec.robots_redirects, follow_site = true,
+    max_size = self.spec.max_robots_size, truncate = true,
+  }))
   local rules
   st.robots_fetched = st.robots_fetched + 1
   if not res and err.kind == "dns" then return self:robots_unresolved(origin, err) end
@@ -266,6 +264,10 @@ function Crawler:fetch_robots(origin, key)
       rules = robots.parse(res.body)
     elseif what == "allow_all" then
       rules = robots.allow_all()
+      if res.status >= 300 and res.status < 400 then
+        self:log(("robots.txt of %s redirects off its site or past %d hops (to %s): not followed, all allowed"):format(
+          lc.url.redact(origin), self.spec.robots_redirects, lc.url.redact(tostring(res.headers.location))))
+      end
     else
       rules = robots.disallow_all()
       self:log(("robots.txt of %s answered %d: the host is not crawled"):format(lc.url.redact(origin), res.status))
@@ -329,10 +331,17 @@ function Crawler:request_opts(req)
   return self:fetch_opts({ method = req.method, headers = req.headers, body = req.body })
 end
 
+-- The crawl follows a page's redirects itself (Crawler:redirect: each hop through
+-- the scope, robots.txt and the politeness rules), so spec.fetch.follow is not
+-- passed on; robots.txt fetches follow theirs in the engine, within the site
+-- (fetch_robots). spec.public_only and spec.deny_networks go with every fetch.
 function Crawler:fetch_opts(extra)
   local o = {}
   for k, v in pairs(self.spec.fetch or {}) do o[k] = v end
+  o.follow = nil
   o.user_agent = o.user_agent or self.spec.user_agent
+  if self.spec.public_only ~= nil then o.public_only = self.spec.public_only end
+  if self.spec.deny_networks ~= nil then o.deny_networks = self.spec.deny_networks end
   for k, v in pairs(extra or {}) do o[k] = v end
   return o
 end
@@ -409,69 +418,39 @@ end
 -- Follow links: a URL, a node (its href or src), or a list of either; relative
 -- URLs are resolved against the page. opts: callback, meta, priority, dont_filter.
 -- Returns the number of requests queued.
-local function follow_one(page, crawler, item, opts)
-  local href = item
-  if type(item) ~= "string" then href = item:attr("href") or item:attr("src") end
-  -- Links from page:links() are absolute already: enqueue normalizes them (a
-  -- copy, for a normalized URL) without resolving them again.
-  local url = href and (href:find("^https?://") and href or lc.url.resolve(page.url, href))
-  if url then
-    return crawler:enqueue({
-      url = url, depth = page.depth + 1, referrer = page.url, meta = opts.meta,
-      callback = opts.callback, priority = opts.priority, dont_filter = opts.dont_filter,
-    })
-  end
-  return false
-end
-
 local NO_OPTS = {} -- read only
+
+-- Queue url (through the rules: the filter's answer was why) as a link of page.
+local function queue_link(page, crawler, url, why, depth, opts)
+  if opts == NO_OPTS and why == nil then return crawler:admit_link(url, depth, page.url) end
+  local req = {
+    url = url, depth = depth, referrer = page.url, meta = opts.meta,
+    callback = opts.callback, priority = opts.priority, dont_filter = opts.dont_filter,
+  }
+  if why == "scope" and not crawler:scoped(url, req) then return false end
+  return crawler:admit(req)
+end
 
 function Page:follow(what, opts)
   opts = opts or NO_OPTS -- no table per call
-  local set = is_link_set(what) and what -- links kept in C (page:follow_links)
-  if not set and (type(what) ~= "table" or what.tag) then what = { what } end
+  if not is_link_set(what) and (type(what) ~= "table" or what.tag) then what = { what } end
   local crawler, n, i = self.crawler, 0, 1
-  local st, seen = crawler.stats, crawler.seen
-  -- The checks of enqueue up to the dedup, in C for the links that fail them (most
-  -- of a page's: duplicates): what they count and queue is what enqueue would.
-  if not opts.dont_filter and seen == crawler.core_seen then
-    local depth = self.depth + 1
-    while not crawler.stopping do
-      local mode, hosts = crawler:fast_scope()
-      if not mode then break end
-      local max = crawler.spec.max_depth
-      local url, nexti, invalid, deep, scope, dup = crawl_next(what, i, seen, self.url,
-        crawler.spec.normalize, mode, hosts, max ~= nil and depth > max)
-      st.invalid_urls = st.invalid_urls + invalid
-      st.too_deep = st.too_deep + deep
-      st.out_of_scope = st.out_of_scope + scope
-      st.duplicates = st.duplicates + dup
-      if url then
-        local ok
-        if opts == NO_OPTS then
-          ok = crawler:admit_link(url, depth, self.url)
-        else
-          ok = crawler:admit({
-            url = url, depth = depth, referrer = self.url, meta = opts.meta,
-            callback = opts.callback, priority = opts.priority,
-          })
-        end
-        if ok then n = n + 1 end
-      elseif url == false then -- an item C does not take: the Lua way
-        if follow_one(self, crawler, what[nexti], opts) then n = n + 1 end
-        nexti = nexti + 1
-      else
-        return n
-      end
-      i = nexti
+  local filter, base, depth, dont_filter = crawler.filter, self.url, self.depth + 1, opts.dont_filter
+  -- The filter takes the list (or the link set, whose links stay in C) up to the next
+  -- link that passes the rules: those that fail them (most of a page's: duplicates)
+  -- cost no Lua string.
+  while not crawler.stopping do
+    local url, nexti, why = filter:next(what, i, base, depth, dont_filter)
+    if url == nil then break end
+    if url == false then -- a node: its href, else its src
+      local item = what[nexti]
+      local href = item:attr("href") or item:attr("src")
+      url, why = nil, nil
+      if href then url, why = filter:check(href, depth, dont_filter, base) end
+      nexti = nexti + 1
     end
-  end
-  if set then what = set_links(set) end -- the rest the Lua way
-  while true do
-    local item = rawget(what, i) -- as ipairs
-    if item == nil then break end
-    if follow_one(self, crawler, item, opts) then n = n + 1 end
-    i = i + 1
+    if url and queue_link(self, crawler, url, why, depth, opts) then n = n + 1 end
+    i = nexti
   end
   return n
 end
@@ -527,7 +506,7 @@ function Crawler:retry(req, res, kind)
   self.stats.retries = self.stats.retries + 1
   local wait = retry_after(res)
   local backoff = math.min(self.spec.max_delay, 0.5 * 2 ^ tries) * (0.5 + math.random())
-  wait = math.min(wait or backoff, self.spec.max_retry_after or 600)
+  wait = math.min(wait or backoff, self.spec.max_retry_after)
   -- Repeated 429/503 from one host: the whole host waits, not just this request.
   if res and (res.status == 429 or res.status == 503) then
     local h = self.host_trouble[req.key] or 0
@@ -581,13 +560,13 @@ function Crawler:throttle(req, res)
   if not t then return end
   local key = req.key
   local latency = res.time.total
-  local target = latency / (t.target or 2.0)
+  local target = latency / t.target
   local old = self.frontier:delay_of(key)
   local new = (old + target) / 2
   -- A failed response is not evidence that the server got faster.
   if res.status >= 400 and new < old then new = old end
   local rb = self.robots[origin_of(req.url)]
-  local floor = math.max(t.min_delay or 0, self.spec.delay or 0, rb and rb.crawl_delay or 0)
+  local floor = math.max(t.min_delay, self.spec.delay, rb and rb.crawl_delay or 0)
   new = math.max(floor, math.min(new, t.max_delay or self.spec.max_delay))
   self.frontier:set_delay(key, new)
 end
@@ -812,7 +791,8 @@ end
 
 function Crawler:progress()
   local tty = core.isatty(2)
-  local interval = self.spec.progress_interval or (tty and 0.5 or 10)
+  local intervals = DEFAULTS.progress_intervals
+  local interval = self.spec.progress_interval or (tty and intervals.terminal or intervals.other)
   while true do
     lc.sleep(interval)
     if tty then
@@ -916,11 +896,19 @@ local function check_spec(spec)
   if type(spec) ~= "table" then error("crawl.run: spec must be a table", 3) end
   if spec.start == nil then error("crawl.run: spec.start is required (URLs or a function)", 3) end
   local s = {}
-  for k, v in pairs(M.defaults) do s[k] = v end
+  for k, v in pairs(DEFAULTS) do s[k] = v end
   for k, v in pairs(spec) do s[k] = v end
+  if type(s.throttle) == "table" then
+    local t = {}
+    for k, v in pairs(DEFAULTS.throttle_fields) do t[k] = v end
+    for k, v in pairs(s.throttle) do t[k] = v end
+    s.throttle = t
+  end
   for _, k in ipairs({ "concurrency", "per_host" }) do
     if type(s[k]) ~= "number" or s[k] < 1 then error(("crawl.run: %s must be a number >= 1"):format(k), 3) end
   end
+  local ok, err = pcall(core.check_networks, s.deny_networks, "crawl.run")
+  if not ok then error(err, 3) end
   -- As lc.fetch says it (there is no "no timeout"), but before the first request.
   local timeout = type(s.fetch) == "table" and s.fetch.timeout or nil
   if timeout ~= nil and not (type(timeout) == "number" and timeout > 0 and timeout < math.huge) then
@@ -945,14 +933,16 @@ function M.new(spec)
     host_first = {},
     outputs = {},
     active = 0, launched = 0, waiting_robots = 0, delayed = 0, starting = 0,
-    start_hosts = {},
-    allow = allow_fn,
-    allow_fn = allow_fn, allow_hosts = allow_hosts,
+    start_hosts = new_hosts(),
+    allow = allow_fn, allow_hosts = allow_hosts,
     deny = scope_rule(spec.deny, "deny"),
     agent = spec.user_agent or ("luacrawl/" .. lc.version),
     retry_status = {},
   }, Crawler)
-  self.core_seen = self.seen
+  self.filter = new_filter({
+    seen = self.seen, stats = self.stats, normalize = spec.normalize, max_depth = spec.max_depth,
+    scope = self:filter_scope(),
+  })
   for _, s in ipairs(spec.retry_statuses) do self.retry_status[s] = true end
   local outputs = spec.output
   if type(outputs) ~= "table" or outputs.path then outputs = { outputs } end
@@ -967,7 +957,7 @@ function Crawler:add_start(item)
   local req = type(item) == "string" and { url = item } or item
   req.depth = req.depth or 0
   local host = lc.url.host(req.url)
-  if host then self.start_hosts[host] = true end
+  if host then self.start_hosts:add(host) end
   return self:enqueue(req)
 end
 

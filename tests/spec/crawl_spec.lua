@@ -290,8 +290,8 @@ describe("crawl.run", function()
   end)
 
   it("counts and fetches the same whether page:follow checks the scope in C or in Lua, and from a link set", function()
-    -- Scopes of hosts alone are checked in C (core.crawl.next); the same scope as a
-    -- function, or with a deny, takes the Lua path of enqueue.
+    -- Scopes of hosts alone are checked by the filter in C; the same scope as a
+    -- function, or with a deny, is asked in Lua (Crawler:in_scope).
     local keys = { "pages", "requests", "duplicates", "out_of_scope", "too_deep", "invalid_urls", "robots_denied" }
     local function crawl_with(spec)
       reset()
