@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What a byte becomes in a string: 0 for itself, else its escape's second
- * character ('u' for \u00XX). The bytes from 0x80 stay as they are. */
+/* What an ASCII byte becomes in a string: 0 for itself, else its escape's second
+ * character ('u' for \u00XX). */
 /* clang-format off */
-static const char ESCAPE[256] = {
+static const char ESCAPE[128] = {
     'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'b', 't', 'n', 'u', 'f', 'r', 'u', 'u', /* 0x00 */
     'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', /* 0x10 */
       0,   0, '"',   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0, '/', /* 0x20 */
@@ -23,30 +23,161 @@ static const char ESCAPE[256] = {
 };
 /* clang-format on */
 
+static const char HEX[] = "0123456789abcdef";
+static const char REPLACEMENT[] = "\xEF\xBF\xBD"; /* U+FFFD */
+
+/* The UTF-8 sequence at p (p[0] is 0x80 or more), before e: the bytes it takes, and
+ * *valid 1 when they are a well-formed character (the table of RFC 3629: no
+ * overlong forms, no surrogates, nothing past U+10FFFF). When they are not, the
+ * bytes are its "maximal subpart" (Unicode 15, section 3.9, the practice WHATWG's
+ * decoder follows): the lead byte and the continuation bytes that could still
+ * begin a well-formed character, at least one byte; each such run is one U+FFFD. */
+static size_t utf8_sequence(const unsigned char *p, const unsigned char *e, int *valid)
+{
+    unsigned c = p[0], lo = 0x80, hi = 0xBF;
+    size_t n;
+    *valid = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else {
+        return 1;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if (p + i >= e) return i;
+        unsigned b = p[i];
+        if (i == 1 ? b < lo || b > hi : (b & 0xC0) != 0x80) return i;
+    }
+    *valid = 1;
+    return n;
+}
+
+static char *put_u_escape(char *w, unsigned cp)
+{
+    *w++ = '\\';
+    *w++ = 'u';
+    *w++ = HEX[cp >> 12 & 15];
+    *w++ = HEX[cp >> 8 & 15];
+    *w++ = HEX[cp >> 4 & 15];
+    *w++ = HEX[cp & 15];
+    return w;
+}
+
 int json_put_string(json_buf_t *b, const char *s, size_t n)
 {
-    static const char hex[] = "0123456789abcdef";
-    /* The worst case, every byte a \u00XX, reserved once. */
+    const unsigned char *p = (const unsigned char *)s, *e = p + n;
+    /* The worst case, every byte a \u00XX (a character's every byte at most six
+     * bytes of output, U+FFFD three for one), reserved once. */
     if (n > (SIZE_MAX - 2) / 6 || buf_reserve(b, 6 * n + 2) != 0) return -1;
     char *w = b->p + b->n;
     *w++ = '"';
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        char e = ESCAPE[c];
-        if (!e) {
-            *w++ = (char)c;
+    while (p < e) {
+        unsigned c = *p;
+        if (c < 0x80) {
+            char x = ESCAPE[c];
+            p++;
+            if (!x) {
+                *w++ = (char)c;
+            } else if (x == 'u') {
+                w = put_u_escape(w, c);
+            } else {
+                *w++ = '\\';
+                *w++ = x;
+            }
             continue;
         }
-        *w++ = '\\';
-        *w++ = e;
-        if (e == 'u') {
-            *w++ = '0';
-            *w++ = '0';
-            *w++ = hex[c >> 4];
-            *w++ = hex[c & 15];
+        int valid;
+        size_t len = utf8_sequence(p, e, &valid);
+        if (!valid) {
+            memcpy(w, REPLACEMENT, 3);
+            w += 3;
+        } else if (c == 0xC2 && p[1] < 0xA0) {
+            /* The C1 controls, U+0080..U+009F: a terminal may act on them. */
+            w = put_u_escape(w, p[1]);
+        } else if (c == 0xE2 && p[1] == 0x80 && (p[2] == 0xA8 || p[2] == 0xA9)) {
+            /* U+2028 and U+2029 end a line in JavaScript source and in some
+             * line-oriented readers of JSON Lines. */
+            w = put_u_escape(w, p[2] == 0xA8 ? 0x2028 : 0x2029);
+        } else {
+            memcpy(w, p, len);
+            w += len;
         }
+        p += len;
     }
     *w++ = '"';
+    b->n = (size_t)(w - b->p);
+    return 0;
+}
+
+/* What json_put_plain writes for byte c (a C0 control or DEL): its Control
+ * Picture, U+2400 + c (U+2421 for DEL), three bytes. */
+static char *put_picture(char *w, unsigned c)
+{
+    unsigned cp = c == 0x7F ? 0x2421 : 0x2400 + c;
+    *w++ = (char)(0xE0 | cp >> 12);
+    *w++ = (char)(0x80 | (cp >> 6 & 0x3F));
+    *w++ = (char)(0x80 | (cp & 0x3F));
+    return w;
+}
+
+/* Whether s needs json_put_plain's changes at all. */
+static int plain_already(const unsigned char *p, const unsigned char *e, uint32_t keep)
+{
+    while (p < e) {
+        unsigned c = *p;
+        if (c >= 0x20 && c < 0x7F) {
+            p++;
+        } else if (c < 0x20) {
+            if (!(keep >> c & 1)) return 0;
+            p++;
+        } else if (c == 0x7F) {
+            return 0;
+        } else {
+            int valid;
+            size_t len = utf8_sequence(p, e, &valid);
+            if (!valid || (c == 0xC2 && p[1] < 0xA0)) return 0;
+            p += len;
+        }
+    }
+    return 1;
+}
+
+int json_put_plain(json_buf_t *b, const char *s, size_t n, uint32_t keep)
+{
+    const unsigned char *p = (const unsigned char *)s, *e = p + n;
+    if (plain_already(p, e, keep)) return buf_append(b, s, n);
+    /* At most three bytes of output for a byte of input. */
+    if (n > SIZE_MAX / 3 || buf_reserve(b, 3 * n) != 0) return -1;
+    char *w = b->p + b->n;
+    while (p < e) {
+        unsigned c = *p;
+        if (c < 0x80) {
+            if ((c < 0x20 && !(keep >> c & 1)) || c == 0x7F) {
+                w = put_picture(w, c);
+            } else {
+                *w++ = (char)c;
+            }
+            p++;
+            continue;
+        }
+        int valid;
+        size_t len = utf8_sequence(p, e, &valid);
+        if (!valid || (c == 0xC2 && p[1] < 0xA0)) {
+            memcpy(w, REPLACEMENT, 3);
+            w += 3;
+        } else {
+            memcpy(w, p, len);
+            w += len;
+        }
+        p += len;
+    }
     b->n = (size_t)(w - b->p);
     return 0;
 }
@@ -148,29 +279,12 @@ static int is_digit(const reader_t *d, const char *p)
 }
 
 /* The length of the well-formed UTF-8 sequence at p (its first byte 0x80 or more),
- * 0 when it is not one: the table of RFC 3629, which has no overlong forms, no
- * surrogates and nothing past U+10FFFF. */
+ * 0 when it is not one. */
 static size_t utf8_length(const unsigned char *p, const unsigned char *e)
 {
-    unsigned c = p[0], lo = 0x80, hi = 0xBF;
-    size_t n;
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else {
-        return 0;
-    }
-    if ((size_t)(e - p) < n || p[1] < lo || p[1] > hi) return 0;
-    for (size_t i = 2; i < n; i++)
-        if ((p[i] & 0xC0) != 0x80) return 0;
-    return n;
+    int valid;
+    size_t n = utf8_sequence(p, e, &valid);
+    return valid ? n : 0;
 }
 
 /* The four hex digits at p, or -1. */

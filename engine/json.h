@@ -1,7 +1,8 @@
 /* json.h: JSON text appended to a growing buffer, in the form lua-cjson writes it
  * (the outputs' format since the first crawl): strings with '"', '\\', '/', DEL
  * and the C0 controls escaped and the other bytes as they are; numbers as "%.14g"
- * with a '.' for a decimal point whatever the locale.
+ * with a '.' for a decimal point whatever the locale. Where cjson copies bytes
+ * through, strings are made valid UTF-8 and safe to print (json_put_string).
  *
  * And JSON text read back: a strict RFC 8259 parser that reports the values it reads
  * to callbacks, so that the caller builds its own (lua_json.c builds Lua tables). */
@@ -11,12 +12,26 @@
 #include "buf.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct buf json_buf_t;
 
 /* Each returns 0, or -1 when out of memory (the buffer is left as it was). Raw
  * bytes go in with buf_append. */
-int json_put_string(json_buf_t *b, const char *s, size_t n); /* quoted and escaped */
+
+/* s quoted and escaped. The text written is always valid UTF-8, whatever s holds
+ * (a server's header bytes): each ill-formed sequence of s becomes one U+FFFD, by
+ * the "maximal subpart" rule of Unicode (section 3.9) and WHATWG's decoder. The
+ * C1 controls (U+0080..U+009F), U+2028 and U+2029 are written as \u escapes too.
+ * On valid UTF-8 without those, the output is cjson's, byte for byte. */
+int json_put_string(json_buf_t *b, const char *s, size_t n);
+
+/* s as plain text safe to print on a terminal or to put in a CSV cell: ill-formed
+ * UTF-8 replaced as json_put_string does; the C0 controls (but those whose bit is set
+ * in keep: 1u << '\t' | 1u << '\n' keeps tabs and newlines) and DEL written as
+ * their Unicode Control Pictures (ESC as U+241B, DEL as U+2421), and the C1
+ * controls as U+FFFD, so none of them reaches a terminal raw. */
+int json_put_plain(json_buf_t *b, const char *s, size_t n, uint32_t keep);
 
 /* 0, -1 when out of memory, -2 for NaN or an infinity (JSON has none). */
 int json_put_number(json_buf_t *b, double v);

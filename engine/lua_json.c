@@ -5,7 +5,10 @@
  * value, and both encoders write it as null). It writes what lua-cjson's encode writes,
  * and refuses what it refuses with the same messages (tests/spec/json_spec.lua
  * compares the two on random values), at a fraction of the cost: cjson formats
- * every number with its own printf.
+ * every number with its own printf. Where cjson copies a string's bytes through, it
+ * writes valid UTF-8 (json.h says how): a record holding a server's bytes stays JSON.
+ * And core.plain_text(s [, keep]), the same repair for text printed on a terminal
+ * or written to CSV.
  *
  * Tables: one whose keys are the integers 1..n (holes allowed, up to half of them
  * past the first ten) is an array; an empty table and any other are objects, their
@@ -303,9 +306,41 @@ static int l_json_decode(lua_State *L)
     return 1;
 }
 
+/* core.plain_text(s [, keep]) -> s as valid UTF-8 with its control characters made
+ * visible (json_put_plain), but those in the string keep ("\t\n" keeps tabs and
+ * newlines). s itself when there is nothing to change. */
+static int l_plain_text(lua_State *L)
+{
+    size_t n, nkeep;
+    const char *s = luaL_checklstring(L, 1, &n);
+    const char *keep = luaL_optlstring(L, 2, "", &nkeep);
+    uint32_t mask = 0;
+    for (size_t i = 0; i < nkeep; i++) {
+        unsigned char c = (unsigned char)keep[i];
+        if (c >= 0x20) luaL_argerror(L, 2, "only control characters below 0x20 can be kept");
+        mask |= (uint32_t)1 << c;
+    }
+    lc_state_t *st = lc_state(L);
+    if (!st->json && !(st->json = calloc(1, sizeof(*st->json))))
+        luaL_error(L, "json: out of memory");
+    buf_reset(st->json, KEEP_BYTES);
+    if (json_put_plain(st->json, s, n, mask) != 0) luaL_error(L, "json: out of memory");
+    if (st->json->n == n && (n == 0 || memcmp(st->json->p, s, n) == 0)) {
+        lua_settop(L, 1);
+        return 1;
+    }
+    lua_pushlstring(L, st->json->p, st->json->n);
+    return 1;
+}
+
 static const luaL_Reg funcs[] = {
-    {"json_encode", l_json_encode}, {"json_decode", l_json_decode}, {"json_lines", l_json_lines},
-    {"json_append", l_json_append}, {"json_take", l_json_take},     {NULL, NULL},
+    {"json_encode", l_json_encode},
+    {"json_decode", l_json_decode},
+    {"json_lines", l_json_lines},
+    {"json_append", l_json_append},
+    {"json_take", l_json_take},
+    {"plain_text", l_plain_text},
+    {NULL, NULL},
 };
 
 void lc_register_json(lua_State *L)

@@ -1,7 +1,10 @@
 -- Specification of core.json_encode (engine/lua_json.c), the encoder of the item
 -- outputs: it must write what lua-cjson's encode writes, byte for byte, and refuse
 -- what cjson refuses with the same message. Checked on fixed cases and on random
--- values (seeded: a failure names its seed).
+-- values (seeded: a failure names its seed). The departure, where cjson copies
+-- bytes through: strings that are not valid UTF-8 are repaired (each ill-formed
+-- sequence, its "maximal subpart", becomes U+FFFD), and the C1 controls, U+2028
+-- and U+2029 are escaped, so that every line written is JSON a strict reader takes.
 --
 -- And of core.json_decode, the strict RFC 8259 decoder (engine/json.c): on valid
 -- text it gives what cjson.decode gives; invalid text raises an error that says
@@ -27,7 +30,7 @@ end
 describe("core.json_encode", function()
   it("writes scalars as cjson does", function()
     for _, v in ipairs({ "", "plain", "a/b", 'q"uote', "back\\slash", "\b\f\n\r\t", "\0\1\31\127",
-      "\128\255é", true, false, cjson.null, 0, -0.0, 1, -7, 0.1, 1 / 3, 2.5, 1e-7, 1e300, -1e-300,
+      "é€😀\u{7ff}\u{a0}\u{2027}\u{202a}\u{10ffff}", true, false, cjson.null, 0, -0.0, 1, -7, 0.1, 1 / 3, 2.5, 1e-7, 1e300, -1e-300,
       12345678901234, 123456789012345, 1e14, 99999999999999, -99999999999999, 2 ^ 53, 2 ^ 63 }) do
       assert_same(v, ("value %q"):format(tostring(v)))
     end
@@ -47,6 +50,80 @@ describe("core.json_encode", function()
       local v = math.floor(math.random() * scale) / 1e6
       if math.random(0, 3) == 0 then v = v + math.random() * 1e-9 end -- near, not on, a microsecond
       assert_same(v, ("seed %d, value %d (%.17g)"):format(seed, i, v))
+    end
+  end)
+
+  it("replaces each ill-formed UTF-8 sequence (its maximal subpart) with one U+FFFD", function()
+    local R = "\239\191\189" -- U+FFFD
+    for _, case in ipairs({
+      { "\128", R }, { "\191", R }, { "\192\128", R .. R }, { "\193\191", R .. R },
+      { "\194", R }, { "\194x", R .. "x" }, { "\224\128\128", R .. R .. R },
+      { "\224\159\191", R .. R .. R }, { "\224\160", R }, { "\226\130", R }, { "\226\130x", R .. "x" },
+      { "\237\160\128", R .. R .. R }, { "\237\191\191", R .. R .. R },
+      { "\240\128\128\128", R .. R .. R .. R }, { "\240\144\128", R }, { "\240\159\152", R },
+      { "\244\144\128\128", R .. R .. R .. R }, { "\245\128", R .. R }, { "\254\255", R .. R },
+      { "text/html\255\254\27[31m", "text\\/html" .. R .. R .. "\\u001b[31m" },
+      { "a\240\159\152\128\240\159\152b", "a\240\159\152\128" .. R .. "b" },
+    }) do
+      assert.equal('"' .. case[2] .. '"', encode(case[1]), ("for bytes %q"):format(case[1]))
+    end
+    -- Keys too.
+    assert.equal('{"a' .. R .. '":1}', encode({ ["a\255"] = 1 }))
+  end)
+
+  it("escapes the C1 controls, U+2028 and U+2029, which cjson writes as they are", function()
+    assert.equal('"\\u0080\\u009b[31m\\u009f\194\160"', encode("\194\128\194\155[31m\194\159\194\160"))
+    assert.equal('"a\\u2028b\\u2029c\226\128\167"', encode("a\226\128\168b\226\128\169c\226\128\167"))
+    assert.equal("\194\155\226\128\168", decode(encode("\194\155\226\128\168")))
+  end)
+
+  it("writes, for any bytes, text the strict decoder reads back as the bytes repaired", function()
+    -- The reference: Unicode's maximal subparts, written out in Lua.
+    local function repair(s)
+      local out, i, n = {}, 1, #s
+      while i <= n do
+        local c = s:byte(i)
+        local len, lo, hi = 0, 0x80, 0xBF
+        if c < 0x80 then len = 1
+        elseif c >= 0xC2 and c <= 0xDF then len = 2
+        elseif c >= 0xE0 and c <= 0xEF then
+          len = 3
+          if c == 0xE0 then lo = 0xA0 elseif c == 0xED then hi = 0x9F end
+        elseif c >= 0xF0 and c <= 0xF4 then
+          len = 4
+          if c == 0xF0 then lo = 0x90 elseif c == 0xF4 then hi = 0x8F end
+        end
+        local good = len > 0
+        local j = 1
+        while good and j < len do
+          local b = s:byte(i + j)
+          if not b or (j == 1 and (b < lo or b > hi)) or (j > 1 and (b < 0x80 or b > 0xBF)) then
+            good = false
+          else
+            j = j + 1
+          end
+        end
+        if good then
+          out[#out + 1] = s:sub(i, i + len - 1)
+          i = i + len
+        else
+          out[#out + 1] = "\239\191\189"
+          i = i + j
+        end
+      end
+      return table.concat(out)
+    end
+    local seed = os.time()
+    math.randomseed(seed)
+    local R = math.random
+    local pieces = { "\128", "\191", "\194", "\224", "\237", "\240", "\244", "\255", "\160", "\144",
+      "é", "€", "😀", "\194\155", "\226\128\168", "\27", "\0", "a", '"' }
+    for i = 1, 5000 do
+      local t = {}
+      for j = 1, R(0, 10) do t[j] = R(0, 3) == 0 and string.char(R(0, 255)) or pieces[R(1, #pieces)] end
+      local s = table.concat(t)
+      local ok, got = pcall(decode, encode(s))
+      assert(ok and got == repair(s), ("seed %d, value %d: %q gives %s"):format(seed, i, s, tostring(got)))
     end
   end)
 
@@ -103,7 +180,7 @@ describe("core.json_encode", function()
       local t = {}
       for i = 1, R(0, 12) do
         local k = R(1, 10)
-        t[i] = k <= 2 and string.char(R(0, 31)) or k == 3 and string.char(R(128, 255))
+        t[i] = k <= 2 and string.char(R(0, 31)) or k == 3 and ({ "é", "€", "😀", "\u{a0}", "\u{7ff}" })[R(1, 5)]
           or k == 4 and ({ '"', "\\", "/", "\127" })[R(1, 4)] or string.char(R(32, 126))
       end
       return table.concat(t)
