@@ -263,6 +263,20 @@ static void queued_lookups_nobody_waits_for_are_not_sent(void)
     dns_free(d);
 }
 
+static void a_lookup_nobody_waits_for_does_not_hold_the_loop(void)
+{
+    struct result r;
+    dns_t *d = new_resolver(faults_server, 5000);
+    int before = loop_refs(loop);
+    memset(&r, 0, sizeof(r));
+    dns_wait_t *w = dns_resolve(d, "timeout.fault.test", on_answer, &r);
+    CHECK(loop_refs(loop) == before + 1);
+    dns_cancel(d, w); /* a request's timeout: the query goes on, the run may end */
+    CHECK(loop_refs(loop) == before);
+    dns_free(d);
+    CHECK(loop_refs(loop) == before);
+}
+
 static void a_timed_out_query_is_sent_again_before_it_fails(void)
 {
     struct result r;
@@ -391,6 +405,7 @@ int main(void)
     RUN(a_burst_of_new_names_all_resolve_with_bounded_queries_out);
     RUN(pacing_holds_to_the_limit_set);
     RUN(queued_lookups_nobody_waits_for_are_not_sent);
+    RUN(a_lookup_nobody_waits_for_does_not_hold_the_loop);
     RUN(a_timed_out_query_is_sent_again_before_it_fails);
     RUN(a_timeout_is_cached_for_less_time_than_nxdomain);
     RUN(each_server_failure_says_what_happened);
