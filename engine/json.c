@@ -24,7 +24,15 @@ static const char ESCAPE[128] = {
 /* clang-format on */
 
 static const char HEX[] = "0123456789abcdef";
-static const char REPLACEMENT[] = "\xEF\xBF\xBD"; /* U+FFFD */
+
+/* U+FFFD, the replacement character, at w. */
+static char *put_replacement(char *w)
+{
+    *w++ = (char)0xEF;
+    *w++ = (char)0xBF;
+    *w++ = (char)0xBD;
+    return w;
+}
 
 /* The UTF-8 sequence at p (p[0] is 0x80 or more), before e: the bytes it takes, and
  * *valid 1 when they are a well-formed character (the table of RFC 3629: no
@@ -96,8 +104,7 @@ int json_put_string(json_buf_t *b, const char *s, size_t n)
         int valid;
         size_t len = utf8_sequence(p, e, &valid);
         if (!valid) {
-            memcpy(w, REPLACEMENT, 3);
-            w += 3;
+            w = put_replacement(w);
         } else if (c == 0xC2 && p[1] < 0xA0) {
             /* The C1 controls, U+0080..U+009F: a terminal may act on them. */
             w = put_u_escape(w, p[1]);
@@ -170,8 +177,7 @@ int json_put_plain(json_buf_t *b, const char *s, size_t n, uint32_t keep)
         int valid;
         size_t len = utf8_sequence(p, e, &valid);
         if (!valid || (c == 0xC2 && p[1] < 0xA0)) {
-            memcpy(w, REPLACEMENT, 3);
-            w += 3;
+            w = put_replacement(w);
         } else {
             memcpy(w, p, len);
             w += len;
