@@ -470,13 +470,13 @@ dns_t *dns_new(loop_t *loop, const char *servers, char *err, size_t errlen)
     /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     dns->buckets = calloc(dns->nbuckets, sizeof(*dns->buckets));
     if (!dns->buckets) goto oom;
-    dns->ttl_min = 60;
-    dns->ttl_max = 3600;
-    dns->ttl_negative = 60;
-    dns->max_inflight = DNS_DEFAULT_MAX_INFLIGHT;
-    dns->retries = DNS_DEFAULT_RETRIES;
-    dns->timeout_ms = 1500;
-    dns->tries = 2;
+    dns->ttl_min = dns_defaults.ttl_min;
+    dns->ttl_max = dns_defaults.ttl_max;
+    dns->ttl_negative = dns_defaults.ttl_negative;
+    dns->max_inflight = dns_defaults.max_inflight;
+    dns->retries = dns_defaults.retries;
+    dns->timeout_ms = dns_defaults.timeout_ms;
+    dns->tries = dns_defaults.tries;
 
     int rc = open_channel(dns, 0, &dns->channel);
     if (rc != ARES_SUCCESS) {
@@ -524,6 +524,30 @@ void dns_free(dns_t *dns)
     }
     free(dns->buckets);
     free(dns);
+}
+
+/* max_inflight: enough to keep a remote resolver busy, few enough that the replies
+ * of a burst fit the socket's receive buffer (every query of a burst sent at once
+ * loses replies there, and they end as timeouts). */
+const dns_config_t dns_defaults = {
+    .ttl_min = 60,
+    .ttl_max = 3600,
+    .ttl_negative = 60,
+    .timeout_ms = 1500,
+    .tries = 2,
+    .max_inflight = 64,
+    .retries = 1,
+};
+
+void dns_get_config(const dns_t *dns, dns_config_t *config)
+{
+    config->ttl_min = dns->ttl_min;
+    config->ttl_max = dns->ttl_max;
+    config->ttl_negative = dns->ttl_negative;
+    config->timeout_ms = dns->timeout_ms;
+    config->tries = dns->tries;
+    config->max_inflight = dns->max_inflight;
+    config->retries = dns->retries;
 }
 
 void dns_set_ttl(dns_t *dns, double min, double max, double negative)

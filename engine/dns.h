@@ -49,12 +49,20 @@ typedef struct dns_stats {
     unsigned long peak;      /* the most queries out at once so far */
 } dns_stats_t;
 
-/* The default of dns_set_pacing: enough to keep a remote resolver busy, few enough
- * that the replies of a burst fit the socket's receive buffer (every query of a
- * burst sent at once loses replies there, and they end as timeouts). */
-#define DNS_DEFAULT_MAX_INFLIGHT 64
-/* The default of dns_set_retries. */
-#define DNS_DEFAULT_RETRIES 1
+/* A resolver's settings, each changed by its setter below. */
+typedef struct dns_config {
+    double ttl_min, ttl_max, ttl_negative; /* dns_set_ttl */
+    int timeout_ms, tries;                 /* dns_set_timeout */
+    int max_inflight;                      /* dns_set_pacing */
+    int retries;                           /* dns_set_retries */
+} dns_config_t;
+
+/* What dns_new starts with: the one place the defaults are written (dns.c). */
+extern const dns_config_t dns_defaults;
+
+/* The settings of dns now: a caller that changes one of a setter's values passes
+ * the others as they are. */
+void dns_get_config(const dns_t *dns, dns_config_t *config);
 
 /* servers: NULL for /etc/resolv.conf, or "HOST[:PORT][,...]". On failure returns
  * NULL and writes a message to err. */

@@ -122,7 +122,8 @@ static int core_init(lua_State *L)
 
 /* core.configure{dns_servers=, dns_timeout=, dns_tries=, dns_retries=, dns_concurrency=,
  * dns_ttl_min=, dns_ttl_max=, dns_negative_ttl=}: before the first lookup for servers;
- * the rest at any time. */
+ * the rest at any time. A setting not given keeps its value (dns_get_config): giving
+ * dns_ttl_min alone leaves dns_ttl_max as it was. */
 static int core_configure(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
@@ -140,33 +141,39 @@ static int core_configure(lua_State *L)
         }
     }
     lua_pop(L, 1);
+    dns_config_t now;
     lua_getfield(L, 1, "dns_timeout");
     lua_getfield(L, 1, "dns_tries");
     if (!lua_isnil(L, -1) || !lua_isnil(L, -2)) {
+        dns_get_config(lc_dns(L, st), &now);
         /* c-ares takes the timeout in milliseconds, as an int. */
-        double timeout = lc_opt_number(L, -2, "configure: dns_timeout", 1.5, 0.001, 86400);
-        int tries = (int)lc_opt_integer(L, -1, "configure: dns_tries", 2, 1, 1000);
+        double timeout =
+            lc_opt_number(L, -2, "configure: dns_timeout", now.timeout_ms / 1000.0, 0.001, 86400);
+        int tries = (int)lc_opt_integer(L, -1, "configure: dns_tries", now.tries, 1, 1000);
         dns_set_timeout(lc_dns(L, st), (int)(timeout * 1000), tries);
     }
     lua_pop(L, 2);
     lua_getfield(L, 1, "dns_retries");
     if (!lua_isnil(L, -1))
-        dns_set_retries(lc_dns(L, st), (int)lc_opt_integer(L, -1, "configure: dns_retries",
-                                                           DNS_DEFAULT_RETRIES, 0, 100));
+        dns_set_retries(lc_dns(L, st),
+                        (int)lc_opt_integer(L, -1, "configure: dns_retries", 0, 0, 100));
     lua_pop(L, 1);
     lua_getfield(L, 1, "dns_concurrency");
     if (!lua_isnil(L, -1))
-        dns_set_pacing(lc_dns(L, st), (int)lc_opt_integer(L, -1, "configure: dns_concurrency",
-                                                          DNS_DEFAULT_MAX_INFLIGHT, 1, 65536));
+        dns_set_pacing(lc_dns(L, st),
+                       (int)lc_opt_integer(L, -1, "configure: dns_concurrency", 1, 1, 65536));
     lua_pop(L, 1);
     lua_getfield(L, 1, "dns_ttl_min");
     lua_getfield(L, 1, "dns_ttl_max");
     lua_getfield(L, 1, "dns_negative_ttl");
-    if (!lua_isnil(L, -1) || !lua_isnil(L, -2) || !lua_isnil(L, -3))
-        dns_set_ttl(lc_dns(L, st),
-                    lc_opt_number(L, -3, "configure: dns_ttl_min", 60, 0, LC_INT_MAX),
-                    lc_opt_number(L, -2, "configure: dns_ttl_max", 3600, 0, LC_INT_MAX),
-                    lc_opt_number(L, -1, "configure: dns_negative_ttl", 60, 0, LC_INT_MAX));
+    if (!lua_isnil(L, -1) || !lua_isnil(L, -2) || !lua_isnil(L, -3)) {
+        dns_get_config(lc_dns(L, st), &now);
+        dns_set_ttl(
+            lc_dns(L, st),
+            lc_opt_number(L, -3, "configure: dns_ttl_min", now.ttl_min, 0, LC_INT_MAX),
+            lc_opt_number(L, -2, "configure: dns_ttl_max", now.ttl_max, 0, LC_INT_MAX),
+            lc_opt_number(L, -1, "configure: dns_negative_ttl", now.ttl_negative, 0, LC_INT_MAX));
+    }
     lua_pop(L, 3);
     return 0;
 }

@@ -262,7 +262,7 @@ if Response then
     return links
   end
 
-  -- The default links as a link set, for core.crawl.next (crawl.lua), or nil once a
+  -- The default links as a link set, for the crawl's filter (crawl.lua), or nil once a
   -- tree exists.
   function Lazy:link_set()
     local doc = rawget(self, "_doc")

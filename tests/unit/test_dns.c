@@ -203,7 +203,7 @@ static void a_burst_of_new_names_all_resolve_with_bounded_queries_out(void)
     }
     dns_stats_t st;
     dns_get_stats(d, &st);
-    CHECK(st.waiting == BURST - DNS_DEFAULT_MAX_INFLIGHT);
+    CHECK(st.waiting == (unsigned long)(BURST - dns_defaults.max_inflight));
     wait_all(r, BURST);
     int failed = 0;
     for (int i = 0; i < BURST; i++) {
@@ -214,7 +214,7 @@ static void a_burst_of_new_names_all_resolve_with_bounded_queries_out(void)
     CHECK(failed == 0);
     dns_get_stats(d, &st);
     CHECK(st.queries == BURST);
-    CHECK(st.peak == DNS_DEFAULT_MAX_INFLIGHT);
+    CHECK(st.peak == (unsigned long)dns_defaults.max_inflight);
     CHECK(st.waiting == 0);
     dns_free(d);
 }
@@ -311,7 +311,7 @@ static void a_timeout_is_cached_for_less_time_than_nxdomain(void)
     CHECK(t.ttl < n.ttl);
     dns_stats_t st;
     dns_get_stats(d, &st);
-    CHECK(st.retries == DNS_DEFAULT_RETRIES); /* the timeout, not the NXDOMAIN */
+    CHECK(st.retries == (unsigned long)dns_defaults.retries); /* the timeout, not the NXDOMAIN */
     dns_free(d);
 }
 
