@@ -1,6 +1,7 @@
 /* engine.c: the embedding API of luacrawl.h. Everything it does goes through the
  * Lua CLI module (lua/luacrawl/cli.lua), so the binary and embedders behave alike. */
 #include "luacrawl.h"
+#include "proc_limits.h"
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -67,6 +68,11 @@ struct lua_State *lc_engine_lua(lc_engine *e)
 const char *lc_engine_version(void)
 {
     return LUACRAWL_VERSION;
+}
+
+long lc_raise_fd_limit(void)
+{
+    return proc_raise_nofile();
 }
 
 static int traceback(lua_State *L)

@@ -57,4 +57,10 @@ int lc_engine_main(lc_engine *e, int argc, char **argv);
 /* "0.1.0" */
 const char *lc_engine_version(void);
 
+/* Raise the process's soft limit of open files (RLIMIT_NOFILE) to its hard limit:
+ * every transfer in flight holds a socket, and the usual soft limit of 1024 is
+ * soon reached. The luacrawl binary does it at start; the library never changes
+ * its host's limits by itself. Returns the soft limit now in force, or -1. */
+long lc_raise_fd_limit(void);
+
 #endif

@@ -41,9 +41,31 @@ static void setup_allocator(void)
 }
 #endif
 
+/* A crawl catches SIGINT and SIGTERM from the moment it starts (lc.signals.watch).
+ * A process started in the background by a non-interactive shell inherits SIGINT
+ * ignored, and the kernel drops an ignored signal at once unless it is blocked: one
+ * sent before the crawl began watching was lost, and the crawl ran to its end.
+ * Blocked from the start, it waits in the queue for the watch; in a script that
+ * never watches it, it stays as inherited, ignored. */
+static void keep_ignored_signals(void)
+{
+    static const int watched[] = {SIGINT, SIGTERM};
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof(watched) / sizeof(watched[0]); i++) {
+        struct sigaction sa;
+        if (sigaction(watched[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+            sigaddset(&set, watched[i]);
+    }
+    sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
 int main(int argc, char **argv)
 {
+    keep_ignored_signals();
     setup_allocator();
+    /* Thousands of transfers in flight each hold a socket (luacrawl.h). */
+    lc_raise_fd_limit();
     /* curl runs with CURLOPT_NOSIGNAL; a peer closing a socket must not kill us. */
     signal(SIGPIPE, SIG_IGN);
     lc_engine *e = lc_engine_new();
