@@ -6,6 +6,8 @@
 
 #include "buf.h"
 #include "curl_probe.h"
+#include "http_decode.h"
+#include "http_errors.h"
 #include "http_headers.h"
 #include "proxy_env.h"
 #include "url.h"
@@ -33,7 +35,15 @@
 #define HEADERS_FIRST 2048      /* bytes of "name\0value\0" room for a response at first */
 
 enum xfer_state { X_DNS, X_CURL, X_DEFERRED, X_DONE };
-enum abort_reason { ABORT_NONE, ABORT_BODY, ABORT_HEADER, ABORT_TRUNCATED, ABORT_MEMORY };
+enum abort_reason {
+    ABORT_NONE,
+    ABORT_BODY,
+    ABORT_HEADER,
+    ABORT_TRUNCATED,
+    ABORT_MEMORY,
+    ABORT_DECODE, /* the body is not valid in its Content-Encoding (message set) */
+    ABORT_BUDGET, /* the engine's memory budget (message set, and error) */
+};
 
 struct http_req {
     char *url;
@@ -83,6 +93,9 @@ struct http_xfer {
     struct buf hdrbuf; /* "name\0value\0" pairs */
     size_t header_bytes;
     int nheaders;
+    int headers_done;        /* the last response's header block ended (its empty line) */
+    http_decoder_t *decoder; /* undoes the response's Content-Encoding; NULL: none */
+    int decode_refused;      /* its Content-Encoding cannot be undone (message set) */
     enum abort_reason aborted;
     enum http_error error;
     char message[CURL_ERROR_SIZE + 256];
@@ -105,6 +118,9 @@ struct http {
     proxy_env_t *penv; /* the environment's proxies; NULL: none set */
     http_headers_t *headers;
     double dns_pruned; /* when curl last pruned its DNS cache (setup_easy) */
+    size_t held;       /* bytes of body buffers of the transfers in progress */
+    http_budget_fn budget;
+    void *budget_arg;
     http_stats_t stats;
 };
 
@@ -328,8 +344,10 @@ static void free_xfer(http_xfer_t *x)
     free(x->url);
     free(x->host);
     free(x->proxy_host);
+    x->http->held -= x->body.cap;
     buf_free(&x->body);
     buf_free(&x->hdrbuf);
+    http_decoder_free(x->decoder);
     free(x);
 }
 
@@ -406,11 +424,13 @@ char *http_res_take_body(const http_res_t *res)
     if (x->body.cap - len > len / 8 || x->body.cap == len) {
         char *d = realloc(x->body.p, len + 1);
         if (!d) return NULL; /* the body stays with the transfer: the response has none */
+        x->http->held -= x->body.cap - (len + 1);
         x->body.p = d;
         x->body.cap = len + 1;
     }
     char *data = x->body.p;
     data[len] = '\0';
+    x->http->held -= x->body.cap; /* the caller's now */
     memset(&x->body, 0, sizeof(x->body));
     return data;
 }
@@ -437,32 +457,111 @@ static int finish_later(http_xfer_t *x)
 
 /* ---- curl callbacks ---- */
 
-/* CURLOPT_WRITEFUNCTION: decoded body bytes. */
+static int out_of_memory(http_xfer_t *x);
+
+/* The capacity buf_grow gives b for more bytes (buf.c's rule). */
+static size_t next_cap(const struct buf *b, size_t more)
+{
+    size_t cap = b->cap ? b->cap : more > 256 ? more : 256;
+    while (cap - b->n < more && cap <= SIZE_MAX / 2)
+        cap *= 2;
+    return cap;
+}
+
+/* Room in x's body for more bytes and a NUL, within the engine's memory budget
+ * (http_set_budget): the bodies of all transfers in progress and what the engine
+ * holds already must stay under its limit while the bytes arrive, not only once
+ * the body is whole. Near the limit the buffer grows to what is left rather than
+ * doubling. -1 with x->aborted set when it cannot. */
+static int reserve_body(http_xfer_t *x, size_t more)
+{
+    struct buf *b = &x->body;
+    http_t *http = x->http;
+    if (more >= SIZE_MAX - b->n - 1) return out_of_memory(x);
+    size_t need = b->n + more + 1;
+    if (b->p && b->cap >= need) return 0;
+    size_t old = b->cap, cap = next_cap(b, more + 1);
+    http_budget_t bg = {0, 0};
+    if (http->budget) http->budget(http->budget_arg, &bg);
+    if (bg.limit) {
+        /* The most this buffer may hold: the limit less all else counted. */
+        size_t others = bg.used + (http->held - old);
+        size_t room = bg.limit > others ? bg.limit - others : 0;
+        if (need > room) {
+            /* memory, not too_large: that kind is for the request's own limits
+             * (max_size); this one is the engine's, and depends on what it holds. */
+            fail(x, HTTP_E_MEMORY,
+                 "not enough memory: a body of %zu bytes and more would take the engine past "
+                 "max_memory (%zu bytes; %zu held besides)",
+                 need - 1, bg.limit, others);
+            x->aborted = ABORT_BUDGET;
+            return -1;
+        }
+        if (cap > room) cap = room;
+    }
+    /* Not buf_reserve: its doubling would pass the room left. */
+    char *p = realloc(b->p, cap);
+    if (!p) return out_of_memory(x);
+    b->p = p;
+    b->cap = cap;
+    http->held += cap - old;
+    return 0;
+}
+
+/* http_decode_fn: decoded body bytes, kept within max_size and the budget; 1 stops
+ * the transfer (x->aborted says why). */
+static int keep_body(void *arg, const char *data, size_t n)
+{
+    http_xfer_t *x = arg;
+    struct buf *b = &x->body;
+    int cut = 0;
+    if (n > x->req->max_body - b->n) {
+        if (!x->req->truncate) {
+            x->aborted = ABORT_BODY;
+            return 1;
+        }
+        /* Keep what fits and stop the transfer; reported as a success. */
+        n = x->req->max_body - b->n;
+        cut = 1;
+    }
+    if (reserve_body(x, n) < 0) return 1;
+    if (n) memcpy(b->p + b->n, data, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+    if (cut) x->aborted = ABORT_TRUNCATED;
+    return cut;
+}
+
+/* CURLOPT_WRITEFUNCTION: body bytes as they came (curl's decoding is off). */
 static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
     http_xfer_t *x = arg;
     size_t n = size * nmemb;
+    if (x->decode_refused) { /* the message is set */
+        x->error = HTTP_E_PROTOCOL;
+        x->aborted = ABORT_DECODE;
+        return 0;
+    }
+    if (x->decoder) {
+        char err[sizeof(x->message)];
+        int r = http_decoder_feed(x->decoder, data, n, keep_body, x, err, sizeof(err));
+        if (r < 0) {
+            fail(x, HTTP_E_PROTOCOL, "%s", err);
+            x->aborted = ABORT_DECODE;
+        }
+        return r ? 0 : n;
+    }
     if (x->body.cap == 0) { /* the first bytes: room for the declared length at once */
         curl_off_t declared = -1;
         curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &declared);
-        if (declared > (curl_off_t)n && (size_t)declared <= x->req->max_body)
-            buf_reserve(&x->body, (size_t)declared + 1); /* and the NUL at the end */
-    }
-    if (x->body.n + n > x->req->max_body) {
-        if (x->req->truncate) {
-            /* Keep what fits and stop the transfer; reported as a success. */
-            int kept = buf_append(&x->body, data, x->req->max_body - x->body.n) == 0;
-            x->aborted = kept ? ABORT_TRUNCATED : ABORT_MEMORY;
-        } else {
-            x->aborted = ABORT_BODY;
+        if (declared > (curl_off_t)n && (size_t)declared <= x->req->max_body &&
+            reserve_body(x, (size_t)declared) < 0) {
+            /* Over the budget: grow as the bytes come instead, and fail then. */
+            x->aborted = ABORT_NONE;
+            x->error = HTTP_OK;
         }
-        return 0;
     }
-    if (buf_append(&x->body, data, n) < 0) {
-        x->aborted = ABORT_MEMORY;
-        return 0;
-    }
-    return n;
+    return keep_body(x, data, n) ? 0 : n;
 }
 
 /* CURLOPT_PREREQFUNCTION: a request is about to be sent (again, on a retry). */
@@ -522,6 +621,42 @@ static int store_header(http_xfer_t *x, const char *line, size_t n)
     return 0;
 }
 
+/* At the end of a response's headers: the decoder for its Content-Encoding (the
+ * values of every such header, in order). A coding we cannot undo fails the
+ * transfer only when body bytes come (on_body): a redirect or a HEAD has none.
+ * -1 when out of memory. */
+static int setup_decoder(http_xfer_t *x)
+{
+    char ce[512];
+    size_t len = 0;
+    const char *p = x->hdrbuf.p;
+    http_decoder_free(x->decoder);
+    x->decoder = NULL;
+    x->decode_refused = 0;
+    for (int i = 0; p && i < x->nheaders; i++) {
+        const char *name = p, *value = p + strlen(p) + 1;
+        p = value + strlen(value) + 1;
+        if (strcasecmp(name, "Content-Encoding") != 0) continue;
+        int w = snprintf(ce + len, sizeof(ce) - len, "%s%s", len ? ", " : "", value);
+        if (w < 0 || (size_t)w >= sizeof(ce) - len) {
+            snprintf(x->message, sizeof(x->message), "Content-Encoding longer than %zu bytes",
+                     sizeof(ce) - 1);
+            x->decode_refused = 1;
+            return 0;
+        }
+        len += (size_t)w;
+    }
+    if (!len) return 0;
+    char err[256];
+    int rc = http_decoder_new(ce, &x->decoder, err, sizeof(err));
+    if (rc == -2) return out_of_memory(x);
+    if (rc < 0) {
+        snprintf(x->message, sizeof(x->message), "%s", err);
+        x->decode_refused = 1;
+    }
+    return 0;
+}
+
 /* CURLOPT_HEADERFUNCTION: one header line at a time, status lines included. */
 static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
 {
@@ -536,7 +671,13 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
         /* A new response (after 100 Continue, say): forget the earlier headers. */
         x->hdrbuf.n = 0;
         x->nheaders = 0;
+        x->headers_done = 0;
         return n;
+    }
+    if ((n == 2 && data[0] == '\r' && data[1] == '\n') || (n == 1 && data[0] == '\n')) {
+        if (x->headers_done) return n; /* after a chunked body's trailers */
+        x->headers_done = 1;           /* the end of the block: only now is it whole */
+        return setup_decoder(x) < 0 ? 0 : n;
     }
     if (store_header(x, data, n) < 0) {
         if (x->aborted != ABORT_MEMORY) x->aborted = ABORT_HEADER;
@@ -845,8 +986,10 @@ static int setup_base(CURL *e, http_t *http)
     bad |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") != CURLE_OK;
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-    /* every encoding curl decodes */
-    bad |= curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK;
+    /* The codings http_decode.c undoes, asked for; curl must not decode them itself:
+     * its decoders take a stream cut short for a whole one. */
+    bad |= curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, http_decode_accept()) != CURLE_OK;
+    curl_easy_setopt(e, CURLOPT_HTTP_CONTENT_DECODING, 0L);
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
@@ -1146,6 +1289,10 @@ static int follow_redirect(http_xfer_t *x)
     x->hdrbuf.n = 0;
     x->nheaders = 0;
     x->header_bytes = 0;
+    x->headers_done = 0;
+    http_decoder_free(x->decoder);
+    x->decoder = NULL;
+    x->decode_refused = 0;
     if (!plain_request(x->req)) { /* setup_easy sets the next hop up whole */
         curl_easy_reset(x->easy);
         x->easy_base = 0;
@@ -1156,6 +1303,8 @@ static int follow_redirect(http_xfer_t *x)
 static void map_curl_error(http_xfer_t *x, CURLcode rc)
 {
     const char *detail = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
+    /* Stopped by a callback of ours: it said why. */
+    if (x->aborted == ABORT_DECODE || x->aborted == ABORT_BUDGET) return;
     if (x->aborted == ABORT_BODY || rc == CURLE_FILESIZE_EXCEEDED) {
         fail(x, HTTP_E_TOO_LARGE, "body larger than max_size (%zu bytes)", x->req->max_body);
         return;
@@ -1168,55 +1317,34 @@ static void map_curl_error(http_xfer_t *x, CURLcode rc)
         fail(x, HTTP_E_MEMORY, "out of memory storing the response");
         return;
     }
-    switch (rc) {
-    case CURLE_UNSUPPORTED_PROTOCOL:
-    case CURLE_URL_MALFORMAT:
-        fail(x, HTTP_E_INVALID_URL, "invalid URL: %s", detail);
-        break;
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-        fail(x, HTTP_E_DNS, "%s", detail);
-        break;
-    case CURLE_RECV_ERROR:
-        /* curl 7.88 reports broken chunked encoding as a receive error too. */
-        if (strstr(detail, "chunk"))
-            fail(x, HTTP_E_PROTOCOL, "%s", detail);
-        else
-            fail(x, HTTP_E_CONNECT, "%s", detail);
-        break;
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_SEND_ERROR:
-    case CURLE_GOT_NOTHING:
-        fail(x, HTTP_E_CONNECT, "%s", detail);
-        break;
-    case CURLE_OPERATION_TIMEDOUT:
-        fail(x, HTTP_E_TIMEOUT, "%s", detail);
-        break;
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CIPHER:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_ISSUER_ERROR:
-    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_INVALIDCERTSTATUS:
-    case CURLE_SSL_CRL_BADFILE:
-    case CURLE_SSL_ENGINE_INITFAILED:
-    case CURLE_SSL_SHUTDOWN_FAILED:
-    case CURLE_USE_SSL_FAILED:
-        fail(x, HTTP_E_TLS, "%s", detail);
-        break;
-    case CURLE_OUT_OF_MEMORY:
-        /* curl 7.88 reports a header line over its 100 KiB limit this way. */
-        if (x->body.n == 0)
-            fail(x, HTTP_E_TOO_LARGE, "a response header is over curl's 100 KiB limit");
-        else
-            fail(x, HTTP_E_MEMORY, "%s", detail);
-        break;
-    default:
-        fail(x, HTTP_E_PROTOCOL, "%s", detail);
-        break;
+    /* curl 7.88 reports a header line over its 100 KiB limit as out of memory. */
+    if (rc == CURLE_OUT_OF_MEMORY && !x->headers_done && x->header_bytes) {
+        fail(x, HTTP_E_TOO_LARGE, "a response header is over curl's 100 KiB limit");
+        return;
     }
+    http_curl_error_t e = http_curl_error(rc, x->header_bytes > 0);
+    /* curl 7.88 reports broken chunked encoding as a receive error too. */
+    if (rc == CURLE_RECV_ERROR && strstr(detail, "chunk")) e.what = "broken chunked encoding";
+    fail(x, e.kind, "%s: %s", e.what, detail);
+}
+
+/* A transfer curl ended as a success may still be cut short: inside its header block
+ * (curl 7.88 takes a connection closed there for the end of a response with no
+ * body), or inside a compressed body whose Content-Length matched the bytes sent.
+ * 0 when whole, else -1 with the error set. */
+static int check_whole(http_xfer_t *x)
+{
+    if (!x->headers_done) {
+        fail(x, HTTP_E_PROTOCOL, "response cut short inside its headers (%zu bytes came)",
+             x->header_bytes);
+        return -1;
+    }
+    char err[256];
+    if (x->aborted != ABORT_TRUNCATED && http_decoder_finish(x->decoder, err, sizeof(err)) < 0) {
+        fail(x, HTTP_E_PROTOCOL, "%s", err);
+        return -1;
+    }
+    return 0;
 }
 
 static void transfer_done(http_t *http, CURL *easy, CURLcode rc)
@@ -1230,6 +1358,10 @@ static void transfer_done(http_t *http, CURL *easy, CURLcode rc)
     detach(http, x);
     if (rc != CURLE_OK && !(x->aborted == ABORT_TRUNCATED && rc == CURLE_WRITE_ERROR)) {
         map_curl_error(x, rc);
+        finish(x);
+        return;
+    }
+    if (check_whole(x) < 0) {
         finish(x);
         return;
     }
@@ -1334,6 +1466,12 @@ void http_free(http_t *http)
     free(http);
 }
 
+void http_set_budget(http_t *http, http_budget_fn fn, void *arg)
+{
+    http->budget = fn;
+    http->budget_arg = arg;
+}
+
 void http_get_stats(const http_t *http, http_stats_t *stats)
 {
     *stats = http->stats;
@@ -1417,11 +1555,13 @@ static size_t fuzz_feed(size_t (*fn)(char *, size_t, size_t, void *), const char
 int http_fuzz_response(const char *data, size_t len, size_t max_body, size_t max_header,
                        int as_curl)
 {
+    static http_t fuzz_http; /* no budget, no curl: only held is used */
     http_xfer_t *x = calloc(1, sizeof(*x));
     if (!x || !(x->req = http_req_new("http://fuzz.test/"))) {
         free(x);
         return -1;
     }
+    x->http = &fuzz_http;
     http_req_max_size(x->req, max_body, max_header);
     int rc = -1, interim = 0;
     size_t off = 0;

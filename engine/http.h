@@ -84,6 +84,16 @@ const char *http_curl_version(void);
 
 void http_get_stats(const http_t *http, http_stats_t *stats);
 
+/* The engine's memory budget, asked while bodies arrive: limit (0: none) is what the
+ * engine may hold, used what it holds besides the bodies of transfers in progress.
+ * A transfer whose body would take the total past limit ends as it grows, with
+ * HTTP_E_MEMORY (HTTP_E_TOO_LARGE stays the request's own max_body). */
+typedef struct http_budget {
+    size_t limit, used;
+} http_budget_t;
+typedef void (*http_budget_fn)(void *arg, http_budget_t *budget);
+void http_set_budget(http_t *http, http_budget_fn fn, void *arg);
+
 /* A request. Setters return 0, or -1 when the value is refused (a header with CR or
  * LF, an unknown method) or memory runs out. */
 http_req_t *http_req_new(const char *url);

@@ -1,6 +1,8 @@
 /* http_headers.c: ready header lists for plain requests (http_headers.h). */
 #include "http_headers.h"
 
+#include "http_decode.h"
+
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,26 +19,13 @@ struct http_headers {
     int nkept;
 };
 
-/* The encodings curl 7.88 lists for CURLOPT_ACCEPT_ENCODING "", in its order. */
+/* The encodings http_decode.c decodes: curl's own decoding is off (http.c). */
 static char *accept_encoding_line(long features)
 {
-    char line[96] = "Accept-Encoding: ";
-    const char *sep = "";
-    if (features & CURL_VERSION_LIBZ) {
-        strcat(line, "deflate, gzip");
-        sep = ", ";
-    }
-    if (features & CURL_VERSION_BROTLI) {
-        strcat(line, sep);
-        strcat(line, "br");
-        sep = ", ";
-    }
-    if (features & CURL_VERSION_ZSTD) {
-        strcat(line, sep);
-        strcat(line, "zstd");
-        sep = ", ";
-    }
-    return *sep ? strdup(line) : NULL;
+    (void)features;
+    char line[96];
+    snprintf(line, sizeof(line), "Accept-Encoding: %s", http_decode_accept());
+    return strdup(line);
 }
 
 http_headers_t *http_headers_new(long features)

@@ -43,6 +43,7 @@ http_t *lc_http(lua_State *L, lc_state_t *st)
         dns_t *dns = lc_dns(L, st);
         st->http = http_new(st->loop, dns, err, sizeof(err));
         if (!st->http) luaL_error(L, "HTTP: %s", err);
+        http_set_budget(st->http, lc_limits_budget, st);
     }
     return st->http;
 }

@@ -393,10 +393,20 @@ static http_req_t *make_request(lua_State *L, const char *url)
 static int l_fetch(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
-    const char *url = luaL_checkstring(L, 1);
+    size_t url_len;
+    const char *url = luaL_checklstring(L, 1, &url_len);
     task_t *t = task_waitable(st->sched, L, "fetch");
     http_t *http = lc_http(L, st);
     ready_oom_error(L, st);
+    if (memchr(url, '\0', url_len)) {
+        /* The C side would see the URL up to the NUL, another URL: refused as
+         * lc.url refuses it. (Other control bytes are refused by the URL parser.) */
+        lua_pushnil(L);
+        lc_push_error(L, st, "invalid_url", "invalid URL: it contains a NUL byte");
+        lua_pushlstring(L, url, url_len);
+        lua_setfield(L, -2, "url");
+        return 2;
+    }
     http_req_t *req = make_request(L, url);
     lua_settop(L, 2); /* the options make_request read */
     struct op *op = req ? calloc(1, sizeof(*op)) : NULL;

@@ -12,6 +12,7 @@
 #include "lua_state.h"
 
 #include <float.h>
+#include <stdint.h>
 #include <luajit.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +119,21 @@ void lc_limits_account(lua_State *L, long long delta)
         m->used = 0;
     else
         m->used = (size_t)((long long)m->used + delta);
+}
+
+void lc_limits_budget(void *arg, http_budget_t *budget)
+{
+    const lc_state_t *st = arg;
+    const struct lc_limits *m = st->limits;
+    budget->limit = m ? m->limit : 0;
+    budget->used = m ? m->used : 0;
+}
+
+int lc_limits_allow(lua_State *L, size_t bytes, size_t *left)
+{
+    const struct lc_limits *m = limits_of(L);
+    *left = !m || !m->limit ? SIZE_MAX : m->used < m->limit ? m->limit - m->used : 0;
+    return bytes <= *left;
 }
 
 /* core.set_limits{max_memory = bytes (0: none), max_task_cpu = seconds (0: none)} */

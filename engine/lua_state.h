@@ -110,5 +110,11 @@ void lc_check_norm_opts(lua_State *L, int idx, struct url_norm_opts *o, const ch
 
 /* Count memory held for Lua outside its heap (bodies) towards max_memory. */
 void lc_limits_account(lua_State *L, long long delta);
+/* 1 when bytes more may be held under max_memory (*left: what may; SIZE_MAX: no
+ * limit), for C allocations made for a script that can be refused beforehand. */
+int lc_limits_allow(lua_State *L, size_t bytes, size_t *left);
+/* http_budget_fn over st (an lc_state_t): max_memory and what is counted towards it,
+ * so that bodies being received are bounded by it too. */
+void lc_limits_budget(void *st, http_budget_t *budget);
 
 #endif

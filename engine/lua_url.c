@@ -187,24 +187,47 @@ static int l_same_site(lua_State *L)
 
 /* Seen sets -------------------------------------------------------------------- */
 
+/* A seen set's userdata: the set first (lc_toseen reads it as a seen_t **), and
+ * the bytes of it counted towards max_memory (the crawl's C code may grow a set
+ * without counting: what is given back is what was counted). */
+struct seen_ud {
+    seen_t *s;
+    size_t counted;
+};
+
 static seen_t *check_seen(lua_State *L)
 {
-    seen_t **s = luaL_checkudata(L, 1, SEEN_METATABLE);
-    if (!*s) luaL_error(L, "seen set already freed");
-    return *s;
+    struct seen_ud *u = luaL_checkudata(L, 1, SEEN_METATABLE);
+    if (!u->s) luaL_error(L, "seen set already freed");
+    return u->s;
 }
 
-/* core.seen([expected]) -> set */
+/* Count the set's bytes now towards max_memory. */
+static void seen_count(lua_State *L, struct seen_ud *u)
+{
+    size_t now = seen_bytes(u->s);
+    lc_limits_account(L, (long long)now - (long long)u->counted);
+    u->counted = now;
+}
+
+/* core.seen([expected]) -> set. The table is allocated at once for `expected`:
+ * refused first when it would pass max_memory. */
 static int l_seen(lua_State *L)
 {
     long long expected = lc_opt_integer(L, 1, "seen: the expected size", 0, 0, LC_INT_MAX);
-    /* NOLINTNEXTLINE(bugprone-sizeof-expression): the userdata holds a pointer */
-    seen_t **s = lua_newuserdata(L, sizeof(*s));
-    *s = NULL;
+    size_t bytes = seen_new_bytes((size_t)expected), left;
+    if (!lc_limits_allow(L, bytes, &left))
+        return luaL_error(
+            L, "seen: a set for %.0f URLs takes %.0f bytes, more than max_memory leaves (%.0f)",
+            (double)expected, (double)bytes, (double)left);
+    struct seen_ud *u = lua_newuserdata(L, sizeof(*u));
+    u->s = NULL;
+    u->counted = 0;
     lc_getmetatable(L, SEEN_METATABLE);
     lua_setmetatable(L, -2);
-    *s = seen_new((size_t)expected);
-    if (!*s) return luaL_error(L, "seen: out of memory");
+    u->s = seen_new((size_t)expected);
+    if (!u->s) return luaL_error(L, "seen: out of memory for a set of %.0f URLs", (double)expected);
+    seen_count(L, u);
     return 1;
 }
 
@@ -220,10 +243,18 @@ seen_t *lc_toseen(lua_State *L, int idx)
 static int seen_l_add(lua_State *L)
 {
     seen_t *s = check_seen(L);
-    size_t len;
+    size_t len, grow = seen_grow_bytes(s), left;
     const char *u = check_url(L, 2, &len);
-    int r = seen_add(s, fingerprint(u, len));
+    uint64_t fp = fingerprint(u, len);
+    /* Only a new URL makes a full set grow. */
+    if (grow && !seen_has(s, fp) && !lc_limits_allow(L, grow, &left))
+        return luaL_error(L,
+                          "seen: growing the set (%.0f URLs) takes %.0f bytes, more than "
+                          "max_memory leaves (%.0f)",
+                          (double)seen_size(s), (double)grow, (double)left);
+    int r = seen_add(s, fp);
     if (r < 0) return luaL_error(L, "seen: out of memory");
+    if (grow) seen_count(L, lua_touserdata(L, 1));
     lua_pushboolean(L, r);
     return 1;
 }
@@ -258,9 +289,11 @@ static int seen_l_tostring(lua_State *L)
 
 static int seen_l_gc(lua_State *L)
 {
-    seen_t **s = luaL_checkudata(L, 1, SEEN_METATABLE);
-    seen_free(*s);
-    *s = NULL;
+    struct seen_ud *u = luaL_checkudata(L, 1, SEEN_METATABLE);
+    lc_limits_account(L, -(long long)u->counted);
+    u->counted = 0;
+    seen_free(u->s);
+    u->s = NULL;
     return 0;
 }
 

@@ -73,13 +73,30 @@ static int set_cap(seen_t *s, size_t cap)
     return 0;
 }
 
+static size_t cap_for(size_t expected)
+{
+    size_t cap = expected / LOAD_NUM * LOAD_DEN + expected % LOAD_NUM * LOAD_DEN / LOAD_NUM + 1;
+    return cap < MIN_CAP ? MIN_CAP : cap;
+}
+
+size_t seen_new_bytes(size_t expected)
+{
+    if (expected > SIZE_MAX / 16) return SIZE_MAX;
+    return sizeof(seen_t) + cap_for(expected) * sizeof(uint64_t);
+}
+
+size_t seen_grow_bytes(const seen_t *s)
+{
+    return s->count < s->limit ? 0 : (s->cap + s->cap / 2) * sizeof(*s->slots);
+}
+
 seen_t *seen_new(size_t expected)
 {
     if (expected > SIZE_MAX / 16) return NULL;
     seen_t *s = calloc(1, sizeof(*s));
     if (!s) return NULL;
-    size_t cap = expected / LOAD_NUM * LOAD_DEN + expected % LOAD_NUM * LOAD_DEN / LOAD_NUM + 1;
-    if (set_cap(s, cap < MIN_CAP ? MIN_CAP : cap) != 0) {
+    size_t cap = cap_for(expected);
+    if (set_cap(s, cap) != 0) {
         free(s);
         return NULL;
     }

@@ -29,6 +29,12 @@ int seen_has(const seen_t *s, uint64_t fp);
  * cache misses overlap instead of coming one after another. */
 void seen_prefetch(const seen_t *s, uint64_t fp);
 
+/* Bytes seen_new(expected) takes (SIZE_MAX: more than can be), and bytes the next
+ * seen_add of a new fingerprint takes for the bigger table (0: it fits; the old
+ * one is freed after): so that a caller with a budget can refuse first. */
+size_t seen_new_bytes(size_t expected);
+size_t seen_grow_bytes(const seen_t *s);
+
 size_t seen_size(const seen_t *s);
 /* Bytes the set holds on the heap now. */
 size_t seen_bytes(const seen_t *s);

@@ -198,10 +198,10 @@ describe("lc.fetch", function()
     assert.equal("too_large", err.kind)
   end)
 
-  it("reports a connection reset mid-body as connect", function()
+  it("reports a connection reset mid-body as protocol (the response began)", function()
     local res, err = fetch(h.url("/reset"))
     assert.is_nil(res)
-    assert.equal("connect", err.kind)
+    assert.equal("protocol", err.kind)
   end)
 
   it("reports a body shorter than Content-Length as protocol", function()

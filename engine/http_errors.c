@@ -1,0 +1,126 @@
+/* http_errors.c: the table of libcurl result codes (http_errors.h).
+ *
+ * Only http and https are fetched and curl never resolves a name itself, so many
+ * codes cannot happen; they still have a row (most as protocol: a reply or a state
+ * curl could not make sense of), so that every code's kind is a decision. */
+#include "http_errors.h"
+
+#define ROW(code, k, w) [code] = {k, w}
+
+static const http_curl_error_t table[CURL_LAST] = {
+    /* The URL: our own checks refuse it first; these are curl's. */
+    ROW(CURLE_URL_MALFORMAT, HTTP_E_INVALID_URL, "invalid URL"),
+    /* We check the scheme before curl sees a URL, so what curl refuses then is the
+     * reply: an HTTP/0.9 answer (no status line) ends this way in 7.88. */
+    ROW(CURLE_UNSUPPORTED_PROTOCOL, HTTP_E_PROTOCOL, "not an HTTP response"),
+    ROW(CURLE_WEIRD_SERVER_REPLY, HTTP_E_PROTOCOL, "not an HTTP response"),
+    ROW(CURLE_NOT_BUILT_IN, HTTP_E_PROTOCOL, "a feature this libcurl lacks"),
+    ROW(CURLE_FAILED_INIT, HTTP_E_MEMORY, "curl could not start the transfer"),
+    /* Names: dns.c resolves them; curl reaches these only for a proxy's or when
+     * it tried to resolve by itself (on_resolver_start refuses: aborted). */
+    ROW(CURLE_COULDNT_RESOLVE_PROXY, HTTP_E_DNS, "cannot resolve the proxy"),
+    ROW(CURLE_COULDNT_RESOLVE_HOST, HTTP_E_DNS, "cannot resolve the host"),
+    ROW(CURLE_ABORTED_BY_CALLBACK, HTTP_E_DNS, "a name curl would have resolved itself"),
+    /* The connection. */
+    ROW(CURLE_COULDNT_CONNECT, HTTP_E_CONNECT, "cannot connect"),
+    ROW(CURLE_INTERFACE_FAILED, HTTP_E_CONNECT, "cannot use the local interface"),
+    ROW(CURLE_SEND_ERROR, HTTP_E_CONNECT, "sending the request failed"),
+    ROW(CURLE_UPLOAD_FAILED, HTTP_E_CONNECT, "sending the request body failed"),
+    ROW(CURLE_SEND_FAIL_REWIND, HTTP_E_CONNECT, "the request body cannot be sent again"),
+    ROW(CURLE_GOT_NOTHING, HTTP_E_CONNECT, "the server closed the connection without a reply"),
+    ROW(CURLE_AGAIN, HTTP_E_CONNECT, "the connection is not ready"),
+    ROW(CURLE_NO_CONNECTION_AVAILABLE, HTTP_E_CONNECT, "no connection available"),
+    ROW(CURLE_QUIC_CONNECT_ERROR, HTTP_E_CONNECT, "cannot connect (QUIC)"),
+    ROW(CURLE_PROXY, HTTP_E_CONNECT, "the proxy refused or failed the connection"),
+    ROW(CURLE_UNRECOVERABLE_POLL, HTTP_E_CONNECT, "cannot wait on the connection"),
+    /* RECV_ERROR: connect, or protocol once the response began (http_curl_error). */
+    ROW(CURLE_RECV_ERROR, HTTP_E_CONNECT, "receiving failed"),
+    ROW(CURLE_OPERATION_TIMEDOUT, HTTP_E_TIMEOUT, "timed out"),
+    /* TLS. */
+    ROW(CURLE_SSL_CONNECT_ERROR, HTTP_E_TLS, "TLS handshake failed"),
+    ROW(CURLE_PEER_FAILED_VERIFICATION, HTTP_E_TLS, "the certificate did not verify"),
+    ROW(CURLE_SSL_CERTPROBLEM, HTTP_E_TLS, "the client certificate is unusable"),
+    ROW(CURLE_SSL_CIPHER, HTTP_E_TLS, "no usable TLS cipher"),
+    ROW(CURLE_SSL_CACERT_BADFILE, HTTP_E_TLS, "cannot read the CA certificates"),
+    ROW(CURLE_SSL_ISSUER_ERROR, HTTP_E_TLS, "the certificate's issuer did not verify"),
+    ROW(CURLE_SSL_PINNEDPUBKEYNOTMATCH, HTTP_E_TLS, "the pinned public key did not match"),
+    ROW(CURLE_SSL_INVALIDCERTSTATUS, HTTP_E_TLS, "the certificate status is invalid"),
+    ROW(CURLE_SSL_CRL_BADFILE, HTTP_E_TLS, "cannot read the CRL file"),
+    ROW(CURLE_SSL_ENGINE_NOTFOUND, HTTP_E_TLS, "TLS engine not found"),
+    ROW(CURLE_SSL_ENGINE_SETFAILED, HTTP_E_TLS, "cannot use the TLS engine"),
+    ROW(CURLE_SSL_ENGINE_INITFAILED, HTTP_E_TLS, "cannot start the TLS engine"),
+    ROW(CURLE_SSL_SHUTDOWN_FAILED, HTTP_E_TLS, "TLS shutdown failed"),
+    ROW(CURLE_USE_SSL_FAILED, HTTP_E_TLS, "TLS required but not available"),
+    ROW(CURLE_SSL_CLIENTCERT, HTTP_E_TLS, "the server wants a client certificate"),
+    /* The response. */
+    ROW(CURLE_PARTIAL_FILE, HTTP_E_PROTOCOL, "response cut short (Content-Length or chunks)"),
+    ROW(CURLE_HTTP2, HTTP_E_PROTOCOL, "HTTP/2 error"),
+    ROW(CURLE_HTTP2_STREAM, HTTP_E_PROTOCOL, "HTTP/2 stream error"),
+    ROW(CURLE_HTTP3, HTTP_E_PROTOCOL, "HTTP/3 error"),
+    ROW(CURLE_BAD_CONTENT_ENCODING, HTTP_E_PROTOCOL, "broken content encoding"),
+    ROW(CURLE_HTTP_RETURNED_ERROR, HTTP_E_PROTOCOL, "HTTP error status"),
+    ROW(CURLE_RANGE_ERROR, HTTP_E_PROTOCOL, "the server did not honour the range"),
+    ROW(CURLE_BAD_DOWNLOAD_RESUME, HTTP_E_PROTOCOL, "cannot resume the download"),
+    ROW(CURLE_TOO_MANY_REDIRECTS, HTTP_E_PROTOCOL, "too many redirects"),
+    ROW(CURLE_AUTH_ERROR, HTTP_E_PROTOCOL, "authentication failed"),
+    ROW(CURLE_LOGIN_DENIED, HTTP_E_PROTOCOL, "login denied"),
+    ROW(CURLE_REMOTE_ACCESS_DENIED, HTTP_E_PROTOCOL, "access denied"),
+    ROW(CURLE_FILESIZE_EXCEEDED, HTTP_E_TOO_LARGE, "body larger than max_size"),
+    /* Our callbacks stopped it (http.c says why before the table is asked), or
+     * memory ran out. */
+    ROW(CURLE_WRITE_ERROR, HTTP_E_PROTOCOL, "the response could not be stored"),
+    ROW(CURLE_READ_ERROR, HTTP_E_PROTOCOL, "the request body could not be read"),
+    ROW(CURLE_OUT_OF_MEMORY, HTTP_E_MEMORY, "out of memory"),
+    /* Mistakes of ours in calling curl: no retry will help, and they are rare. */
+    ROW(CURLE_BAD_FUNCTION_ARGUMENT, HTTP_E_PROTOCOL, "curl refused an argument"),
+    ROW(CURLE_UNKNOWN_OPTION, HTTP_E_PROTOCOL, "curl does not know an option"),
+    ROW(CURLE_SETOPT_OPTION_SYNTAX, HTTP_E_PROTOCOL, "curl refused an option's syntax"),
+    ROW(CURLE_RECURSIVE_API_CALL, HTTP_E_PROTOCOL, "curl called from its own callback"),
+    ROW(CURLE_FUNCTION_NOT_FOUND, HTTP_E_PROTOCOL, "a function curl needs is missing"),
+    ROW(CURLE_CHUNK_FAILED, HTTP_E_PROTOCOL, "chunk callback failed"),
+    /* Other protocols' codes: never for http(s), a reply curl could not use. */
+    ROW(CURLE_FTP_ACCEPT_FAILED, HTTP_E_PROTOCOL, "FTP error"),
+    ROW(CURLE_FTP_WEIRD_PASS_REPLY, HTTP_E_PROTOCOL, "FTP error"),
+    ROW(CURLE_FTP_ACCEPT_TIMEOUT, HTTP_E_PROTOCOL, "FTP error"),
+    ROW(CURLE_FTP_WEIRD_PASV_REPLY, HTTP_E_PROTOCOL, "FTP error"),
+    ROW(CURLE_FTP_WEIRD_227_FORMAT, HTTP_E_PROTOCOL, "FTP error"),
+    ROW(CURLE_FTP_CANT_GET_HOST, HTTP_E_PROTOCOL, "FTP error"),
+    ROW(CURLE_FTP_COULDNT_SET_TYPE, HTTP_E_PROTOCOL, "FTP error"),
+    ROW(CURLE_FTP_COULDNT_RETR_FILE, HTTP_E_PROTOCOL, "FTP error"),
+    ROW(CURLE_FTP_PORT_FAILED, HTTP_E_PROTOCOL, "FTP error"),
+    ROW(CURLE_FTP_COULDNT_USE_REST, HTTP_E_PROTOCOL, "FTP error"),
+    ROW(CURLE_FTP_PRET_FAILED, HTTP_E_PROTOCOL, "FTP error"),
+    ROW(CURLE_FTP_BAD_FILE_LIST, HTTP_E_PROTOCOL, "FTP error"),
+    ROW(CURLE_QUOTE_ERROR, HTTP_E_PROTOCOL, "FTP error"),
+    ROW(CURLE_HTTP_POST_ERROR, HTTP_E_PROTOCOL, "form post error"),
+    ROW(CURLE_FILE_COULDNT_READ_FILE, HTTP_E_PROTOCOL, "file error"),
+    ROW(CURLE_LDAP_CANNOT_BIND, HTTP_E_PROTOCOL, "LDAP error"),
+    ROW(CURLE_LDAP_SEARCH_FAILED, HTTP_E_PROTOCOL, "LDAP error"),
+    ROW(CURLE_TFTP_NOTFOUND, HTTP_E_PROTOCOL, "TFTP error"),
+    ROW(CURLE_TFTP_PERM, HTTP_E_PROTOCOL, "TFTP error"),
+    ROW(CURLE_REMOTE_DISK_FULL, HTTP_E_PROTOCOL, "remote disk full"),
+    ROW(CURLE_TFTP_ILLEGAL, HTTP_E_PROTOCOL, "TFTP error"),
+    ROW(CURLE_TFTP_UNKNOWNID, HTTP_E_PROTOCOL, "TFTP error"),
+    ROW(CURLE_REMOTE_FILE_EXISTS, HTTP_E_PROTOCOL, "remote file exists"),
+    ROW(CURLE_TFTP_NOSUCHUSER, HTTP_E_PROTOCOL, "TFTP error"),
+    ROW(CURLE_REMOTE_FILE_NOT_FOUND, HTTP_E_PROTOCOL, "remote file not found"),
+    ROW(CURLE_SSH, HTTP_E_PROTOCOL, "SSH error"),
+    ROW(CURLE_RTSP_CSEQ_ERROR, HTTP_E_PROTOCOL, "RTSP error"),
+    ROW(CURLE_RTSP_SESSION_ERROR, HTTP_E_PROTOCOL, "RTSP error"),
+};
+
+int http_curl_error_known(CURLcode rc)
+{
+    return rc > CURLE_OK && rc < CURL_LAST && table[rc].what != NULL;
+}
+
+http_curl_error_t http_curl_error(CURLcode rc, int began)
+{
+    http_curl_error_t e = {HTTP_E_PROTOCOL, "curl error"};
+    if (http_curl_error_known(rc)) e = table[rc];
+    if (rc == CURLE_RECV_ERROR && began) {
+        e.kind = HTTP_E_PROTOCOL;
+        e.what = "the connection broke in the middle of the response";
+    }
+    return e;
+}

@@ -1,0 +1,182 @@
+-- fixtures: --http
+-- The hostile web, HTTP layer (issue 16): a response cut short or not HTTP at all is
+-- an error of kind protocol, never a whole page; a URL curl would read differently
+-- is refused; max_memory bounds a body while it downloads and the sets made for the
+-- script. The endpoints are tests/fixtures/server.py's /hostile/* and /fault/*.
+local lc = require "luacrawl"
+local h = require "spec_helper"
+
+local function fetch(path, opts)
+  return lc.run(function()
+    return lc.fetch(path:match("^http") and path or h.url(path), opts)
+  end)
+end
+
+local function kind_of(path, opts)
+  local res, err = fetch(path, opts)
+  if res then return res.status, nil, res end
+  return err.kind, err
+end
+
+-- Peak resident memory of this process, in MB.
+local function peak_rss_mb()
+  for line in io.lines("/proc/self/status") do
+    local kb = line:match("^VmHWM:%s+(%d+)")
+    if kb then return tonumber(kb) / 1024 end
+  end
+end
+
+-- Run fn with max_memory at what is counted now plus `extra` bytes, then put the
+-- limit back.
+local function with_memory_left(extra, fn)
+  local used, limit = lc.memory()
+  lc.configure({ max_memory = math.floor(used + extra) })
+  local ok, a, b = pcall(fn)
+  lc.configure({ max_memory = limit or 0 })
+  assert(ok, a)
+  return a, b
+end
+
+describe("hostile HTTP: cut short", function()
+  it("hostile_gzip_cut_in_half: protocol, not 200 with half the bytes", function()
+    local kind, err = kind_of("/hostile/gzip-cut")
+    assert.equal("protocol", kind)
+    assert.matches("gzip body cut short", err.message)
+  end)
+
+  it("hostile_deflate_cut_in_half: protocol", function()
+    local kind, err = kind_of("/hostile/gzip-cut?coding=deflate")
+    assert.equal("protocol", kind)
+    assert.matches("deflate body cut short", err.message)
+  end)
+
+  it("hostile_whole_gzip_and_deflate_still_decode", function()
+    local res = assert(fetch("/gzip"))
+    assert.equal(("hello gzip "):rep(1000), res.body)
+    res = assert(fetch("/deflate"))
+    assert.equal(("hello deflate "):rep(1000), res.body)
+  end)
+
+  it("hostile_body_not_in_its_coding: protocol", function()
+    local kind, err = kind_of("/hostile/bad-coding")
+    assert.equal("protocol", kind)
+    assert.matches("invalid compressed data", err.message)
+  end)
+
+  it("hostile_unknown_coding: protocol naming it", function()
+    local kind, err = kind_of("/hostile/bad-coding?coding=compress")
+    assert.equal("protocol", kind)
+    assert.matches("unsupported Content%-Encoding 'compress'", err.message)
+  end)
+
+  it("hostile_unknown_coding_without_a_body_is_fine (HEAD)", function()
+    assert.equal(200, (kind_of("/hostile/bad-coding?coding=compress", { method = "HEAD" })))
+  end)
+
+  it("hostile_headers_cut: protocol, not 200 with an empty body", function()
+    local kind, err = kind_of("/hostile/header-cut")
+    assert.equal("protocol", kind)
+    assert.matches("inside its headers", err.message)
+  end)
+
+  it("hostile_chunked_without_last_chunk: protocol", function()
+    assert.equal("protocol", (kind_of("/hostile/chunked-nolast")))
+  end)
+
+  it("hostile_content_length_longer_than_body: protocol", function()
+    assert.equal("protocol", (kind_of("/short")))
+  end)
+
+  it("hostile_reset_mid_body: protocol, not connect", function()
+    local kind, err = kind_of("/reset")
+    assert.equal("protocol", kind)
+    assert.matches("middle of the response", err.message)
+  end)
+
+  it("hostile_reset_before_any_reply: still connect", function()
+    assert.equal("connect", (kind_of("/fault/reset-before")))
+  end)
+
+  it("hostile_broken_chunking: protocol", function()
+    local kind, err = kind_of("/fault/bad-chunked")
+    assert.equal("protocol", kind)
+    assert.matches("chunked", err.message)
+  end)
+end)
+
+describe("hostile HTTP: not HTTP", function()
+  it("hostile_http09_reply: protocol, not invalid_url", function()
+    local kind, err = kind_of("/hostile/http09")
+    assert.equal("protocol", kind)
+    assert.matches("not an HTTP response", err.message)
+  end)
+end)
+
+describe("hostile HTTP: URLs", function()
+  it("hostile_nul_in_url: invalid_url, /echo is never fetched", function()
+    local kind, err = kind_of("/echo\0x")
+    assert.equal("invalid_url", kind)
+    assert.matches("NUL", err.message)
+    assert.equal(h.url("/echo\0x"), err.url)
+  end)
+
+  it("hostile_control_byte_in_url: invalid_url", function()
+    assert.equal("invalid_url", (kind_of("/echo\1x")))
+    assert.equal("invalid_url", (kind_of("/echo\nx")))
+  end)
+end)
+
+describe("hostile HTTP: max_memory", function()
+  it("hostile_gzip_bomb_bounded_while_it_downloads", function()
+    -- 200 MiB of zeros from about 200 KiB, max_size far above, 20 MB left.
+    local before = peak_rss_mb()
+    local kind, err = with_memory_left(20e6, function()
+      return kind_of("/fault/gzip-bomb?mib=200", { max_size = 4e9 })
+    end)
+    assert.equal("memory", kind)
+    assert.matches("not enough memory: a body of %d+ bytes and more would take the engine past max_memory",
+      err.message)
+    -- The body stopped near 20 MB: the peak grew by far less than the 200 MiB.
+    assert.is_true(peak_rss_mb() - before < 100, peak_rss_mb() - before)
+  end)
+
+  it("hostile_bodies_in_flight_share_the_budget: memory", function()
+    -- Two bodies of a declared 12 MB stay in flight, 9 MB of each sent, under 20 MB:
+    -- the first to arrive takes its 12 MB, the other does not fit beside it.
+    local first = with_memory_left(20e6, function()
+      return lc.run(function()
+        local q = lc.queue()
+        local tasks = {}
+        for i = 1, 2 do
+          tasks[i] = lc.spawn(function()
+            local res, err = lc.fetch(h.url("/hostile/stall?bytes=12000000&send=9000000&n=" .. i),
+              { max_size = 4e9, timeout = 60 })
+            q:put(res and res.status or err.kind)
+          end)
+        end
+        local kind = q:get()
+        for i = 1, 2 do tasks[i]:cancel() end
+        return kind
+      end)
+    end)
+    assert.equal("memory", first)
+  end)
+
+  it("hostile_seen_set_refused_before_allocating", function()
+    with_memory_left(20e6, function()
+      local ok, msg = pcall(lc.seen, 2 ^ 40)
+      assert.is_false(ok)
+      assert.matches("more than max_memory leaves", msg)
+    end)
+  end)
+
+  it("hostile_seen_set_counts_towards_max_memory", function()
+    local before = lc.memory()
+    local s = lc.seen(1e6)
+    assert.is_true(lc.memory() - before >= 1e6 * 8, lc.memory() - before)
+    s = nil -- luacheck: ignore
+    collectgarbage()
+    collectgarbage()
+    assert.is_true(lc.memory() - before < 1e6, lc.memory() - before)
+  end)
+end)
