@@ -1,8 +1,10 @@
 /* main.c: the luacrawl command. Argument handling lives in lua/luacrawl/cli.lua. */
 #include "luacrawl.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 
 #ifdef LUACRAWL_MIMALLOC
 #include <mimalloc.h>
@@ -75,5 +77,15 @@ int main(int argc, char **argv)
     }
     int status = lc_engine_main(e, argc, argv);
     lc_engine_free(e);
+    /* What is still buffered for stdout (a script's prints) is written now; output
+     * that could not be written (a full disk) is a failure, not exit status 0. The
+     * commands that write stdout themselves report their own failures first. */
+    errno = 0;
+    int flushed = fflush(stdout) == 0;
+    if ((!flushed || ferror(stdout)) && status == 0) {
+        fprintf(stderr, "luacrawl: stdout: %s\n",
+                !flushed && errno ? strerror(errno) : "write error");
+        status = 4;
+    }
     return status;
 }

@@ -3,12 +3,16 @@
 --   luacrawl lua SCRIPT [ARGS...]
 --   luacrawl fetch [-I] [-L] [-H 'Name: value'] [-A UA] [--dns-server S] [--timeout S] URL
 --   luacrawl --version | --help
--- Exit status: 0 ok, 1 script error, 2 usage, 3 the fetch failed.
+-- Exit status: 0 ok, 1 script error, 2 usage, 3 the fetch failed, 4 output could not
+-- be written (engine/main.c says so too for anything left in stdout at exit).
+-- What a server sent (headers, URLs, error messages) is printed through
+-- core.plain_text: its control characters never reach the terminal raw.
 local lc = require "luacrawl"
+local plain_text = require("luacrawl.core").plain_text
 
 local M = {}
 
-local EXIT_OK, EXIT_SCRIPT, EXIT_USAGE, EXIT_FETCH = 0, 1, 2, 3
+local EXIT_OK, EXIT_SCRIPT, EXIT_USAGE, EXIT_FETCH, EXIT_OUTPUT = 0, 1, 2, 3, 4
 
 local USAGE = [==[
 usage: luacrawl [--dns-server HOST[:PORT][,...]] COMMAND [ARGS]
@@ -34,7 +38,8 @@ commands:
   --version              print the versions of luacrawl and its libraries
   --help                 this text
 
-Exit status: 0 success, 1 script error, 2 usage error, 3 the fetch failed.
+Exit status: 0 success, 1 script error, 2 usage error, 3 the fetch failed,
+4 the output could not be written (a full disk, a closed pipe).
 DNS servers come from --dns-server, LUACRAWL_DNS_SERVERS, or /etc/resolv.conf.
 ]==]
 
@@ -58,7 +63,7 @@ local function run_main(fn, ...)
   local r = { lc._run(fn, ...) }
   if not r[1] then
     local err, tb = r[2], r[3]
-    io.stderr:write("luacrawl: ", tb or tostring(err), "\n")
+    io.stderr:write("luacrawl: ", plain_text(tb or tostring(err), "\t\n"), "\n")
   end
   return unpack(r)
 end
@@ -102,7 +107,7 @@ local function print_headers(res)
   for k in pairs(res.headers) do names[#names + 1] = k end
   table.sort(names)
   io.stderr:write(("HTTP/%s %d\n"):format(res.http_version, res.status))
-  for _, k in ipairs(names) do io.stderr:write(k, ": ", res.headers[k], "\n") end
+  for _, k in ipairs(names) do io.stderr:write(plain_text(k), ": ", plain_text(res.headers[k]), "\n") end
   io.stderr:write("\n")
 end
 
@@ -175,22 +180,31 @@ function M.fetch(args)
       max_header_size = o.max_header_size, max_url_length = o.max_url_length,
     })
     if not res then
-      io.stderr:write("luacrawl: fetch failed: ", tostring(err), "\n")
+      io.stderr:write("luacrawl: fetch failed: ", plain_text(tostring(err)), "\n")
       status = EXIT_FETCH
       return
     end
     print_headers(res)
+    -- The body is the command's output: if it cannot be written, the command failed.
+    local ok, werr = true, nil
+    local function out(...)
+      if ok then ok, werr = io.stdout:write(...) end
+    end
     if o.css or o.xpath then
       local doc = res:html()
       local matches = o.css and doc:css(o.css) or doc:xpath(o.xpath)
       for _, m in ipairs(matches) do
         if type(m) == "userdata" then m = m:html() end
-        io.stdout:write(tostring(m), "\n")
+        out(tostring(m), "\n")
       end
     elseif not o.head then
-      io.stdout:write(res.body)
+      out(res.body)
     end
-    io.stdout:flush()
+    if ok then ok, werr = io.stdout:flush() end
+    if not ok then
+      io.stderr:write("luacrawl: stdout: ", tostring(werr), "\n")
+      status = EXIT_OUTPUT
+    end
   end)
   if not ran then return EXIT_SCRIPT end
   return status

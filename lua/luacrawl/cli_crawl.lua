@@ -41,7 +41,9 @@ usage: luacrawl crawl URL... [options]
   --max-memory BYTES     Lua heap limit (default 2 GB)
   --max-task-cpu S       raise in a task that computes S seconds without waiting
   -q, --quiet            no progress, no stats on stderr
-Exit status: 0 done, 1 error, 2 usage, 130/143 stopped by SIGINT/SIGTERM.
+Exit status: 0 done, 1 error, 2 usage (also: an output or stats file that cannot be
+created), 4 a write to the output or stats file failed (the crawl stops), 130/143
+stopped by SIGINT/SIGTERM.
 ]==]
 
 local flags = {
@@ -242,6 +244,12 @@ function M.main(args)
     return 2
   end
   local stats = crawler:run()
+  -- Records that could not be written: the run failed, whatever stopped it.
+  if crawler.write_error then
+    -- Logged already, unless -q; an error that fails the run is said in any case.
+    if o.quiet then io.stderr:write("luacrawl: ", crawler.write_error, "\n") end
+    return 4
+  end
   if stats.signal == "INT" then return 130 end
   if stats.signal == "TERM" then return 143 end
   return 0

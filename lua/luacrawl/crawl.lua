@@ -41,6 +41,7 @@ local frontier = require "luacrawl.frontier"
 local robots = require "luacrawl.robots"
 local export = require "luacrawl.export"
 local json_decode, json_encode = core.json_decode, core.json_encode
+local plain_text = core.plain_text
 
 local M = {}
 
@@ -474,12 +475,33 @@ function Crawler:emit(item, page)
   self.stats.items = self.stats.items + 1
   for _, out in ipairs(self.outputs) do
     local ok, err = out:write(item)
-    if not ok then
+    if out.failed then
+      self:output_failed(out)
+    elseif not ok then
       self.stats.output_errors = self.stats.output_errors + 1
       self:log(("output %s: %s"):format(out.name, tostring(err)))
     end
   end
   return true
+end
+
+-- A write, flush or close of a file output failed (export.lua): its records are lost
+-- from then on, so the crawl stops rather than fetch pages it cannot record; the
+-- items it lost are not counted in stats.items (items_lost: the most one output
+-- lost). Logged and counted in output_errors once per output.
+function Crawler:output_failed(out)
+  local st = self.stats
+  if out.lost > st.items_lost then
+    st.items = st.items - (out.lost - st.items_lost)
+    st.items_lost = out.lost
+  end
+  self.broken_outputs = self.broken_outputs or {}
+  if self.broken_outputs[out] then return end
+  self.broken_outputs[out] = true
+  st.output_errors = st.output_errors + 1
+  st.output_failed = st.output_failed or out.failed
+  self:log(("output failed: %s: stopping the crawl"):format(out.failed))
+  self:stop("output_failed")
 end
 
 -- Fetching one request ---------------------------------------------------------
@@ -777,8 +799,10 @@ end
 
 -- Signals, progress and logging ----------------------------------------------------
 
+-- Messages carry what servers sent (URLs, headers): their control characters, but
+-- tabs and newlines, never reach the terminal raw (core.plain_text).
 function Crawler:log(msg)
-  if not self.spec.quiet then io.stderr:write("luacrawl: ", msg, "\n") end
+  if not self.spec.quiet then io.stderr:write("luacrawl: ", plain_text(tostring(msg), "\t\n"), "\n") end
 end
 
 function Crawler:status_line()
@@ -823,7 +847,9 @@ end
 function Crawler:each_output(method)
   for _, out in ipairs(self.outputs) do
     local ok, err = out[method](out)
-    if not ok then
+    if out.failed then
+      self:output_failed(out)
+    elseif not ok then
       self.stats.output_errors = self.stats.output_errors + 1
       self:log(tostring(err))
     end
@@ -845,7 +871,7 @@ local function new_stats()
     pages = 0, requests = 0, bytes = 0, statuses = {}, errors = {}, errors_total = 0,
     retries = 0, robots_denied = 0, robots_fetched = 0, duplicates = 0, out_of_scope = 0,
     too_deep = 0, dropped = 0, invalid_urls = 0, redirects = 0, redirect_limit = 0,
-    items = 0, parse_errors = 0, output_errors = 0, host_backoffs = 0, host_time_exceeded = 0,
+    items = 0, items_lost = 0, parse_errors = 0, output_errors = 0, host_backoffs = 0, host_time_exceeded = 0,
   }
 end
 
@@ -874,9 +900,10 @@ function M.format_stats(st)
     ("pages %d (%d requests, %d bytes) in %.2f s: %.1f pages/s"):format(
       st.pages, st.requests, st.bytes, st.elapsed, st.pages_per_s),
     ("statuses: %s"):format(format_counts(st.statuses)),
-    ("errors %d%s; retries %d; redirects %d; robots denied %d; duplicates %d; items %d"):format(
+    ("errors %d%s; retries %d; redirects %d; robots denied %d; duplicates %d; items %d%s"):format(
       st.errors_total, st.errors_total > 0 and " (" .. format_counts(st.errors) .. ")" or "",
-      st.retries, st.redirects, st.robots_denied, st.duplicates, st.items),
+      st.retries, st.redirects, st.robots_denied, st.duplicates, st.items,
+      (st.items_lost or 0) > 0 and (" (%d lost: %s)"):format(st.items_lost, st.output_failed or "") or ""),
     ("stopped: %s"):format(st.stop_reason),
   }, "\n")
 end
@@ -950,6 +977,12 @@ function M.new(spec)
     self.outputs[#self.outputs + 1] = export.open(o, { fields = spec.fields })
   end
   if spec.items then self.outputs[#self.outputs + 1] = export.open(spec.items) end
+  if spec.stats_json then
+    -- Created now, as the outputs are: a path that cannot be written fails at once.
+    local f, err = io.open(spec.stats_json, "w")
+    if not f then error(("stats_json: %s"):format(err), 2) end
+    self.stats_file = f
+  end
   return self
 end
 
@@ -995,7 +1028,7 @@ function Crawler:run()
   self:start()
   self:dispatch()
   self:stop(self.stop_reason or "done")
-  self:drain(self.aborted and 0 or self.spec.stop_grace)
+  self:drain((self.aborted or self.stats.output_failed) and 0 or self.spec.stop_grace)
   for _, h in ipairs(helpers) do h:cancel() end
   for t in pairs(self.background_tasks) do t:cancel() end
   if self.spec.signals ~= false then
@@ -1004,16 +1037,21 @@ function Crawler:run()
   if self.progress_shown then io.stderr:write("\r\27[K") end
   self:close_outputs()
   local st = self:final_stats()
-  if self.spec.stats_json then
-    local f, err = io.open(self.spec.stats_json, "w")
-    if f then
-      f:write(json_stats(st), "\n")
-      f:close()
-    else
-      self:log("stats_json: " .. tostring(err))
+  if self.stats_file then
+    -- A failed write is the crawler's write_error (luacrawl crawl exits 4 on it).
+    local f, path = self.stats_file, self.spec.stats_json
+    self.stats_file = nil
+    local wok, werr = f:write(json_stats(st), "\n")
+    if wok then wok, werr = f:flush() end
+    local cok, cerr = f:close()
+    if wok and not cok then wok, werr = nil, cerr end
+    if not wok then
+      self.write_error = self.write_error or ("stats_json %s: %s"):format(path, tostring(werr))
+      self:log(self.write_error)
     end
   end
-  if not self.spec.quiet then io.stderr:write(M.format_stats(st), "\n") end
+  self.write_error = self.write_error or st.output_failed
+  if not self.spec.quiet then io.stderr:write(plain_text(M.format_stats(st), "\n"), "\n") end
   return st
 end
 

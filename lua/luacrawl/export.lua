@@ -7,9 +7,18 @@
 -- Ctrl-C) leaves files that end on a complete line.
 -- JSON text as cjson.encode writes it, several times faster (engine/lua_json.c);
 -- JSON Lines are kept in C (json_lines) until written, not made a string each.
+-- Text is written as valid UTF-8 whatever bytes a server sent: ill-formed sequences
+-- become U+FFFD, in JSON and in CSV; CSV cells show control characters other than
+-- tab and newline as their Control Pictures (ESC as U+241B), never raw.
+--
+-- A file output whose write, flush or close fails is broken from then on: the
+-- records of that write and every later one are lost (counted in out.lost, not in
+-- out.count), and out.failed holds the first error ("items.jsonl: No space left on
+-- device"). The crawl stops on it (luacrawl.crawl).
 local core = require "luacrawl.core"
 local encode, json_lines, json_append, json_take = core.json_encode, core.json_lines,
   core.json_append, core.json_take
+local plain_text = core.plain_text
 
 local M = {}
 
@@ -19,7 +28,7 @@ Output.__index = Output
 local function csv_cell(v)
   if v == nil or v == core.json_null then return "" end
   if type(v) == "table" then v = encode(v) end
-  v = tostring(v)
+  v = plain_text(tostring(v), "\t\n")
   if v:find('[,"\r\n]') then v = '"' .. v:gsub('"', '""') .. '"' end
   return v
 end
@@ -41,41 +50,66 @@ local function sorted_keys(item)
   return keys
 end
 
+-- The CSV row of item (and the header row before the first); raises, as encode
+-- does, for a table cell JSON cannot hold.
+function Output:csv_rows(item)
+  local rows, fields = {}, self.fields
+  if not fields then
+    fields = self.spec_fields or sorted_keys(item)
+    local head = {}
+    for i, f in ipairs(fields) do head[i] = csv_cell(f) end
+    rows[1] = table.concat(head, ",") .. "\r\n"
+  end
+  local cells = {}
+  for i, f in ipairs(fields) do cells[i] = csv_cell(item[f]) end
+  rows[#rows + 1] = table.concat(cells, ",") .. "\r\n"
+  self.fields = fields
+  return rows
+end
+
 function Output:write(item)
+  if self.failed then
+    self.lost = self.lost + 1
+    return nil, self.failed
+  end
   if self.fn then
     -- A function output reports a failure by returning nil (or false) and a message.
     local ok, err = self.fn(item)
     if not ok and err ~= nil then return nil, err end
+    self.count = self.count + 1
     return true
   end
   if self.list then
     self.list[#self.list + 1] = item
+    self.count = self.count + 1
     return true
   end
-  local buffer = self.buffer
   if self.format == "csv" then
-    if not self.fields then
-      self.fields = self.spec_fields or sorted_keys(item)
-      local head = {}
-      for i, f in ipairs(self.fields) do head[i] = csv_cell(f) end
-      self.buffer[#self.buffer + 1] = table.concat(head, ",") .. "\r\n"
-    end
-    local cells = {}
-    for i, f in ipairs(self.fields) do cells[i] = csv_cell(item[f]) end
-    buffer[#buffer + 1] = table.concat(cells, ",") .. "\r\n"
+    local ok, rows = pcall(self.csv_rows, self, item)
+    if not ok then return nil, rows end
+    local buffer = self.buffer
+    for _, row in ipairs(rows) do buffer[#buffer + 1] = row end
   else
     local ok, err = pcall(json_append, self.lines_held, item)
     if not ok then return nil, err end
   end
-  self.count = self.count + 1
   self.lines = self.lines + 1
   if self.lines >= 256 then return self:flush() end
   return true
 end
 
--- Write what is buffered, whole lines only.
+-- A write, flush or close of the file failed: the output is broken.
+function Output:fail(err)
+  self.failed = self.failed or ("%s: %s"):format(self.name, tostring(err))
+  self.lost = self.lost + self.lines
+  self.lines = 0
+  return nil, self.failed
+end
+
+-- Write what is buffered, whole lines only. Once the output is broken, there is
+-- nothing more to write (and its error was returned once).
 function Output:flush()
-  if not self.file then return true end
+  if not self.file or self.failed then return true end
   local text
   if self.lines_held then
     text = json_take(self.lines_held)
@@ -83,19 +117,24 @@ function Output:flush()
     text = table.concat(self.buffer)
     self.buffer = {}
   end
-  self.lines = 0
-  if not text or text == "" then return true end
+  if not text or text == "" then
+    self.lines = 0
+    return true
+  end
   local ok, err = self.file:write(text)
   if ok then ok, err = self.file:flush() end
-  if not ok then return nil, ("%s: %s"):format(self.name, err) end
+  if not ok then return self:fail(err) end
+  self.count = self.count + self.lines
+  self.lines = 0
   return true
 end
 
 function Output:close()
+  local failed = self.failed
   local ok, err = self:flush()
   if self.file and self.file ~= io.stdout then
     local cok, cerr = self.file:close()
-    if ok and not cok then ok, err = nil, ("%s: %s"):format(self.name, cerr) end
+    if ok and not cok and not failed then ok, err = self:fail(cerr) end
   end
   self.file = nil
   return ok, err
@@ -106,7 +145,9 @@ end
 -- opts.fields fixes the CSV columns (else the sorted keys of the first item).
 function M.open(target, opts)
   opts = opts or {}
-  local o = setmetatable({ buffer = {}, lines = 0, count = 0, spec_fields = opts.fields }, Output)
+  -- lines: records held, not yet written; count: records written (a file's when
+  -- a write of them succeeded); lost: records a failed write lost.
+  local o = setmetatable({ buffer = {}, lines = 0, count = 0, lost = 0, spec_fields = opts.fields }, Output)
   if type(target) == "table" and target.path then
     -- {path = "/dev/stdout", format = "csv"}: a file whose name does not say its format.
     opts.format, target = target.format, target.path
@@ -122,11 +163,14 @@ function M.open(target, opts)
   end
   o.name = target
   if target == "-" then
+    o.name = "stdout"
     o.file, o.format, o.lines_held = io.stdout, "jsonl", json_lines()
     return o
   end
   local ext = opts.format or target:match("%.([%w]+)$")
   ext = ext and ext:lower()
+  -- A name without an extension (/dev/stdout, a FIFO) gets the default, JSON Lines.
+  if not ext and not target:match("[^/]*$"):find(".", 1, true) then ext = "jsonl" end
   if ext == "csv" then
     o.format = "csv"
   elseif ext == "jsonl" or ext == "ndjson" or ext == "json" or ext == "jl" then

@@ -4,8 +4,12 @@
 -- script (lc = require "luacrawl" included) is there too. Results are printed
 -- pretty. Line editing and history on a terminal (libedit); plain stdin otherwise.
 -- Reading a line blocks the whole process: fetches run between prompts.
+-- Nothing a server sent reaches the terminal raw: strings are printed as Lua
+-- literals (control characters, and every byte of a string that is not UTF-8, as
+-- \ddd escapes), everything else through core.plain_text.
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
+local plain_text = core.plain_text
 
 local M = {}
 
@@ -26,7 +30,12 @@ function M.pretty(v, indent, seen)
   indent = indent or ""
   seen = seen or {}
   local t = type(v)
-  if t == "string" then return ("%q"):format(v):gsub("\\\n", "\\n") end
+  if t == "string" then
+    -- %q escapes the C0 controls and DEL; bytes from 0x80 it leaves as they are.
+    local q = ("%q"):format(v):gsub("\\\n", "\\n")
+    if plain_text(q) ~= q then q = q:gsub("[\128-\255]", function(c) return "\\" .. c:byte() end) end
+    return q
+  end
   if is_node(v) then return "<" .. v.tag .. "> " .. short(v:html(), 100) end
   if t ~= "table" then return tostring(v) end
   if seen[v] then return "<cycle>" end
@@ -94,7 +103,7 @@ end
 
 function M.main(args)
   local interactive = core.isatty(0) and core.isatty(1)
-  local function out(s) io.stdout:write(s, "\n") end
+  local function out(s) io.stdout:write(plain_text(s, "\t\n"), "\n") end
   local read
   if interactive then
     read = function(prompt) return core.readline(prompt) end
