@@ -20,6 +20,8 @@
  * (docs/benchmarks.md). They outlive res:release(). */
 #include "lua_state.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,6 +160,26 @@ static int l_body_string(lua_State *L)
     return 1;
 }
 
+/* core.body_write(body or string, file) -> true | nil, message: the bytes written to
+ * an io file (io.stdout) as they are, without making them a Lua string first: a
+ * large body as a string would count twice towards max_memory. */
+static int l_body_write(lua_State *L)
+{
+    size_t len;
+    const char *s = lc_checkbytes(L, 1, &len);
+    /* A Lua 5.1 or LuaJIT file handle: its first field is the FILE *. */
+    FILE **f = luaL_checkudata(L, 2, "FILE*");
+    if (!*f) return luaL_argerror(L, 2, "file is closed");
+    errno = 0;
+    if (fwrite(s, 1, len, *f) == len) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    lua_pushnil(L);
+    lua_pushstring(L, strerror(errno ? errno : EIO));
+    return 2;
+}
+
 /* core.body_fact(body, name) -> res[name] for a fact the body keeps: "ip",
  * "http_version", "redirects", "size", or "time" (a new table); nil for any other
  * name, or when body is not a body. */
@@ -192,6 +214,7 @@ static const luaL_Reg funcs[] = {
     {"body_string", l_body_string},
     {"body_free", l_body_free},
     {"body_fact", l_body_fact},
+    {"body_write", l_body_write},
     {NULL, NULL},
 };
 

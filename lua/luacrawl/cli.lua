@@ -197,8 +197,10 @@ function M.fetch(args)
         if type(m) == "userdata" then m = m:html() end
         out(tostring(m), "\n")
       end
-    elseif not o.head then
-      out(res.body)
+    elseif not o.head and ok then
+      -- Straight from outside the Lua heap: res.body, a string, would count the body
+      -- twice towards max_memory (a 1 GiB body failed under the 2 GiB default).
+      ok, werr = require("luacrawl.core").body_write(rawget(res, "_body") or "", io.stdout)
     end
     if ok then ok, werr = io.stdout:flush() end
     if not ok then
