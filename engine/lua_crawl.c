@@ -229,9 +229,12 @@ typedef struct host_memo {
     int in;
 } host_memo_t;
 
+/* The filter at idx, found by its metatable's tag (lc_toudata_either): it is asked
+ * for every page. */
 static filter_t *check_filter(lua_State *L, int idx)
 {
-    filter_t *f = luaL_checkudata(L, idx, FILTER_METATABLE);
+    filter_t *f = lc_toudata_either(L, idx, FILTER_METATABLE, NULL);
+    if (!f) luaL_typerror(L, idx, "crawl filter");
     if (!f->seen) luaL_error(L, "filter already freed");
     return f;
 }

@@ -487,9 +487,23 @@ static int l_resolve(lua_State *L)
     return 2;
 }
 
+/* core.check_fetch_options(opts): raises as fetch would for opts (a header with CR or
+ * LF, a number out of range, ...) without starting anything: a crawl checks the
+ * options of its fetches before its first request, so that a request that can never
+ * be built is a usage error, not an error of every request. */
+static int l_check_fetch_options(lua_State *L)
+{
+    lua_settop(L, 1);
+    lua_pushnil(L);
+    lua_insert(L, 1); /* make_request reads the options at index 2 */
+    http_req_free(make_request(L, "http://check.invalid/"));
+    return 0;
+}
+
 static const luaL_Reg funcs[] = {
     {"fetch", l_fetch},
     {"resolve", l_resolve},
+    {"check_fetch_options", l_check_fetch_options},
     {NULL, NULL},
 };
 

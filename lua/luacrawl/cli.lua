@@ -43,8 +43,15 @@ Exit status: 0 success, 1 script error, 2 usage error, 3 the fetch failed,
 DNS servers come from --dns-server, LUACRAWL_DNS_SERVERS, or /etc/resolv.conf.
 ]==]
 
+-- An error's message for a user: without the position of the Lua line that raised
+-- it ("luacrawl/init.lua:152: "), which says nothing to someone at a command line.
+local function plain(err)
+  return (tostring(err):gsub("^[^\n:]-%.lua:%d+: ", ""))
+end
+M.plain = plain
+
 local function usage_error(msg)
-  io.stderr:write("luacrawl: ", msg, "\n", "Try 'luacrawl --help'.\n")
+  io.stderr:write("luacrawl: ", plain(msg), "\n", "Try 'luacrawl --help'.\n")
   return EXIT_USAGE
 end
 
@@ -52,10 +59,22 @@ local function configure_dns(servers)
   if not servers then return true end
   local ok, err = pcall(lc.configure, { dns_servers = servers })
   if not ok then
-    io.stderr:write("luacrawl: ", tostring(err), "\n")
+    io.stderr:write("luacrawl: --dns-server: ", plain(err), "\n")
     return false
   end
   return true
+end
+
+-- The number an option's value gives, checked by the engine's rule for numbers
+-- (core.check_number or check_integer with min and max): a usage error naming the
+-- option otherwise (NaN and infinities included).
+local function option_number(flag, v, integer, min, max)
+  local n = tonumber(v)
+  if not n then error(("%s needs a number (got '%s')"):format(flag, v), 0) end
+  local core = require "luacrawl.core"
+  local ok, err = pcall(integer and core.check_integer or core.check_number, n, flag, min, max)
+  if not ok then error(tostring(err), 0) end
+  return n
 end
 
 -- Run fn as the main task; print its error with a traceback. -> ok, results...
@@ -137,16 +156,16 @@ local function parse_fetch(args)
     elseif a == "-A" or a == "--user-agent" then
       o.user_agent = value(a)
     elseif a == "--timeout" then
-      o.timeout = tonumber(value(a))
-      if not (o.timeout and o.timeout > 0 and o.timeout < math.huge) then
+      o.timeout = option_number(a, value(a), false, 0, 31536000)
+      if not (o.timeout > 0) then
         error("--timeout needs a number of seconds more than 0 (there is no 'no limit')", 0)
       end
     elseif a == "--max-size" then
-      o.max_size = tonumber(value(a)) or error("--max-size needs a number of bytes", 0)
+      o.max_size = option_number(a, value(a), true, 0)
     elseif a == "--max-header-size" then
-      o.max_header_size = tonumber(value(a)) or error("--max-header-size needs a number of bytes", 0)
+      o.max_header_size = option_number(a, value(a), true, 0)
     elseif a == "--max-url-length" then
-      o.max_url_length = tonumber(value(a)) or error("--max-url-length needs a number", 0)
+      o.max_url_length = option_number(a, value(a), true, 0)
     elseif a == "--dns-server" then
       o.dns_server = value(a)
     elseif a == "--insecure" or a == "-k" then
@@ -165,6 +184,10 @@ local function parse_fetch(args)
     i = i + 1
   end
   if not o.url then error("fetch: missing URL", 0) end
+  -- A header or User-Agent with CR or LF can never be sent: a usage error now, by
+  -- lc.fetch's own rule, rather than an error of the fetch.
+  local hok, herr = pcall(require("luacrawl.core").check_fetch_options, { headers = o.headers, user_agent = o.user_agent })
+  if not hok then error(tostring(herr):gsub("^fetch: ", ""), 0) end
   return o
 end
 

@@ -57,11 +57,28 @@ local flags = {
   ["--max-header-size"] = "max_header_size", ["--max-url-length"] = "max_url_length",
   ["--max-robots-size"] = "max_robots_size",
 }
+-- The numeric options and the range each takes ({integer?, min, max}; no max: as
+-- large as a number holds exactly), checked by the engine's one rule for numbers
+-- (core.check_number/check_integer): NaN, infinities and numbers out of range are
+-- usage errors that name the option (NaN would hang the crawl, or lift a limit).
+local YEAR = 365 * 24 * 3600
 local numeric = {
-  depth = true, max_pages = true, concurrency = true, per_host = true, delay = true, max_time = true,
-  max_host_time = true, timeout = true, max_size = true, max_redirect = true, max_memory = true,
-  max_task_cpu = true, max_header_size = true, max_url_length = true, max_robots_size = true,
+  depth = { true, 0 }, max_pages = { true, 0 }, concurrency = { true, 1 }, per_host = { true, 1 },
+  delay = { false, 0, YEAR }, max_time = { false, 0, YEAR }, max_host_time = { false, 0, YEAR },
+  timeout = { false, 0, YEAR }, max_task_cpu = { false, 0, YEAR }, max_redirect = { true, 0 },
+  max_size = { true, 0 }, max_memory = { true, 0 }, max_header_size = { true, 0 },
+  max_url_length = { true, 0 }, max_robots_size = { true, 0 },
 }
+
+-- The number an option's value gives, checked against its range; raises a usage
+-- error naming the option (as typed) otherwise.
+local function option_number(flag, v, range)
+  local n = tonumber(v)
+  if not n then error(("%s needs a number (got '%s')"):format(flag, v), 0) end
+  local ok, err = pcall(range[1] and core.check_integer or core.check_number, n, flag, range[2], range[3])
+  if not ok then error(tostring(err), 0) end
+  return n
+end
 local lists = { ["--allow-host"] = "allow_hosts", ["--allow"] = "allow", ["--deny"] = "deny" }
 local switches = {
   ["--span-hosts"] = "span_hosts", ["--no-robots"] = "no_robots", ["-q"] = "quiet", ["--quiet"] = "quiet",
@@ -78,9 +95,11 @@ function M.parse_args(args)
       if v == nil then error(a .. " needs a value", 0) end
       if flags[a] then
         local key = flags[a]
-        if numeric[key] then
-          v = tonumber(v)
-          if not v or v < 0 then error(a .. " needs a number", 0) end
+        if numeric[key] then v = option_number(a, v, numeric[key]) end
+        -- A request that can never be built: refused now, as lc.fetch would refuse it.
+        if key == "user_agent" then
+          local ok, err = pcall(core.check_fetch_options, { user_agent = v })
+          if not ok then error(("%s: %s"):format(a, tostring(err):gsub("^fetch: ", "")), 0) end
         end
         o[key] = v
       else
@@ -99,9 +118,6 @@ function M.parse_args(args)
     end
   end
   if #o.urls == 0 then error("crawl: give at least one URL", 0) end
-  for _, k in ipairs({ "concurrency", "per_host" }) do
-    if o[k] and o[k] < 1 then error(("--%s must be at least 1"):format(k:gsub("_", "-")), 0) end
-  end
   if o.timeout and not (o.timeout > 0 and o.timeout < math.huge) then
     error("--timeout needs a number of seconds more than 0 (there is no 'no limit')", 0)
   end
@@ -148,9 +164,13 @@ function M.spec(o)
   local allow_res, deny_res = regexes(o.allow), regexes(o.deny)
   local start_hosts = {}
   for _, u in ipairs(o.urls) do
-    local h = lc.url.host(u)
-    if not h then error(("not a URL: %s"):format(u), 0) end
-    start_hosts[#start_hosts + 1] = h
+    local p = lc.url.parse(u)
+    if not (p and p.host) then error(("not a URL: %s"):format(u), 0) end
+    local scheme = p.scheme and p.scheme:lower()
+    if scheme ~= "http" and scheme ~= "https" then
+      error(("not an http or https URL: %s (scheme '%s')"):format(u, tostring(p.scheme)), 0)
+    end
+    start_hosts[#start_hosts + 1] = lc.url.host(u) or p.host
   end
   for _, h in ipairs(o.allow_hosts) do start_hosts[#start_hosts + 1] = h end
   local function allowed(url)

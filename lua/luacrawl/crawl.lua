@@ -62,6 +62,7 @@ local DEFAULTS = {
 M.defaults = DEFAULTS
 
 local unpack = unpack or table.unpack
+local YEAR = 365 * 24 * 3600 -- the longest wait a spec or hook may ask for, in seconds
 -- lc.url.host without parsing a URL already in normalized form; host sets; and the
 -- admission rules (engine/lua_crawl.c).
 local url_host, new_hosts, new_filter = core.crawl.host, core.crawl.hosts, core.crawl.filter
@@ -80,6 +81,21 @@ local function origin_of(url)
   return url:match("^(https?://[^/]+)")
 end
 local lc_current, lc_suspend, task_wake = lc.current, lc._suspend, core.wake
+
+-- An error a task raises when it is cancelled (the crawl ending): passed on, never
+-- reported.
+local function is_cancel(err)
+  return type(err) == "table" and err.kind == "cancelled"
+end
+
+-- The message of an error raised in a task, as a string; a fixed one when even that
+-- fails (a __tostring that raises, no memory left to format it).
+local function error_message(err)
+  if type(err) == "string" then return err end
+  local ok, msg = pcall(tostring, err)
+  if ok and type(msg) == "string" then return msg end
+  return "an error whose message could not be made"
+end
 
 -- Scope ---------------------------------------------------------------------------
 
@@ -188,7 +204,9 @@ function Crawler:gate(url, key)
     if not rb then
       rb = { pending = {} }
       self.robots[origin] = rb
-      self:background(self.fetch_robots, self, origin, key)
+      self:background_guarded(function(err)
+        self:robots_failed(origin, err, lc.is_error(err) and err.kind or "script")
+      end, self.fetch_robots, self, origin, key)
     end
     if rb.pending then return rb.pending end
     if not rb.rules:allowed(self.agent, url) then
@@ -284,17 +302,33 @@ function Crawler:fetch_robots(origin, key)
   end
   local pending = rb.pending
   rb.pending = nil
+  self.waiting_robots = self.waiting_robots - #pending
   for _, req in ipairs(pending) do
-    self.waiting_robots = self.waiting_robots - 1
-    if self.stopping then
-      -- dropped: the crawl is stopping
-    elseif rules:allowed(self.agent, req.url) then
-      self.frontier:push(req)
-    else
-      st.robots_denied = st.robots_denied + 1
+    if not self.stopping then
+      -- One request's error (a rule that raises, no memory) ends that request only.
+      local ok, e = pcall(self.after_robots, self, rules, req)
+      if not ok then self:request_failed(req, e, "error letting %s through robots.txt: %s") end
     end
   end
   self:poke()
+end
+
+-- A request that waited for robots.txt: queued, or counted as denied.
+function Crawler:after_robots(rules, req)
+  if rules:allowed(self.agent, req.url) then
+    self.frontier:push(req)
+  else
+    self.stats.robots_denied = self.stats.robots_denied + 1
+  end
+end
+
+-- A request that ends with an error raised on its way rather than a fetch's error:
+-- counted in errors (kind "script", or the error's own kind), logged and told to
+-- on_error (report). Never raises.
+function Crawler:request_failed(req, err, fmt)
+  if is_cancel(err) then error(err, 0) end
+  self:count_error(lc.is_error(err) and err.kind or "script")
+  self:report(req, err, fmt)
 end
 
 -- robots.txt of origin failed in DNS: the origin's pages cannot be fetched either,
@@ -303,17 +337,31 @@ end
 -- for the origin asks for robots.txt again (at once from the resolver's negative
 -- cache while that lasts, then afresh).
 function Crawler:robots_unresolved(origin, err)
-  local pending = self.robots[origin].pending
+  self:robots_failed(origin, err, "dns")
+end
+
+-- robots.txt of origin could not be had (a DNS failure, kind "dns"; an error raised
+-- while fetching or parsing it, kind "script": a request that cannot be built, a
+-- hostile file): every request that waited for it ends as an error of that kind, and
+-- the origin's entry goes, so that the next request for it asks again. The waiting
+-- count drops first: nothing below may leave the crawl waiting for these requests.
+function Crawler:robots_failed(origin, err, kind)
+  local rb = self.robots[origin]
+  local pending = rb and rb.pending or {}
   self.robots[origin] = nil
-  self:log(("robots.txt of %s: %s"):format(lc.url.redact(origin), tostring(err)))
+  self.waiting_robots = self.waiting_robots - #pending
+  self:poke()
+  local msg = error_message(err)
+  pcall(self.log, self, "robots.txt of " .. lc.url.redact(origin) .. ": " .. msg)
+  if self.stopping then return end
   for _, req in ipairs(pending) do
-    self.waiting_robots = self.waiting_robots - 1
-    if not self.stopping then
-      self:count_error("dns")
-      if self.spec.on_error then self.spec.on_error(req, err) end
+    self:count_error(kind)
+    if self.spec.on_error then
+      local e = kind == "dns" and err or lc.error(kind, msg)
+      local ok, herr = pcall(self.spec.on_error, req, e)
+      if not ok then self:report(nil, herr, "error in on_error: %s") end
     end
   end
-  self:poke()
 end
 
 -- The options of a request's fetch: those of every fetch (made once, while
@@ -474,12 +522,18 @@ function Crawler:emit(item, page)
   if not item then return false end
   self.stats.items = self.stats.items + 1
   for _, out in ipairs(self.outputs) do
-    local ok, err = out:write(item)
+    -- An output that raises (a function output, an item it cannot encode) refuses
+    -- the item as one that returns nil, err does.
+    local ok, wok, err = pcall(out.write, out, item)
+    if not ok then
+      if is_cancel(wok) then error(wok, 0) end
+      err = wok
+    end
     if out.failed then
       self:output_failed(out)
-    elseif not ok then
+    elseif not (ok and wok) then
       self.stats.output_errors = self.stats.output_errors + 1
-      self:log(("output %s: %s"):format(out.name, tostring(err)))
+      self:log(("output %s: %s"):format(tostring(out.name), error_message(err)))
     end
   end
   return true
@@ -509,8 +563,10 @@ end
 local function retry_after(res)
   local v = res and res.headers["retry-after"]
   if not v then return nil end
-  local secs = tonumber(v)
-  if secs then return math.max(0, secs) end
+  -- delay-seconds is digits only (RFC 9110 10.2.3): tonumber would take "nan",
+  -- "inf" and hex from a server.
+  local digits = v:match("^%s*(%d+)%s*$")
+  if digits then return tonumber(digits) end
   return nil -- HTTP dates are rare for crawlers; treated as absent
 end
 
@@ -539,9 +595,12 @@ function Crawler:retry(req, res, kind)
     end
   end
   self.delayed = self.delayed + 1
-  self:background(function()
-    lc.sleep(wait)
-    self.delayed = self.delayed - 1
+  self:background_guarded(function(err) -- the request ends here, as an error
+    self:request_failed(req, err, "error retrying %s: %s")
+  end, function()
+    local ok, err = pcall(lc.sleep, wait)
+    self.delayed = self.delayed - 1 -- first: whatever comes next, it no longer waits
+    if not ok then error(err, 0) end
     if not self.stopping then
       self.frontier:push(req)
       self:poke()
@@ -638,14 +697,50 @@ end
 
 -- The dispatcher ------------------------------------------------------------------
 
+-- Report an error raised while handling req (fmt takes its URL and the message):
+-- logged, and told to on_error as kind "script" (or the error's own kind). Never
+-- raises: it runs in the error paths of workers and background tasks, where a raise
+-- would leave the crawl waiting for something that never comes. An error in the
+-- reporting itself (a raising on_error, no memory left) is counted in parse_errors
+-- and logged with a fixed text.
+function Crawler:report(req, err, fmt)
+  if err == "not enough memory" then collectgarbage() end -- room to report it in
+  local ok, rerr = pcall(function()
+    local msg = error_message(err)
+    self:log(req and fmt:format(lc.url.redact(req.url), msg) or fmt:format(msg))
+    if req and self.spec.on_error then
+      local kind = lc.is_error(err) and err.kind or "script"
+      self.spec.on_error(req, lc.error(kind, msg))
+    end
+  end)
+  if not ok then
+    if is_cancel(rerr) then error(rerr, 0) end
+    self.stats.parse_errors = self.stats.parse_errors + 1
+    pcall(self.log, self, "error in on_error or while reporting an error: " .. error_message(rerr))
+  end
+end
+
 -- A task the crawl needs (a robots.txt fetch, a retry waiting its turn): cancelled
--- when the crawl ends.
+-- when the crawl ends. An error it raises is reported (on_fail(err), when given,
+-- settles what it was doing first) and ends only that task.
 function Crawler:background(fn, ...)
+  return self:background_guarded(nil, fn, ...)
+end
+
+function Crawler:background_guarded(on_fail, fn, ...)
   local t
   local args = { n = select("#", ...), ... }
   t = lc.spawn(function()
-    fn(unpack(args, 1, args.n))
+    local ok, err = pcall(fn, unpack(args, 1, args.n))
     self.background_tasks[t] = nil
+    if ok or is_cancel(err) then return end
+    if on_fail then
+      local fok, ferr = pcall(on_fail, err)
+      if not fok and not is_cancel(ferr) then self:report(nil, ferr, "error settling a failed task: %s") end
+    else
+      self:report(nil, err, "error in a background task: %s")
+    end
+    self:poke()
   end)
   self.background_tasks[t] = true
   return t
@@ -681,14 +776,20 @@ function Crawler:work(req)
   local idle = self.idle
   while true do
     local ok, err = pcall(self.process, self, req)
+    -- The request's end is counted before anything that may raise (reporting an
+    -- error can fail too: out of memory, a hook's error): a count left behind
+    -- would keep the crawl from ever finishing.
     self.active = self.active - 1
-    self.frontier:done(req, now())
+    local dok, derr = pcall(self.frontier.done, self.frontier, req, now())
     if not ok then
-      if type(err) == "table" and err.kind == "cancelled" then error(err, 0) end
+      if is_cancel(err) then
+        self:poke()
+        error(err, 0)
+      end
       self.stats.parse_errors = self.stats.parse_errors + 1
-      self:log(("error in parse for %s: %s"):format(lc.url.redact(req.url), tostring(err)))
-      if self.spec.on_error then self.spec.on_error(req, lc.error("script", tostring(err))) end
+      self:report(req, err, "error in parse for %s: %s")
     end
+    if not dok then self:report(req, derr, "error ending %s: %s") end
     self:poke()
     local n = self.nidle + 1
     idle[n] = me
@@ -786,13 +887,22 @@ function Crawler:delay(key)
   return self.frontier:delay_of(key)
 end
 
+-- seconds, checked as the engine checks numbers (NaN or an infinite delay would
+-- stall the host for ever); raises at the hook that passed it.
+local function check_seconds(seconds, what)
+  local ok, err = pcall(core.check_number, seconds, what, 0, YEAR)
+  if not ok then error(tostring(err), 3) end
+end
+
 function Crawler:set_delay(key, seconds)
+  check_seconds(seconds, "crawler:set_delay: seconds")
   self.frontier:set_delay(key, seconds)
   self:poke()
 end
 
 -- Ask nothing of this host key for `seconds`.
 function Crawler:backoff(key, seconds)
+  check_seconds(seconds, "crawler:backoff: seconds")
   self.frontier:backoff(key, now() + seconds)
   self:poke()
 end
@@ -846,12 +956,13 @@ end
 -- out:flush() or out:close() on every output; failures counted and logged.
 function Crawler:each_output(method)
   for _, out in ipairs(self.outputs) do
-    local ok, err = out[method](out)
+    local ok, mok, err = pcall(out[method], out)
+    if not ok then err = mok end
     if out.failed then
       self:output_failed(out)
-    elseif not ok then
+    elseif not (ok and mok) then
       self.stats.output_errors = self.stats.output_errors + 1
-      self:log(tostring(err))
+      self:log(error_message(err))
     end
   end
 end
@@ -919,6 +1030,47 @@ end
 
 -- Running -------------------------------------------------------------------------
 
+-- The numbers of a spec and the range each takes ({integer?, min, max}; no max: up
+-- to the largest integer a number holds exactly, or a year of seconds), checked by
+-- the engine's one rule (core.check_number/check_integer): NaN and infinities are
+-- refused, which would otherwise hang the dispatcher (NaN compares false with every
+-- limit) or stop a host for ever (an infinite delay). nil is the default.
+local SPEC_NUMBERS = {
+  concurrency = { true, 1 }, per_host = { true, 1 }, retries = { true, 0 },
+  max_redirect = { true, 0 }, max_depth = { true, 0 }, max_pages = { true, 0 },
+  max_robots_size = { true, 0 }, robots_redirects = { true, 0 },
+  delay = { false, 0, YEAR }, max_delay = { false, 0, YEAR }, max_retry_after = { false, 0, YEAR },
+  stop_grace = { false, 0, YEAR }, max_time = { false, 0, YEAR }, max_host_time = { false, 0, YEAR },
+  progress_interval = { false, 0.001, YEAR },
+}
+local THROTTLE_NUMBERS = {
+  target = { false, 0.001, 1e6 }, min_delay = { false, 0, YEAR }, max_delay = { false, 0, YEAR },
+}
+
+-- Check the numbers of t named in ranges; what prefixes a field's name in messages.
+local function check_fields(t, ranges, what)
+  for k, r in pairs(ranges) do
+    local v = t[k]
+    if v ~= nil then
+      local ok, err = pcall(r[1] and core.check_integer or core.check_number, v, what .. k, r[2], r[3])
+      if not ok then error(tostring(err), 0) end
+    end
+  end
+end
+
+local function check_numbers(s)
+  local ok, err = pcall(function()
+    check_fields(s, SPEC_NUMBERS, "crawl.run: ")
+    if type(s.throttle) == "table" then check_fields(s.throttle, THROTTLE_NUMBERS, "crawl.run: throttle.") end
+    if type(s.retry_statuses) ~= "table" then error("crawl.run: retry_statuses must be a list of HTTP statuses", 0) end
+    for i, v in ipairs(s.retry_statuses) do
+      local vok, verr = pcall(core.check_integer, v, ("crawl.run: retry_statuses[%d]"):format(i), 100, 999)
+      if not vok then error(tostring(verr), 0) end
+    end
+  end)
+  if not ok then error(err, 4) end
+end
+
 local function check_spec(spec)
   if type(spec) ~= "table" then error("crawl.run: spec must be a table", 3) end
   if spec.start == nil then error("crawl.run: spec.start is required (URLs or a function)", 3) end
@@ -931,11 +1083,15 @@ local function check_spec(spec)
     for k, v in pairs(s.throttle) do t[k] = v end
     s.throttle = t
   end
-  for _, k in ipairs({ "concurrency", "per_host" }) do
-    if type(s[k]) ~= "number" or s[k] < 1 then error(("crawl.run: %s must be a number >= 1"):format(k), 3) end
-  end
+  check_numbers(s)
   local ok, err = pcall(core.check_networks, s.deny_networks, "crawl.run")
   if not ok then error(err, 3) end
+  if s.fetch ~= nil and type(s.fetch) ~= "table" then error("crawl.run: fetch must be a table of lc.fetch options", 3) end
+  -- The options every fetch of the crawl is made with, checked as lc.fetch checks
+  -- them: a request that can never be built (a header with CR or LF) is refused here,
+  -- not failed by every request (and by robots.txt, which the rest would wait for).
+  ok, err = pcall(core.check_fetch_options, Crawler.fetch_opts({ spec = s }))
+  if not ok then error("crawl.run: " .. tostring(err), 3) end
   -- As lc.fetch says it (there is no "no timeout"), but before the first request.
   local timeout = type(s.fetch) == "table" and s.fetch.timeout or nil
   if timeout ~= nil and not (type(timeout) == "number" and timeout > 0 and timeout < math.huge) then
@@ -1010,6 +1166,11 @@ function Crawler:start()
   end
 end
 
+function Crawler:start_and_dispatch()
+  self:start()
+  self:dispatch()
+end
+
 function Crawler:run()
   self.started = now()
   local helpers = {}
@@ -1025,9 +1186,13 @@ function Crawler:run()
       end
     end)
   end
-  self:start()
-  self:dispatch()
-  self:stop(self.stop_reason or "done")
+  -- An error of the crawl itself (a start list or on_request hook that raises
+  -- outside any request) ends the crawl, but only after its helpers, workers and
+  -- background tasks are stopped and its outputs closed: left running, they would
+  -- keep the run from ever ending.
+  local ok, err = pcall(self.start_and_dispatch, self)
+  if not ok then self.aborted = true end
+  self:stop(self.stop_reason or (ok and "done" or "error"))
   self:drain((self.aborted or self.stats.output_failed) and 0 or self.spec.stop_grace)
   for _, h in ipairs(helpers) do h:cancel() end
   for t in pairs(self.background_tasks) do t:cancel() end
@@ -1036,6 +1201,7 @@ function Crawler:run()
   end
   if self.progress_shown then io.stderr:write("\r\27[K") end
   self:close_outputs()
+  if not ok then error(err, 0) end
   local st = self:final_stats()
   if self.stats_file then
     -- A failed write is the crawler's write_error (luacrawl crawl exits 4 on it).

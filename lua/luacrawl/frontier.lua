@@ -24,6 +24,16 @@ local core = require "luacrawl.core"
 
 local M = {}
 
+-- Delays and times are checked by the engine's rule for numbers: a NaN delay makes
+-- a host's ready time NaN (then it is never, or always, ready), an infinite one keeps
+-- the host out of the crawl for ever, and the dispatcher waiting "inf" seconds raises.
+local check_number, check_integer = core.check_number, core.check_integer
+local function checked(check, v, what, min, max)
+  local ok, r = pcall(check, v, what, min, max)
+  if not ok then error(tostring(r), 3) end
+  return r
+end
+
 -- A binary min-heap of tables that keep their position in `field`.
 local Heap = {}
 Heap.__index = Heap
@@ -226,6 +236,8 @@ Frontier.__index = Frontier
 
 function M.new(opts)
   opts = opts or {}
+  if opts.per_host ~= nil then checked(check_integer, opts.per_host, "frontier: per_host", 1) end
+  if opts.delay ~= nil then checked(check_number, opts.delay, "frontier: delay", 0) end
   return setmetatable({
     per_host = opts.per_host or 1,
     delay = opts.delay or 0,
@@ -318,6 +330,7 @@ function Frontier:done(req, now)
 end
 
 function Frontier:backoff(key, untill)
+  checked(check_number, untill, "frontier: backoff until")
   local h = self:host(key)
   if untill > h.backoff_until then
     h.backoff_until = untill
@@ -326,6 +339,7 @@ function Frontier:backoff(key, untill)
 end
 
 function Frontier:set_delay(key, delay)
+  checked(check_number, delay, "frontier: delay", 0)
   local h = self:host(key)
   h.delay = delay
   self:rearm(h)

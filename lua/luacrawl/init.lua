@@ -149,7 +149,10 @@ M._run = core.run
 -- lc.configure{dns_servers=, dns_timeout=, dns_tries=, dns_retries=, dns_concurrency=,
 -- dns_ttl_min=, dns_ttl_max=, dns_negative_ttl=, max_memory=, max_task_cpu=}
 function M.configure(opts)
-  core.configure(opts)
+  -- An error names the caller's line, not this file's (a C function's error names
+  -- the Lua line that called it).
+  local ok, err = pcall(core.configure, opts)
+  if not ok then error((tostring(err):gsub("^[^\n]-:%d+: ", "")), 2) end
   if opts.max_memory ~= nil or opts.max_task_cpu ~= nil then
     core.set_limits({ max_memory = opts.max_memory, max_task_cpu = opts.max_task_cpu })
   end

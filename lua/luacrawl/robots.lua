@@ -207,8 +207,14 @@ local function product_token(s)
   return lower(match(s, "^[%a_%-]*"))
 end
 
+-- Digits with at most one dot. Checked without a pattern that backtracks
+-- ("^%d+%.?%d*$" takes time quadratic in a long run of digits that ends badly).
 local function parse_delay(value)
-  if not (find(value, "^%d+%.?%d*$") or find(value, "^%.%d+$")) then
+  if value == "" or find(value, "[^%d.]") or not find(value, "%d") then
+    return nil
+  end
+  local dot = find(value, ".", 1, true)
+  if dot and find(value, ".", dot + 1, true) then
     return nil
   end
   local n = tonumber(value)
@@ -262,7 +268,10 @@ local function parse_text(text)
     if hash then
       line = sub(line, 1, hash - 1)
     end
-    line = match(line, "^%s*(.-)%s*$")
+    -- Trimmed from its first non-space to its last, each found once: patterns such
+    -- as "^%s*(.-)%s*$" take time quadratic in a line's runs of spaces.
+    local first = find(line, "%S")
+    line = first and match(line, "^.*%S", first) or ""
     local key, value = split_line(line)
     if key == "user-agent" then
       if not in_agents then

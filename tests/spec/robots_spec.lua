@@ -729,3 +729,61 @@ describe("robots sitemaps", function()
     assert.same({ "https://example.org/s.xml" }, r:sitemaps())
   end)
 end)
+
+-- A hostile robots.txt (issue 16): max_task_cpu cannot interrupt one long C call, so
+-- the work a file can cause is bounded by the matcher itself. Work is counted, not
+-- timed: the searches a match makes (robots.lua loaded afresh with a counting
+-- string.find), and, for the parser, a bound far beyond the linear time it takes
+-- where the patterns it used before were quadratic.
+describe("robots.txt written to exhaust the matcher", function()
+  -- robots.lua loaded with string.find counting its calls while `fn` runs.
+  local function count_finds(fn)
+    local real, n = string.find, 0
+    package.loaded["luacrawl.robots"] = nil
+    string.find = function(...)
+      n = n + 1
+      return real(...)
+    end
+    local ok, fresh = pcall(require, "luacrawl.robots")
+    string.find = real
+    package.loaded["luacrawl.robots"] = robots
+    assert(ok, fresh)
+    local counting = function() n = 0 end
+    return fn(fresh, counting, function() return n end)
+  end
+
+  it("a rule of many wildcards costs one search per segment, whatever the path's length", function()
+    count_finds(function(fresh, reset, count)
+      local r = fresh.parse(lines("User-agent: *", "Disallow: /*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b"))
+      local counts = {}
+      for _, n in ipairs({ 100, 1000, 8000 }) do
+        local path = "/" .. ("a"):rep(n)
+        r:allowed(UA, path) -- the agent's group, made once
+        reset()
+        assert.is_true(r:allowed(UA, path))
+        counts[#counts + 1] = count()
+      end
+      -- 21 segments: at most one search each, and a few for the path's canonical form.
+      assert.is_true(counts[3] <= 21 + 5, tostring(counts[3]))
+      assert.equal(counts[1], counts[3])
+    end)
+  end)
+
+  it("a long line of spaces or digits parses in linear time", function()
+    local h = require "spec_helper"
+    local path = h.tmpname(".lua")
+    local f = assert(io.open(path, "w"))
+    f:write([[
+      local robots = require "luacrawl.robots"
+      local n = 400000
+      local r = robots.parse("User-agent: *\nDisallow: /a" .. (" "):rep(n) .. "b\n"
+        .. (" "):rep(n) .. "\n" .. "Crawl-delay: " .. ("1"):rep(n) .. "x\n")
+      print(r:allowed("x", "/a"), r:crawl_delay("x"))
+    ]])
+    f:close()
+    -- Linear: well under a second; the quadratic patterns took hours on this input.
+    local code, out, err = h.sh(("timeout 120 %s lua %s"):format(h.luacrawl_bin, path))
+    assert.equal(0, code, err)
+    assert.equal("true\tnil\n", out)
+  end)
+end)
