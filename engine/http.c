@@ -60,6 +60,8 @@ struct http_req {
     int follow;
     int insecure;
     int truncate;
+    int keep_credentials, follow_site;
+    addr_policy_t *policy;
 };
 
 struct http_xfer {
@@ -100,6 +102,7 @@ struct http_xfer {
     enum http_error error;
     char message[CURL_ERROR_SIZE + 256];
     char errbuf[CURL_ERROR_SIZE];
+    char denied[160]; /* why on_open_socket refused this hop's connection; "": it did not */
 };
 
 struct http {
@@ -118,6 +121,7 @@ struct http {
     proxy_env_t *penv; /* the environment's proxies; NULL: none set */
     http_headers_t *headers;
     double dns_pruned; /* when curl last pruned its DNS cache (setup_easy) */
+    addr_policy_t *policy; /* the engine's (http_set_policy); NULL: none */
     size_t held;       /* bytes of body buffers of the transfers in progress */
     http_budget_fn budget;
     void *budget_arg;
@@ -131,8 +135,8 @@ static void end_stalled(http_t *http, CURLMcode mc);
 const char *http_error_name(enum http_error e)
 {
     static const char *const names[] = {
-        "ok",      "invalid_url", "dns",      "connect",   "tls",
-        "timeout", "too_large",   "protocol", "cancelled", "memory",
+        "ok",        "invalid_url", "dns",       "connect", "tls",    "timeout",
+        "too_large", "protocol",    "cancelled", "memory",  "denied",
     };
     return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "protocol";
 }
@@ -179,6 +183,7 @@ void http_req_free(http_req_t *req)
     free(req->user_agent);
     free(req->proxy);
     free(req->ca_file);
+    addr_policy_free(req->policy);
     free(req);
 }
 
@@ -266,6 +271,22 @@ void http_req_insecure(http_req_t *req, int insecure)
 int http_req_ca_file(http_req_t *req, const char *path)
 {
     return set_str(&req->ca_file, path);
+}
+
+void http_req_policy(http_req_t *req, addr_policy_t *policy)
+{
+    addr_policy_free(req->policy);
+    req->policy = policy;
+}
+
+void http_req_keep_credentials(http_req_t *req, int keep)
+{
+    req->keep_credentials = keep;
+}
+
+void http_req_follow_site(http_req_t *req, int site)
+{
+    req->follow_site = site;
 }
 
 /* ---- completion ---- */
@@ -696,6 +717,32 @@ static int on_resolver_start(void *resolver_state, void *reserved, void *arg)
     return x->literal ? 0 : 1;
 }
 
+/* CURLOPT_OPENSOCKETFUNCTION: the address policy's backstop, on the address curl is
+ * about to connect to. take_answer already left denied addresses out of
+ * CURLOPT_RESOLVE, so this refuses only what came another way (a cached connection
+ * setup, a curl change). Through a proxy the address is the proxy's, which the
+ * caller named: not checked (http.h). curl tries the next address, if any, and
+ * reports CURLE_COULDNT_CONNECT; map_curl_error makes that HTTP_E_DENIED. */
+static curl_socket_t on_open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    http_xfer_t *x = arg;
+    if (purpose == CURLSOCKTYPE_IPCXN && !x->proxy) {
+        const char *why = addr_policy_check_sa(x->http->policy, &a->addr);
+        if (!why) why = addr_policy_check_sa(x->req->policy, &a->addr);
+        if (why) {
+            char ip[INET6_ADDRSTRLEN] = "?";
+            const void *in = NULL;
+            if (a->family == AF_INET) in = &((struct sockaddr_in *)(void *)&a->addr)->sin_addr;
+            if (a->family == AF_INET6) in = &((struct sockaddr_in6 *)(void *)&a->addr)->sin6_addr;
+            if (in) inet_ntop(a->family, in, ip, sizeof(ip));
+            snprintf(x->denied, sizeof(x->denied),
+                     "connection to %s denied by the address policy (%s)", ip, why);
+            return CURL_SOCKET_BAD;
+        }
+    }
+    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
 /* ---- the multi handle on the loop ---- */
 
 /* Let curl act on fd (CURL_SOCKET_TIMEOUT: on its timers), vouching for the socket
@@ -933,7 +980,27 @@ static int is_literal(const char *host)
     return inet_pton(AF_INET, host, buf) == 1;
 }
 
-static int add_resolve(http_xfer_t *x, const char *host, int port, const dns_answer_t *ans)
+/* What denies addr (text) to x: the engine's address policy or the request's. */
+static const char *policy_denies(const http_xfer_t *x, const char *addr)
+{
+    const char *why = addr_policy_check(x->http->policy, addr);
+    return why ? why : addr_policy_check(x->req->policy, addr);
+}
+
+/* An IP-literal host the address policy denies fails x: 1 then, else 0. */
+static int literal_denied(http_xfer_t *x)
+{
+    const char *why = policy_denies(x, x->host);
+    if (!why) return 0;
+    fail(x, HTTP_E_DENIED, "address %s denied by the address policy (%s)", x->host, why);
+    return 1;
+}
+
+/* The answer as a CURLOPT_RESOLVE entry; with check, less the addresses the address
+ * policy denies (the target's: a proxy's address is the caller's choice). -1 when
+ * out of memory; -2, x failed, when the policy denies every address. */
+static int add_resolve(http_xfer_t *x, const char *host, int port, const dns_answer_t *ans,
+                       int check)
 {
     size_t n = strlen(host) + 16;
     for (int i = 0; i < ans->naddrs; i++)
@@ -941,10 +1008,23 @@ static int add_resolve(http_xfer_t *x, const char *host, int port, const dns_ans
     char *entry = malloc(n);
     if (!entry) return -1;
     size_t off = (size_t)snprintf(entry, n, "+%s:%d:", host, port);
+    int kept = 0, denied = -1;
+    const char *why = NULL;
     for (int i = 0; i < ans->naddrs; i++) {
+        const char *w = check ? policy_denies(x, ans->addrs[i]) : NULL;
+        if (w) {
+            if (denied < 0) denied = i, why = w;
+            continue;
+        }
         int v6 = strchr(ans->addrs[i], ':') != NULL;
-        off += (size_t)snprintf(entry + off, n - off, "%s%s%s%s", i ? "," : "", v6 ? "[" : "",
+        off += (size_t)snprintf(entry + off, n - off, "%s%s%s%s", kept++ ? "," : "", v6 ? "[" : "",
                                 ans->addrs[i], v6 ? "]" : "");
+    }
+    if (!kept && denied >= 0) {
+        free(entry);
+        fail(x, HTTP_E_DENIED, "address %s of %s denied by the address policy (%s)",
+             ans->addrs[denied], host, why);
+        return -2;
     }
     struct curl_slist *l = curl_slist_append(x->resolve, entry);
     free(entry);
@@ -997,6 +1077,7 @@ static int setup_base(CURL *e, http_t *http)
     curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, http);
     curl_easy_setopt(e, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
     curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
     /* Most pages fit in one read: one recv and no poll for more after it. */
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, RECV_BUFFER_SIZE);
     /* No proxy unless setup_easy names one: the environment's proxy variables were
@@ -1065,6 +1146,7 @@ static int setup_easy(http_xfer_t *x)
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_RESOLVER_START_DATA, x);
     curl_easy_setopt(e, CURLOPT_PREREQDATA, x);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x);
     curl_easy_setopt(e, CURLOPT_RESOLVE, x->resolve);
     /* curl prunes its DNS cache, walking every entry (one per host and port given
      * in CURLOPT_RESOLVE), at the end of each transfer, unless the transfer says
@@ -1194,6 +1276,7 @@ static int resolve_next(http_xfer_t *x, const char *host, dns_fn fn)
 /* Record an answer as a CURLOPT_RESOLVE entry; 0 to go on, -1 when x was finished. */
 static int take_answer(http_xfer_t *x, const char *host, int port, const dns_answer_t *ans)
 {
+    int rc;
     x->dns_wait = NULL;
     stop_dns_deadline(x);
     x->dns_time = loop_time() - x->hop_started;
@@ -1201,11 +1284,11 @@ static int take_answer(http_xfer_t *x, const char *host, int port, const dns_ans
         fail(x, HTTP_E_DNS, "%s", ans->error ? ans->error : "DNS lookup failed");
     else if (host == x->host && x->literal)
         return 0; /* an IP literal: curl needs no resolve entry (see on_resolver_start) */
-    else if (add_resolve(x, host, port, ans) < 0)
+    else if ((rc = add_resolve(x, host, port, ans, host == x->host)) == -1)
         fail(x, HTTP_E_MEMORY, "out of memory");
-    else
+    else if (rc == 0)
         return 0;
-    finish(x);
+    finish(x); /* failed: out of memory, or every address denied (add_resolve) */
     return -1;
 }
 
@@ -1238,8 +1321,10 @@ static int start_hop(http_xfer_t *x, double now)
     x->host = NULL;
     x->hop_started = now;
     x->dns_time = 0;
+    x->denied[0] = '\0';
     if (parse_url(x, x->url, &x->host, &x->port, 0) < 0) return finish_later(x);
     x->literal = is_literal(x->host);
+    if (x->literal && literal_denied(x)) return finish_later(x);
     /* The request's proxy ("" for none) wins over the environment's. */
     const char *proxy = x->req->proxy;
     if (!proxy)
@@ -1258,6 +1343,84 @@ static int start_hop(http_xfer_t *x, double now)
     return rc < 0 ? finish_later(x) : 0;
 }
 
+static int same_str(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+/* Whether URLs a and b differ in scheme, host or port (one that does not parse
+ * counts as different). */
+static int cross_origin(const char *a, const char *b)
+{
+    url_parts_t pa = {0}, pb = {0};
+    int differ = url_parse(a, &pa) != URL_OK || url_parse(b, &pb) != URL_OK ||
+                 !same_str(pa.scheme, pb.scheme) || !same_str(pa.host, pb.host) ||
+                 !same_str(pa.port, pb.port);
+    url_parts_free(&pa);
+    url_parts_free(&pb);
+    return differ;
+}
+
+static int same_site(const char *a, const char *b)
+{
+    char *sa = NULL, *sb = NULL;
+    int same = url_site(a, &sa) == URL_OK && url_site(b, &sb) == URL_OK && strcmp(sa, sb) == 0;
+    free(sa);
+    free(sb);
+    return same;
+}
+
+/* "Name: value" or "Name;" (http_req_header's forms) of a header that carries
+ * credentials. */
+static int is_credential(const char *line)
+{
+    static const char *const names[] = {"authorization", "cookie", "proxy-authorization"};
+    size_t n = strcspn(line, ":;");
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strlen(names[i]) == n && strncasecmp(line, names[i], n) == 0) return 1;
+    return 0;
+}
+
+/* The one rule for credentials on a redirect (http.h, http_req_keep_credentials):
+ * req's credential headers go, and *url loses its user name and password. -1 when
+ * out of memory. */
+static int drop_credentials(http_req_t *req, char **url)
+{
+    struct curl_slist *kept = NULL;
+    for (struct curl_slist *l = req->headers; l; l = l->next) {
+        if (is_credential(l->data)) continue;
+        struct curl_slist *k = curl_slist_append(kept, l->data);
+        if (!k) {
+            curl_slist_free_all(kept);
+            return -1;
+        }
+        kept = k;
+    }
+    curl_slist_free_all(req->headers);
+    req->headers = kept;
+    if (!strchr(*url, '@')) return 0;
+    CURLU *u = curl_url();
+    char *out = NULL;
+    if (!u) return -1;
+    int rc = 0;
+    /* A URL curl cannot parse stays as it is: parse_url refuses it next. */
+    if (curl_url_set(u, CURLUPART_URL, *url, 0) == CURLUE_OK) {
+        curl_url_set(u, CURLUPART_USER, NULL, 0);
+        curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
+        curl_url_set(u, CURLUPART_OPTIONS, NULL, 0);
+        char *copy = NULL;
+        if (curl_url_get(u, CURLUPART_URL, &out, 0) != CURLUE_OK || !(copy = strdup(out))) {
+            rc = -1;
+        } else {
+            free(*url);
+            *url = copy;
+        }
+    }
+    curl_free(out);
+    curl_url_cleanup(u);
+    return rc;
+}
+
 /* After a 3xx with Location, when the request asked to follow: 1 for the next hop,
  * 0 for none, -1 when out of memory. */
 static int follow_redirect(http_xfer_t *x)
@@ -1270,6 +1433,15 @@ static int follow_redirect(http_xfer_t *x)
     if (!location) return 0;
     char *next = strdup(location);
     if (!next) return -1;
+    if (x->req->follow_site && !same_site(x->req->url, next)) {
+        free(next);
+        return 0;
+    }
+    if (!x->req->keep_credentials && cross_origin(x->url, next) &&
+        drop_credentials(x->req, &next) < 0) {
+        free(next);
+        return -1;
+    }
     /* 303, and 301/302 after a POST, turn into GET as browsers do. */
     const char *m = x->req->method ? x->req->method : (x->req->has_body ? "POST" : "GET");
     if (status == 303 || ((status == 301 || status == 302) && strcmp(m, "POST") == 0)) {
@@ -1303,6 +1475,10 @@ static int follow_redirect(http_xfer_t *x)
 static void map_curl_error(http_xfer_t *x, CURLcode rc)
 {
     const char *detail = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
+    if (x->denied[0] && rc == CURLE_COULDNT_CONNECT) {
+        fail(x, HTTP_E_DENIED, "%s", x->denied);
+        return;
+    }
     /* Stopped by a callback of ours: it said why. */
     if (x->aborted == ABORT_DECODE || x->aborted == ABORT_BUDGET) return;
     if (x->aborted == ABORT_BODY || rc == CURLE_FILESIZE_EXCEEDED) {
@@ -1463,6 +1639,7 @@ void http_free(http_t *http)
     curl_share_cleanup(http->share);
     proxy_env_free(http->penv);
     http_headers_free(http->headers);
+    addr_policy_free(http->policy);
     free(http);
 }
 
@@ -1475,6 +1652,12 @@ void http_set_budget(http_t *http, http_budget_fn fn, void *arg)
 void http_get_stats(const http_t *http, http_stats_t *stats)
 {
     *stats = http->stats;
+}
+
+void http_set_policy(http_t *http, addr_policy_t *policy)
+{
+    addr_policy_free(http->policy);
+    http->policy = policy;
 }
 
 http_xfer_t *http_start(http_t *http, http_req_t *req, http_fn fn, void *arg)

@@ -8,6 +8,7 @@
 #ifndef LUACRAWL_HTTP_H
 #define LUACRAWL_HTTP_H
 
+#include "addr_policy.h"
 #include "dns.h"
 #include "loop.h"
 
@@ -32,6 +33,7 @@ enum http_error {
     HTTP_E_PROTOCOL,
     HTTP_E_CANCELLED,
     HTTP_E_MEMORY, /* out of memory (ours or curl's): not worth retrying at once */
+    HTTP_E_DENIED, /* every address of the host is one the address policy denies */
 };
 
 /* "invalid_url", "dns", ... as the Lua API names them. */
@@ -84,6 +86,18 @@ const char *http_curl_version(void);
 
 void http_get_stats(const http_t *http, http_stats_t *stats);
 
+/* The engine's address policy (addr_policy.h), taken over (the last one is freed;
+ * NULL: none): every connection of every request is checked against it, besides the
+ * request's own (http_req_policy). What is checked: the addresses dns.c gives for a
+ * host (denied ones are left out of CURLOPT_RESOLVE; none left ends the request
+ * with HTTP_E_DENIED), an IP-literal host, and, as a backstop, the address curl
+ * opens a socket to (CURLOPT_OPENSOCKETFUNCTION). Through a proxy the connection
+ * goes to the proxy, which the caller named and which is not checked; the target's
+ * addresses are checked when we resolve them (socks4, socks5) or it is an IP
+ * literal; a proxy that resolves names itself (http, https, socks4a, socks5h) must
+ * apply its own policy to them. */
+void http_set_policy(http_t *http, addr_policy_t *policy);
+
 /* The engine's memory budget, asked while bodies arrive: limit (0: none) is what the
  * engine may hold, used what it holds besides the bodies of transfers in progress.
  * A transfer whose body would take the total past limit ends as it grows, with
@@ -111,6 +125,16 @@ void http_req_max_url(http_req_t *req, size_t max_url);
  * instead of failing with HTTP_E_TOO_LARGE. */
 void http_req_truncate(http_req_t *req, int truncate);
 void http_req_insecure(http_req_t *req, int insecure);
+/* The request's address policy, taken over (see http_set_policy). */
+void http_req_policy(http_req_t *req, addr_policy_t *policy);
+/* Redirects followed to another origin (scheme, host or port) drop the request's
+ * Authorization, Cookie and Proxy-Authorization headers and the URL's user name and
+ * password, as curl does without --location-trusted; keep sends them on. */
+void http_req_keep_credentials(http_req_t *req, int keep);
+/* With site set, a redirect is followed only to the site (registrable domain, as
+ * url_site gives it) of the request's URL; one elsewhere ends the request with the
+ * 3xx response, as when follow runs out. */
+void http_req_follow_site(http_req_t *req, int site);
 /* Verify TLS peers against the CA certificates in this PEM file instead of the
  * system's. */
 int http_req_ca_file(http_req_t *req, const char *path);

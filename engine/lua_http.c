@@ -231,6 +231,10 @@ enum opt {
     O_MAX_URL_LENGTH,
     O_INSECURE,
     O_TRUNCATE,
+    O_KEEP_CREDENTIALS,
+    O_FOLLOW_SITE,
+    O_PUBLIC_ONLY,
+    O_DENY_NETWORKS,
     O_COUNT
 };
 
@@ -238,10 +242,24 @@ static const struct {
     const char *name;
     size_t len;
 } opt_names[O_COUNT] = {
-    {"method", 6},   {"user_agent", 10},      {"proxy", 5},   {"ca_file", 7},
-    {"body", 4},     {"headers", 7},          {"timeout", 7}, {"connect_timeout", 15},
-    {"max_size", 8}, {"max_header_size", 15}, {"follow", 6},  {"max_url_length", 14},
-    {"insecure", 8}, {"truncate", 8},
+    {"method", 6},
+    {"user_agent", 10},
+    {"proxy", 5},
+    {"ca_file", 7},
+    {"body", 4},
+    {"headers", 7},
+    {"timeout", 7},
+    {"connect_timeout", 15},
+    {"max_size", 8},
+    {"max_header_size", 15},
+    {"follow", 6},
+    {"max_url_length", 14},
+    {"insecure", 8},
+    {"truncate", 8},
+    {"keep_credentials", 16},
+    {"follow_site", 11},
+    {"public_only", 11},
+    {"deny_networks", 13},
 };
 
 /* Push opts[name] for each of opt_names (nil when absent), opts the table at idx;
@@ -341,6 +359,46 @@ static void apply_headers(lua_State *L, int idx, http_req_t *req)
     }
 }
 
+/* An address policy (addr_policy.h) from public_only (a truthy value at index pub;
+ * 0: none) and deny_networks (nil or false, or a list of CIDR strings, at index
+ * deny; 0: none). NULL when neither asks for anything, or when out of memory (*oom set).
+ * Raises, naming what, for a value that is not a network; frees what it made first. */
+static addr_policy_t *policy_from(lua_State *L, int pub, int deny, const char *what, int *oom)
+{
+    *oom = 0;
+    int public_only = pub && lua_toboolean(L, pub);
+    int has_deny = deny && lua_toboolean(L, deny); /* nil or false: none */
+    if (has_deny && !lua_istable(L, deny))
+        luaL_error(L, "%s: deny_networks must be a list of networks (CIDR strings)", what);
+    if (!public_only && !has_deny) return NULL;
+    addr_policy_t *p = addr_policy_new();
+    if (!p) {
+        *oom = 1;
+        return NULL;
+    }
+    addr_policy_public_only(p, public_only);
+    int n = has_deny ? (int)lua_objlen(L, deny) : 0;
+    for (int i = 1; i <= n; i++) {
+        lua_rawgeti(L, deny, i);
+        const char *cidr = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        int rc = cidr ? addr_policy_deny(p, cidr) : -1;
+        if (rc == -1) {
+            addr_policy_free(p);
+            luaL_error(L,
+                       "%s: deny_networks[%d] is not a network (a CIDR such as \"10.0.0.0/8\" "
+                       "or \"fc00::/7\"): %s",
+                       what, i, cidr ? cidr : luaL_typename(L, -1));
+        }
+        lua_pop(L, 1);
+        if (rc == -2) {
+            addr_policy_free(p);
+            *oom = 1;
+            return NULL;
+        }
+    }
+    return p;
+}
+
 /* Build a request from fetch's arguments; raises on a programming error, NULL when
  * out of memory. The options are checked before the request exists, so an error
  * leaks nothing. */
@@ -368,9 +426,17 @@ static http_req_t *make_request(lua_State *L, const char *url)
     long long max_header_size = opt_integer(L, o, O_MAX_HEADER_SIZE, LC_INT_MAX);
     long long follow = opt_integer(L, o, O_FOLLOW, INT_MAX);
     long long max_url = opt_integer(L, o, O_MAX_URL_LENGTH, LC_INT_MAX);
+    int oom = 0;
+    addr_policy_t *policy =
+        o ? policy_from(L, o + O_PUBLIC_ONLY, o + O_DENY_NETWORKS, "fetch", &oom) : NULL;
+    if (oom) return NULL;
 
     http_req_t *req = http_req_new(url);
-    if (!req) return NULL;
+    if (!req) {
+        addr_policy_free(policy);
+        return NULL;
+    }
+    http_req_policy(req, policy);
     if (method && http_req_method(req, method) < 0) {
         http_req_free(req);
         luaL_error(L, "fetch: bad method '%s' (use upper-case letters, e.g. \"POST\")", method);
@@ -386,6 +452,8 @@ static http_req_t *make_request(lua_State *L, const char *url)
     http_req_max_url(req, (size_t)max_url);
     http_req_insecure(req, o && lua_toboolean(L, o + O_INSECURE));
     http_req_truncate(req, o && lua_toboolean(L, o + O_TRUNCATE));
+    http_req_keep_credentials(req, o && lua_toboolean(L, o + O_KEEP_CREDENTIALS));
+    http_req_follow_site(req, o && lua_toboolean(L, o + O_FOLLOW_SITE));
     return req;
 }
 
@@ -500,9 +568,36 @@ static int l_check_fetch_options(lua_State *L)
     return 0;
 }
 
+/* core.address_policy(public_only, deny_networks): the engine's address policy,
+ * replaced whole (nil and nil: none). */
+static int l_address_policy(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    lua_settop(L, 2);
+    http_t *http = lc_http(L, st); /* first: it may raise */
+    int oom;
+    addr_policy_t *p = policy_from(L, 1, 2, "configure", &oom);
+    if (oom) return luaL_error(L, "configure: out of memory");
+    http_set_policy(http, p);
+    return 0;
+}
+
+/* core.check_networks(deny_networks, what): raises, naming what, unless it is nil or
+ * a list of networks fetch and configure take. */
+static int l_check_networks(lua_State *L)
+{
+    lua_settop(L, 2);
+    const char *what = luaL_optstring(L, 2, "deny_networks");
+    int oom;
+    addr_policy_free(policy_from(L, 0, 1, what, &oom));
+    return 0;
+}
+
 static const luaL_Reg funcs[] = {
     {"fetch", l_fetch},
     {"resolve", l_resolve},
+    {"address_policy", l_address_policy},
+    {"check_networks", l_check_networks},
     {"check_fetch_options", l_check_fetch_options},
     {NULL, NULL},
 };

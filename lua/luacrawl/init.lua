@@ -147,12 +147,17 @@ end
 M._run = core.run
 
 -- lc.configure{dns_servers=, dns_timeout=, dns_tries=, dns_retries=, dns_concurrency=,
--- dns_ttl_min=, dns_ttl_max=, dns_negative_ttl=, max_memory=, max_task_cpu=}
+-- dns_ttl_min=, dns_ttl_max=, dns_negative_ttl=, max_memory=, max_task_cpu=,
+-- public_only=, deny_networks=}. public_only and deny_networks make the engine's
+-- address policy, for every fetch, together: a call that gives either replaces both.
 function M.configure(opts)
   -- An error names the caller's line, not this file's (a C function's error names
   -- the Lua line that called it).
   local ok, err = pcall(core.configure, opts)
   if not ok then error((tostring(err):gsub("^[^\n]-:%d+: ", "")), 2) end
+  if opts.public_only ~= nil or opts.deny_networks ~= nil then
+    core.address_policy(opts.public_only, opts.deny_networks)
+  end
   if opts.max_memory ~= nil or opts.max_task_cpu ~= nil then
     core.set_limits({ max_memory = opts.max_memory, max_task_cpu = opts.max_task_cpu })
   end
