@@ -24,7 +24,13 @@ commands:
   crawl URL... [options] crawl from URLs, one JSON line per page (crawl --help)
   fetch [options] URL    fetch one URL: status and headers to stderr, body to stdout
       -I, --head             send HEAD and print only the status and headers
-      -L, --location [N]     follow up to N redirects (default 10)
+      -L, --location [N]     follow up to N redirects (default 10); a hop to
+                             another scheme, host or port drops Authorization,
+                             Cookie and Proxy-Authorization and URL credentials
+      --location-trusted     with -L, send them to every hop
+      --public-only          connect only to public addresses (not loopback,
+                             private, link-local, ...)
+      --deny-network CIDR    never connect to addresses in CIDR (repeatable)
       -H, --header 'N: V'    add a request header (repeatable)
       -A, --user-agent UA    set the User-Agent
       --timeout SECONDS      total time limit (default 30)
@@ -131,7 +137,7 @@ local function print_headers(res)
 end
 
 local function parse_fetch(args)
-  local o = { headers = {} }
+  local o = { headers = {}, deny_networks = {} }
   local i = 1
   local function value(flag)
     i = i + 1
@@ -170,6 +176,12 @@ local function parse_fetch(args)
       o.dns_server = value(a)
     elseif a == "--insecure" or a == "-k" then
       o.insecure = true
+    elseif a == "--location-trusted" then
+      o.keep_credentials = true
+    elseif a == "--public-only" then
+      o.public_only = true
+    elseif a == "--deny-network" then
+      o.deny_networks[#o.deny_networks + 1] = value(a)
     elseif a == "--css" then
       o.css = value(a)
     elseif a == "--xpath" then
@@ -184,6 +196,7 @@ local function parse_fetch(args)
     i = i + 1
   end
   if not o.url then error("fetch: missing URL", 0) end
+  require("luacrawl.core").check_networks(o.deny_networks, "--deny-network")
   -- A header or User-Agent with CR or LF can never be sent: a usage error now, by
   -- lc.fetch's own rule, rather than an error of the fetch.
   local hok, herr = pcall(require("luacrawl.core").check_fetch_options, { headers = o.headers, user_agent = o.user_agent })
@@ -201,6 +214,8 @@ function M.fetch(args)
       method = o.head and "HEAD" or nil, headers = o.headers, user_agent = o.user_agent,
       timeout = o.timeout, max_size = o.max_size, follow = o.follow, insecure = o.insecure,
       max_header_size = o.max_header_size, max_url_length = o.max_url_length,
+      keep_credentials = o.keep_credentials, public_only = o.public_only,
+      deny_networks = o.deny_networks[1] and o.deny_networks or nil,
     })
     if not res then
       io.stderr:write("luacrawl: fetch failed: ", plain_text(tostring(err)), "\n")

@@ -24,6 +24,9 @@ usage: luacrawl crawl URL... [options]
   --allow RE             only follow URLs matching the regular expression (repeatable)
   --deny RE              never follow URLs matching it (repeatable)
   --no-robots            do not fetch or obey robots.txt
+  --public-only          connect only to public addresses: never to loopback,
+                         private (RFC 1918), link-local, ... (docs/crawl.md)
+  --deny-network CIDR    never connect to addresses in CIDR (repeatable)
   --insecure             do not verify TLS certificates
   -A, --user-agent UA    User-Agent (its product token is matched in robots.txt)
   -o, --output FILE      pages as JSON Lines (.jsonl) or CSV (.csv); - for stdout
@@ -79,14 +82,17 @@ local function option_number(flag, v, range)
   if not ok then error(tostring(err), 0) end
   return n
 end
-local lists = { ["--allow-host"] = "allow_hosts", ["--allow"] = "allow", ["--deny"] = "deny" }
+local lists = {
+  ["--allow-host"] = "allow_hosts", ["--allow"] = "allow", ["--deny"] = "deny",
+  ["--deny-network"] = "deny_networks",
+}
 local switches = {
   ["--span-hosts"] = "span_hosts", ["--no-robots"] = "no_robots", ["-q"] = "quiet", ["--quiet"] = "quiet",
-  ["--insecure"] = "insecure", ["-k"] = "insecure",
+  ["--insecure"] = "insecure", ["-k"] = "insecure", ["--public-only"] = "public_only",
 }
 
 function M.parse_args(args)
-  local o = { urls = {}, allow_hosts = {}, allow = {}, deny = {} }
+  local o = { urls = {}, allow_hosts = {}, allow = {}, deny = {}, deny_networks = {} }
   local i = 1
   while i <= #args do
     local a = args[i]
@@ -227,6 +233,7 @@ function M.spec(o)
       max_header_size = o.max_header_size, max_url_length = o.max_url_length },
     max_robots_size = o.max_robots_size,
     max_host_time = o.max_host_time, max_redirect = o.max_redirect,
+    public_only = o.public_only, deny_networks = o.deny_networks[1] and o.deny_networks or nil,
   }
   return spec
 end

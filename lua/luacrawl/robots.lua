@@ -33,8 +33,8 @@
 -- cut in two by that limit (RFC 9309 §2.5). Crawl-delay is not part of RFC 9309: it is
 -- read as a non-negative decimal number of seconds (first valid value of the group),
 -- not capped here. for_status maps 3xx to "allow_all": the fetcher follows up to five
--- redirects, so a 3xx that reaches us means they ran out, and RFC 9309 §2.3.1.2 lets the
--- crawler treat the file as unavailable. Every 4xx (401, 403 and 429 included) is
+-- redirects within the site (crawl.lua), so a 3xx that reaches us means they ran out or
+-- left the site, and RFC 9309 §2.3.1.2 lets the crawler treat the file as unavailable. Every 4xx (401, 403 and 429 included) is
 -- "unavailable" (§2.3.1.3); 5xx, nil, 0 and anything else non-2xx is "unreachable"
 -- (§2.3.1.4).
 
