@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <sys/resource.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -103,6 +104,7 @@ struct http_xfer {
     char message[CURL_ERROR_SIZE + 256];
     char errbuf[CURL_ERROR_SIZE];
     char denied[160]; /* why on_open_socket refused this hop's connection; "": it did not */
+    int sock_errno;   /* EMFILE/ENFILE: on_open_socket could not make a socket; 0: none */
 };
 
 struct http {
@@ -136,7 +138,7 @@ const char *http_error_name(enum http_error e)
 {
     static const char *const names[] = {
         "ok",        "invalid_url", "dns",       "connect", "tls",    "timeout",
-        "too_large", "protocol",    "cancelled", "memory",  "denied",
+        "too_large", "protocol",    "cancelled", "memory",  "denied", "resource",
     };
     return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "protocol";
 }
@@ -740,7 +742,10 @@ static curl_socket_t on_open_socket(void *arg, curlsocktype purpose, struct curl
             return CURL_SOCKET_BAD;
         }
     }
-    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    curl_socket_t fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    /* Out of descriptors: curl would say only "Couldn't connect" (map_curl_error). */
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE)) x->sock_errno = errno;
+    return fd;
 }
 
 /* ---- the multi handle on the loop ---- */
@@ -1322,6 +1327,7 @@ static int start_hop(http_xfer_t *x, double now)
     x->hop_started = now;
     x->dns_time = 0;
     x->denied[0] = '\0';
+    x->sock_errno = 0;
     if (parse_url(x, x->url, &x->host, &x->port, 0) < 0) return finish_later(x);
     x->literal = is_literal(x->host);
     if (x->literal && literal_denied(x)) return finish_later(x);
@@ -1496,6 +1502,19 @@ static void map_curl_error(http_xfer_t *x, CURLcode rc)
     /* curl 7.88 reports a header line over its 100 KiB limit as out of memory. */
     if (rc == CURLE_OUT_OF_MEMORY && !x->headers_done && x->header_bytes) {
         fail(x, HTTP_E_TOO_LARGE, "a response header is over curl's 100 KiB limit");
+        return;
+    }
+    if (x->sock_errno && rc == CURLE_COULDNT_CONNECT) {
+        struct rlimit rl;
+        if (x->sock_errno == ENFILE || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+            fail(x, HTTP_E_RESOURCE,
+                 "too many open files in the system: no socket for the "
+                 "connection");
+        else
+            fail(x, HTTP_E_RESOURCE,
+                 "too many open files: the process's limit of %llu is reached, no socket for "
+                 "the connection (raise ulimit -n, or lower the concurrency)",
+                 (unsigned long long)rl.rlim_cur);
         return;
     }
     http_curl_error_t e = http_curl_error(rc, x->header_bytes > 0);

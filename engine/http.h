@@ -32,8 +32,9 @@ enum http_error {
     HTTP_E_TOO_LARGE,
     HTTP_E_PROTOCOL,
     HTTP_E_CANCELLED,
-    HTTP_E_MEMORY, /* out of memory (ours or curl's): not worth retrying at once */
-    HTTP_E_DENIED, /* every address of the host is one the address policy denies */
+    HTTP_E_MEMORY,   /* out of memory (ours or curl's): not worth retrying at once */
+    HTTP_E_DENIED,   /* every address of the host is one the address policy denies */
+    HTTP_E_RESOURCE, /* out of file descriptors (EMFILE, ENFILE) */
 };
 
 /* "invalid_url", "dns", ... as the Lua API names them. */
