@@ -40,10 +40,14 @@ local core = require "luacrawl.core"
 local frontier = require "luacrawl.frontier"
 local robots = require "luacrawl.robots"
 local export = require "luacrawl.export"
-local json_decode, json_encode = core.json_decode, core.json_encode
+local Page = require "luacrawl.page"
+local json_encode = core.json_encode
 local plain_text = core.plain_text
 
 local M = {}
+-- The page object given to parse (lua/luacrawl/page.lua); its methods are called by
+-- name here (Page.html(page)), not through Page.__index.
+M.Page = Page
 
 -- Every default of the spec, in one place (docs/crawl.md lists them, "The spec").
 -- check_spec fills a spec's missing fields from here. Two defaults depend on the run:
@@ -66,7 +70,6 @@ local YEAR = 365 * 24 * 3600 -- the longest wait a spec or hook may ask for, in 
 -- lc.url.host without parsing a URL already in normalized form; host sets; and the
 -- admission rules (engine/lua_crawl.c).
 local url_host, new_hosts, new_filter = core.crawl.host, core.crawl.hosts, core.crawl.filter
-local is_link_set = lc.html.is_link_set
 
 local function now()
   return lc.now()
@@ -393,128 +396,6 @@ function Crawler:fetch_opts(extra)
   if self.spec.deny_networks ~= nil then o.deny_networks = self.spec.deny_networks end
   for k, v in pairs(extra or {}) do o[k] = v end
   return o
-end
-
--- Pages --------------------------------------------------------------------------
-
--- A page's body (and a meta table, when its request had none) is made on first use:
--- a crawl that only follows links never turns the body into a Lua string. Its key,
--- referrer and elapsed are read from its request and response (a smaller table).
-local Page = {}
-Page.__index = function(page, k)
-  local m = Page[k]
-  if m ~= nil then return m end
-  if k == "key" or k == "referrer" then
-    local req = rawget(page, "request")
-    return req and req[k]
-  elseif k == "elapsed" then
-    local res = rawget(page, "response")
-    return res and res.time.total
-  elseif k == "body" then
-    local res = rawget(page, "response")
-    local body = res and res.body
-    rawset(page, "body", body)
-    return body
-  elseif k == "meta" then
-    local meta = {}
-    rawset(page, "meta", meta)
-    return meta
-  end
-end
-M.Page = Page
-
--- The crawl's own calls below name Page's methods (Page.html(page)): page:html()
--- would look them up through Page.__index, a function call each.
-local Response = lc.Response
-
-function Page:html()
-  return Response.html(self.response)
-end
-
-function Page:is_html()
-  local ct = self.headers["content-type"]
-  if ct then return ct:find("html", 1, true) ~= nil end
-  return self.body:sub(1, 512):lower():find("<html", 1, true) ~= nil
-end
-
-function Page:css(sel)
-  return self:html():css(sel)
-end
-
-function Page:css1(sel)
-  return self:html():css1(sel)
-end
-
-function Page:xpath(expr)
-  return self:html():xpath(expr)
-end
-
-function Page:links(opts)
-  return self:html():links(opts)
-end
-
--- The text a reader sees: the document's text content, whitespace squashed.
-function Page:text()
-  local body = self:html():css1("body") or self:html():css1("html")
-  if not body then return "" end
-  return (body:text():gsub("%s+", " "):gsub("^ ", ""):gsub(" $", ""))
-end
-
-function Page:json()
-  return json_decode(self.body)
-end
-
--- Follow links: a URL, a node (its href or src), or a list of either; relative
--- URLs are resolved against the page. opts: callback, meta, priority, dont_filter.
--- Returns the number of requests queued.
-local NO_OPTS = {} -- read only
-
--- Queue url (through the rules: the filter's answer was why) as a link of page.
-local function queue_link(page, crawler, url, why, depth, opts)
-  if opts == NO_OPTS and why == nil then return crawler:admit_link(url, depth, page.url) end
-  local req = {
-    url = url, depth = depth, referrer = page.url, meta = opts.meta,
-    callback = opts.callback, priority = opts.priority, dont_filter = opts.dont_filter,
-  }
-  if why == "scope" and not crawler:scoped(url, req) then return false end
-  return crawler:admit(req)
-end
-
-function Page:follow(what, opts)
-  opts = opts or NO_OPTS -- no table per call
-  if not is_link_set(what) and (type(what) ~= "table" or what.tag) then what = { what } end
-  local crawler, n, i = self.crawler, 0, 1
-  local filter, base, depth, dont_filter = crawler.filter, self.url, self.depth + 1, opts.dont_filter
-  -- The filter takes the list (or the link set, whose links stay in C) up to the next
-  -- link that passes the rules: those that fail them (most of a page's: duplicates)
-  -- cost no Lua string.
-  while not crawler.stopping do
-    local url, nexti, why = filter:next(what, i, base, depth, dont_filter)
-    if url == nil then break end
-    if url == false then -- a node: its href, else its src
-      local item = what[nexti]
-      local href = item:attr("href") or item:attr("src")
-      url, why = nil, nil
-      if href then url, why = filter:check(href, depth, dont_filter, base) end
-      nexti = nexti + 1
-    end
-    if url and queue_link(self, crawler, url, why, depth, opts) then n = n + 1 end
-    i = nexti
-  end
-  return n
-end
-
--- Follow every link of the page, as page:follow(page:links(), opts) does; faster:
--- the links are checked in C, and no Lua string is made for those not followed.
-function Page:follow_links(opts)
-  local doc = Page.html(self)
-  local link_set = doc.link_set
-  local set = link_set and link_set(doc)
-  return Page.follow(self, set or doc:links(), opts)
-end
-
-function Page:emit(item)
-  return self.crawler:emit(item, self)
 end
 
 function Crawler:emit(item, page)
