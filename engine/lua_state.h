@@ -82,6 +82,7 @@ void lc_register_body(lua_State *L);
 void lc_register_queue(lua_State *L);
 void lc_register_crawl(lua_State *L);
 void lc_register_json(lua_State *L);
+void lc_register_store(lua_State *L);
 void lc_signals_free(lc_state_t *st);
 void lc_limits_free(lua_State *L, lc_state_t *st);
 

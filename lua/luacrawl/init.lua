@@ -229,9 +229,17 @@ local function arg_check(check, v, what, min, max)
   error((tostring(r):gsub("^[^\n]-:%d+: ", "")), 3)
 end
 
+local durable_queue -- below
+
 -- A FIFO queue for tasks: get waits while empty, put waits while full (maxsize
 -- > 0), join waits until every item put has been marked task_done.
+-- lc.queue{ store = db, name = NAME[, maxsize = N] } is the same queue kept in a
+-- store (lc.store.open); lc.queue{ maxsize = N } is lc.queue(N).
 function M.queue(maxsize)
+  if type(maxsize) == "table" then
+    if maxsize.store ~= nil then return durable_queue(maxsize) end
+    maxsize = maxsize.maxsize
+  end
   if maxsize ~= nil then maxsize = arg_check(core.check_integer, maxsize, "lc.queue: maxsize", 0) end
   return setmetatable({
     maxsize = maxsize or 0, head = 1, tail = 0, unfinished = 0,
@@ -312,6 +320,137 @@ function Queue:join()
   while self.unfinished > 0 do
     if not wait_in(self.joiners) then error(cancel_error, 0) end
   end
+end
+
+-- Durable queues and seen sets --------------------------------------------------
+
+-- lc.store.open(path[, opts]) -> db | nil, err: the crawl state file (engine/store.c).
+M.store = { open = core.store_open }
+
+-- A queue kept in a store: the methods of Queue, its items in the store's file.
+-- Strings are kept as bytes, tables as JSON text (lc.json). Items are taken from
+-- the store in batches; an item got stays in the store, pending, until task_done
+-- acknowledges it, so that an item whose work a kill cut short comes back at the
+-- next open. task_done acknowledges the item the calling task got last (from a
+-- task that got none: the oldest item any task holds). The store's commit makes
+-- puts and acknowledgements durable.
+local DurableQueue = {}
+DurableQueue.__index = DurableQueue
+local POP_BATCH = 64
+local json_encode, json_decode = core.json_encode, core.json_decode
+
+local function check_store_opts(opts, what)
+  local db, name = opts.store, opts.name
+  if type(db) ~= "userdata" or type(db._cache) ~= "function" then
+    error(what .. ": store must be a store (lc.store.open)", 4)
+  end
+  if type(name) ~= "string" or name == "" then error(what .. ": name must be a non-empty string", 4) end
+  return db:_cache(), name
+end
+
+function durable_queue(opts)
+  local cache, name = check_store_opts(opts, "lc.queue")
+  local maxsize = opts.maxsize
+  if maxsize ~= nil then
+    local ok, r = pcall(core.check_integer, maxsize, "lc.queue: maxsize", 0)
+    if not ok then error((tostring(r):gsub("^[^\n]-:%d+: ", "")), 3) end
+    maxsize = r
+  end
+  local key = "queue:" .. name
+  local q = cache[key]
+  if q then return q end
+  q = setmetatable({
+    h = opts.store:queue(name), maxsize = maxsize or 0,
+    items = {}, ids = {}, texts = {}, head = 1, tail = 0, -- the batch taken from the store
+    held = setmetatable({}, { __mode = "k" }), -- task -> ids it got, not yet acknowledged
+    getters = waiters(), putters = waiters(), joiners = waiters(),
+  }, DurableQueue)
+  cache[key] = q
+  return q
+end
+
+function DurableQueue:size()
+  return (self.h:counts()) + self.tail - self.head + 1
+end
+
+function DurableQueue:empty()
+  return self:size() == 0
+end
+
+DurableQueue.full = Queue.full
+DurableQueue.put = Queue.put
+DurableQueue.get = Queue.get
+
+function DurableQueue:put_nowait(item)
+  if item == nil then error("queue: cannot put nil", 2) end
+  if self:full() then return false end
+  if type(item) == "string" then
+    self.h:push(item)
+  else
+    self.h:push(json_encode(item), true)
+  end
+  wake_one(self.getters)
+  return true
+end
+
+function DurableQueue:get_nowait()
+  local i = self.head
+  if i > self.tail then
+    local n = self.h:pop(POP_BATCH, self.items, self.ids, self.texts)
+    if n == 0 then return nil end
+    i, self.tail = 1, n
+  end
+  self.head = i + 1
+  local item = self.items[i]
+  self.items[i] = false
+  if self.texts[i] then item = json_decode(item) end
+  local me = core.current() or self
+  local list = self.held[me]
+  if not list then
+    list = {}
+    self.held[me] = list
+  end
+  list[#list + 1] = self.ids[i]
+  wake_one(self.putters)
+  return item
+end
+
+function DurableQueue:task_done()
+  local list = self.held[core.current() or self]
+  local id
+  if list and #list > 0 then
+    id = list[#list]
+    list[#list] = nil
+  else
+    local from
+    for _, l in pairs(self.held) do
+      if #l > 0 and (not id or l[1] < id) then id, from = l[1], l end
+    end
+    if not id then error("queue: task_done called more times than get", 2) end
+    table.remove(from, 1)
+  end
+  self.h:ack(id)
+  local ready, pending = self.h:counts()
+  if ready + pending == 0 then wake_all(self.joiners) end
+end
+
+function DurableQueue:join()
+  while true do
+    local ready, pending = self.h:counts()
+    if ready + pending == 0 then return end
+    if not wait_in(self.joiners) then error(cancel_error, 0) end
+  end
+end
+
+local function durable_seen(opts)
+  local cache, name = check_store_opts(opts, "lc.seen")
+  local key = "seen:" .. name
+  local set = cache[key]
+  if not set then
+    set = opts.store:seen(name)
+    cache[key] = set
+  end
+  return set
 end
 
 -- Semaphore ---------------------------------------------------------------------
@@ -409,7 +548,17 @@ M.signals = {
   wait = function() return check(core.signal_wait()) end,
 }
 
-M.url, M.seen = core.url, core.seen
+M.url = core.url
+-- lc.seen([expected]): a set in memory; lc.seen{ store = db, name = NAME }: a set
+-- kept in a store, with the same add, has and size.
+local core_seen = core.seen
+function M.seen(opts, ...)
+  if type(opts) == "table" then
+    if opts.store ~= nil then return durable_seen(opts) end
+    return core_seen(opts.expected)
+  end
+  return core_seen(opts, ...)
+end
 -- lc.json.encode(v) -> text, lc.json.decode(text) -> v (strict RFC 8259; raises
 -- with the byte position), lc.json.null for JSON's null (equal to cjson.null).
 M.json = { encode = core.json_encode, decode = core.json_decode, null = core.json_null }

@@ -1,0 +1,404 @@
+/* lua_store.c: core.store_open over store.c, the durable crawl state, and the
+ * handles of its queues and seen sets. lc.store.open, lc.queue{store =} and
+ * lc.seen{store =} (init.lua) are built on these.
+ *
+ * A store's userdata owns the store_t; the handles of its queues and seen sets
+ * keep it alive (their environment holds it) and check that it is still open. */
+#include "lua_check.h"
+#include "lua_state.h"
+#include "store.h"
+#include "url.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char STORE_METATABLE[] = "luacrawl.store";
+static const char QUEUE_METATABLE[] = "luacrawl.store_queue";
+static const char SEEN_METATABLE[] = "luacrawl.store_seen";
+
+#define POP_MAX 256 /* items one pop call hands over */
+
+struct store_ud {
+    store_t *s; /* NULL once closed */
+    lc_state_t *st;
+};
+
+struct handle_ud {
+    struct store_ud *owner;
+    void *obj; /* store_queue_t or store_seen_t, owned by the store */
+};
+
+/* Push nil and the error as lc's error object (err.kind, err.message, err.path). */
+static int push_fail(lua_State *L, lc_state_t *st, const store_err_t *e, const char *path)
+{
+    lua_pushnil(L);
+    lc_push_error(L, st, store_kind_name(e->kind), e->message);
+    if (path) {
+        lua_pushstring(L, path);
+        lua_setfield(L, -2, "path");
+    }
+    return 2;
+}
+
+/* Raise the error object, for the calls made in the flow of a crawl (push, pop,
+ * ack, add): a task that cannot record its work must stop, and its error says why. */
+static int raise_err(lua_State *L, struct store_ud *u, const store_err_t *e)
+{
+    push_fail(L, u->st, e, u->s ? store_path(u->s) : NULL);
+    return lua_error(L);
+}
+
+static struct store_ud *check_store(lua_State *L)
+{
+    struct store_ud *u = lc_toudata_either(L, 1, STORE_METATABLE, NULL);
+    if (!u) luaL_typerror(L, 1, "store");
+    if (!u->s) luaL_error(L, "store: already closed");
+    return u;
+}
+
+static struct handle_ud *check_handle(lua_State *L, const char *mt, const char *what)
+{
+    struct handle_ud *h = lc_toudata_either(L, 1, mt, NULL);
+    if (!h) luaL_typerror(L, 1, what);
+    if (!h->owner->s) luaL_error(L, "%s: its store is closed", what);
+    return h;
+}
+
+/* core.store_open(path[, opts]) -> store | nil, err
+ *   opts.synchronous  "normal" (default) or "full"
+ *   opts.check        false: no quick_check at open
+ *   opts.max_bytes    the database may not grow past this many bytes
+ *   opts.cache_mb     SQLite's page cache (default 32) */
+static int l_store_open(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    const char *path = luaL_checkstring(L, 1);
+    store_opts_t o = {0};
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        lua_getfield(L, 2, "synchronous");
+        const char *sync = lua_isnil(L, -1) ? "normal" : lua_tostring(L, -1);
+        if (!sync || (strcmp(sync, "normal") != 0 && strcmp(sync, "full") != 0))
+            return luaL_error(L, "store.open: option 'synchronous' must be \"normal\" or \"full\"");
+        o.sync_full = strcmp(sync, "full") == 0;
+        lua_getfield(L, 2, "check");
+        o.skip_check = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
+        lua_getfield(L, 2, "max_bytes");
+        o.max_bytes = lc_opt_integer(L, -1, "store.open: option 'max_bytes'", 0, 0, LC_INT_MAX);
+        lua_getfield(L, 2, "cache_mb");
+        o.cache_kb =
+            (int)lc_opt_integer(L, -1, "store.open: option 'cache_mb'", 0, 0, 1 << 20) * 1024;
+        lua_pop(L, 4);
+    }
+    struct store_ud *u = lua_newuserdata(L, sizeof(*u));
+    u->s = NULL;
+    u->st = st;
+    lc_getmetatable(L, STORE_METATABLE);
+    lua_setmetatable(L, -2);
+    lua_newtable(L); /* the cache of Lua objects made over it (init.lua) */
+    lua_setfenv(L, -2);
+    store_err_t e;
+    u->s = store_open(path, &o, &e);
+    if (!u->s) return push_fail(L, st, &e, path);
+    return 1;
+}
+
+/* db:commit() -> true | nil, err */
+static int store_l_commit(lua_State *L)
+{
+    struct store_ud *u = check_store(L);
+    store_err_t e;
+    if (store_commit(u->s, &e) != 0) return push_fail(L, u->st, &e, store_path(u->s));
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* db:close() -> true | nil, err: commits, then closes (also after a failed
+ * commit). A second close does nothing. */
+static int store_l_close(lua_State *L)
+{
+    struct store_ud *u = lc_toudata_either(L, 1, STORE_METATABLE, NULL);
+    if (!u) luaL_typerror(L, 1, "store");
+    lua_pushboolean(L, 1);
+    if (!u->s) return 1;
+    store_err_t e;
+    store_t *s = u->s;
+    u->s = NULL;
+    /* The message names the file: made before the store (and its path) is freed. */
+    lua_pushstring(L, store_path(s));
+    if (store_close(s, &e) != 0) return push_fail(L, u->st, &e, lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 1;
+}
+
+/* Collected unclosed: dropped as a kill would drop it, what was not committed lost. */
+static int store_l_gc(lua_State *L)
+{
+    struct store_ud *u = lc_toudata_either(L, 1, STORE_METATABLE, NULL);
+    if (u && u->s) {
+        store_abandon(u->s);
+        u->s = NULL;
+    }
+    return 0;
+}
+
+static int store_l_path(lua_State *L)
+{
+    lua_pushstring(L, store_path(check_store(L)->s));
+    return 1;
+}
+
+/* db:bytes() -> bytes of the file and its WAL */
+static int store_l_bytes(lua_State *L)
+{
+    lua_pushnumber(L, (lua_Number)store_file_bytes(check_store(L)->s));
+    return 1;
+}
+
+/* db:meta(key) -> value | nil (not set) | nil, err */
+static int store_l_meta(lua_State *L)
+{
+    struct store_ud *u = check_store(L);
+    const char *key = luaL_checkstring(L, 2);
+    char *v;
+    size_t len;
+    store_err_t e;
+    int r = store_meta_get(u->s, key, &v, &len, &e);
+    if (r < 0) return push_fail(L, u->st, &e, store_path(u->s));
+    if (r == 0) return 0;
+    lua_pushlstring(L, v, len);
+    free(v);
+    return 1;
+}
+
+/* db:set_meta(key, value | nil) -> true | nil, err */
+static int store_l_set_meta(lua_State *L)
+{
+    struct store_ud *u = check_store(L);
+    const char *key = luaL_checkstring(L, 2);
+    size_t len = 0;
+    const char *v = lua_isnoneornil(L, 3) ? NULL : luaL_checklstring(L, 3, &len);
+    store_err_t e;
+    if (store_meta_set(u->s, key, v, len, &e) != 0)
+        return push_fail(L, u->st, &e, store_path(u->s));
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* db:_cache() -> the table of Lua objects made over this store (init.lua) */
+static int store_l_cache(lua_State *L)
+{
+    check_store(L);
+    lua_getfenv(L, 1);
+    return 1;
+}
+
+static int store_l_tostring(lua_State *L)
+{
+    struct store_ud *u = lc_toudata_either(L, 1, STORE_METATABLE, NULL);
+    if (!u) luaL_typerror(L, 1, "store");
+    if (u->s)
+        lua_pushfstring(L, "store (%s)", store_path(u->s));
+    else
+        lua_pushliteral(L, "store (closed)");
+    return 1;
+}
+
+/* A handle's userdata for obj, its environment holding the store (index 1). */
+static void push_handle(lua_State *L, struct store_ud *u, void *obj, const char *mt)
+{
+    struct handle_ud *h = lua_newuserdata(L, sizeof(*h));
+    h->owner = u;
+    h->obj = obj;
+    lc_getmetatable(L, mt);
+    lua_setmetatable(L, -2);
+    lua_createtable(L, 1, 0);
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, -2, 1);
+    lua_setfenv(L, -2);
+}
+
+/* db:queue(name) -> the queue's handle (raises on failure) */
+static int store_l_queue(lua_State *L)
+{
+    struct store_ud *u = check_store(L);
+    const char *name = luaL_checkstring(L, 2);
+    store_err_t e;
+    store_queue_t *q = store_queue(u->s, name, &e);
+    if (!q) return raise_err(L, u, &e);
+    push_handle(L, u, q, QUEUE_METATABLE);
+    return 1;
+}
+
+/* db:seen(name) -> the seen set's handle (raises on failure) */
+static int store_l_seen(lua_State *L)
+{
+    struct store_ud *u = check_store(L);
+    const char *name = luaL_checkstring(L, 2);
+    store_err_t e;
+    store_seen_t *set = store_seen(u->s, name, &e);
+    if (!set) return raise_err(L, u, &e);
+    push_handle(L, u, set, SEEN_METATABLE);
+    return 1;
+}
+
+/* Queue handles ------------------------------------------------------------------- */
+
+/* h:push(item[, text]) -> id. text: stored as text (init.lua's JSON) */
+static int queue_l_push(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, QUEUE_METATABLE, "store queue");
+    store_item_t it = {0};
+    it.data = luaL_checklstring(L, 2, &it.len);
+    it.text = lua_toboolean(L, 3);
+    store_err_t e;
+    if (store_queue_push(h->obj, &it, 1, &e) != 0) return raise_err(L, h->owner, &e);
+    lua_pushnumber(L, (lua_Number)it.id);
+    return 1;
+}
+
+/* h:pop(max, items, ids, texts) -> n: the n oldest items not taken yet into
+ * items[1..n], their ids into ids[1..n], texts[i] true for those pushed as text. */
+static int queue_l_pop(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, QUEUE_METATABLE, "store queue");
+    size_t max = (size_t)lc_check_integer(L, 2, "store queue: pop count", 1, POP_MAX);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    luaL_checktype(L, 4, LUA_TTABLE);
+    luaL_checktype(L, 5, LUA_TTABLE);
+    store_item_t out[POP_MAX];
+    size_t n;
+    store_err_t e;
+    if (store_queue_pop(h->obj, out, max, &n, &e) != 0) return raise_err(L, h->owner, &e);
+    for (size_t i = 0; i < n; i++) {
+        lua_pushlstring(L, out[i].data, out[i].len);
+        lua_rawseti(L, 3, (int)i + 1);
+        lua_pushnumber(L, (lua_Number)out[i].id);
+        lua_rawseti(L, 4, (int)i + 1);
+        lua_pushboolean(L, out[i].text);
+        lua_rawseti(L, 5, (int)i + 1);
+    }
+    lua_pushnumber(L, (lua_Number)n);
+    return 1;
+}
+
+/* h:ack(id, ...) : the items with these ids are done */
+static int queue_l_ack(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, QUEUE_METATABLE, "store queue");
+    int top = lua_gettop(L);
+    for (int i = 2; i <= top; i++) {
+        int64_t id = (int64_t)lc_check_integer(L, i, "store queue: id", 1, LC_INT_MAX);
+        store_err_t e;
+        if (store_queue_ack(h->obj, &id, 1, &e) != 0) return raise_err(L, h->owner, &e);
+    }
+    return 0;
+}
+
+/* h:counts() -> ready, pending */
+static int queue_l_counts(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, QUEUE_METATABLE, "store queue");
+    lua_pushnumber(L, (lua_Number)store_queue_ready(h->obj));
+    lua_pushnumber(L, (lua_Number)store_queue_pending(h->obj));
+    return 2;
+}
+
+/* Seen handles -------------------------------------------------------------------- */
+
+/* As lc.seen: the fingerprint of the normalized URL; one with a NUL hashes as given. */
+static uint64_t fingerprint(lua_State *L, int idx)
+{
+    size_t len;
+    if (lua_type(L, idx) != LUA_TSTRING) luaL_typerror(L, idx, "string");
+    const char *u = lua_tolstring(L, idx, &len);
+    return strlen(u) != len ? url_hash(u, len) : url_fingerprint(u);
+}
+
+/* set:add(url) -> true when the URL (normalized) was not in the set */
+static int seen_l_add(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, SEEN_METATABLE, "store seen set");
+    uint64_t fp = fingerprint(L, 2);
+    unsigned char added;
+    store_err_t e;
+    if (store_seen_add(h->obj, &fp, 1, &added, &e) != 0) return raise_err(L, h->owner, &e);
+    lua_pushboolean(L, added);
+    return 1;
+}
+
+/* set:has(url) -> boolean */
+static int seen_l_has(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, SEEN_METATABLE, "store seen set");
+    store_err_t e;
+    int r = store_seen_has(h->obj, fingerprint(L, 2), &e);
+    if (r < 0) return raise_err(L, h->owner, &e);
+    lua_pushboolean(L, r);
+    return 1;
+}
+
+static int seen_l_size(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, SEEN_METATABLE, "store seen set");
+    lua_pushnumber(L, (lua_Number)store_seen_size(h->obj));
+    return 1;
+}
+
+static int seen_l_tostring(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, SEEN_METATABLE, "store seen set");
+    lua_pushfstring(L, "seen set (%d URLs, in %s)", (int)store_seen_size(h->obj),
+                    store_path(h->owner->s));
+    return 1;
+}
+
+/* Registration -------------------------------------------------------------------- */
+
+static void new_metatable(lua_State *L, const char *name, const luaL_Reg *methods)
+{
+    lc_newmetatable(L, name);
+    lua_newtable(L);
+    luaL_register(L, NULL, methods);
+    lua_setfield(L, -2, "__index");
+}
+
+void lc_register_store(lua_State *L)
+{
+    static const luaL_Reg store_methods[] = {
+        {"commit", store_l_commit}, {"close", store_l_close},
+        {"path", store_l_path},     {"bytes", store_l_bytes},
+        {"meta", store_l_meta},     {"set_meta", store_l_set_meta},
+        {"queue", store_l_queue},   {"seen", store_l_seen},
+        {"_cache", store_l_cache},  {NULL, NULL},
+    };
+    static const luaL_Reg queue_methods[] = {
+        {"push", queue_l_push},     {"pop", queue_l_pop}, {"ack", queue_l_ack},
+        {"counts", queue_l_counts}, {NULL, NULL},
+    };
+    static const luaL_Reg seen_methods[] = {
+        {"add", seen_l_add},
+        {"has", seen_l_has},
+        {"size", seen_l_size},
+        {NULL, NULL},
+    };
+    static const luaL_Reg funcs[] = {
+        {"store_open", l_store_open},
+        {NULL, NULL},
+    };
+    new_metatable(L, STORE_METATABLE, store_methods);
+    lua_pushcfunction(L, store_l_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, store_l_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    new_metatable(L, QUEUE_METATABLE, queue_methods);
+    lua_pop(L, 1);
+    new_metatable(L, SEEN_METATABLE, seen_methods);
+    lua_pushcfunction(L, seen_l_size);
+    lua_setfield(L, -2, "__len");
+    lua_pushcfunction(L, seen_l_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    lc_setfuncs(L, funcs);
+}
