@@ -1,0 +1,916 @@
+/* warc.c: the WARC writer: records as gzip members, rotation, the CDXJ index, the
+ * table of payloads for revisits. warc_read.c reads them back; warc.h says what each
+ * promises. */
+#include "warc.h"
+
+#include "buf.h"
+#include "json.h"
+#include "sha1.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#define ZLIB_CONST
+#include <zlib.h>
+
+#define GZIP_LEVEL 6 /* zlib's default: a third of the size of level 1's output on HTML */
+#define SERIAL_MAX 99999
+
+const char *warc_kind_name(enum warc_kind kind)
+{
+    static const char *const names[] = {"ok", "io", "memory", "format", "truncated", "usage"};
+    return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "io";
+}
+
+static int set_err(warc_err_t *err, enum warc_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int set_err(warc_err_t *err, enum warc_kind kind, const char *fmt, ...)
+{
+    va_list ap;
+    err->kind = kind;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof(err->message), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int oom(warc_err_t *err)
+{
+    return set_err(err, WARC_E_MEMORY, "out of memory");
+}
+
+/* ---- the writer ---- */
+
+/* A payload written before, for revisits: its digest, and "uri\0date\0id\0". */
+struct seen_payload {
+    unsigned char digest[SHA1_LEN];
+    char *ref;
+};
+
+struct warc {
+    char *prefix; /* PREFIX of PREFIX-NNNNN.warc.gz; or the one file's name */
+    int single;   /* target named one file: no serial numbers, no rotation */
+    int gz;
+    int serial;
+    warc_opts_t opts;
+    char *software, *info;
+    int fd;         /* the file being written; -1: none */
+    char *path;     /* its final name */
+    char *cdx_path; /* the index's final name */
+    unsigned long long size;
+    int records; /* written to this file besides its warcinfo */
+    char warcinfo_id[WARC_ID_SIZE];
+    int broken; /* a failed write could not be cut back off: no more writes */
+    z_stream z;
+    int z_ready;
+    struct buf out; /* the records of one write, compressed */
+    struct buf rec; /* one record before compression */
+    struct buf cdx; /* this file's index lines */
+    size_t ncdx;
+    unsigned char rnd[256];
+    size_t rnd_left;
+    struct seen_payload *seen;
+    size_t nseen, seen_cap; /* seen_cap: a power of 2, or 0 */
+};
+
+static int random_bytes(warc_t *w, unsigned char *out, size_t n, warc_err_t *err)
+{
+    while (n) {
+        if (!w->rnd_left) {
+            ssize_t got = getrandom(w->rnd, sizeof(w->rnd), 0);
+            if (got <= 0) {
+                if (got < 0 && errno == EINTR) continue;
+                return set_err(err, WARC_E_IO, "no random bytes for record IDs: %s",
+                               strerror(errno));
+            }
+            w->rnd_left = (size_t)got;
+        }
+        size_t take = n < w->rnd_left ? n : w->rnd_left;
+        memcpy(out, w->rnd + w->rnd_left - take, take);
+        w->rnd_left -= take;
+        out += take;
+        n -= take;
+    }
+    return 0;
+}
+
+/* A random (version 4) UUID as a WARC-Record-ID, "<urn:uuid:...>". */
+static int new_id(warc_t *w, char id[WARC_ID_SIZE], warc_err_t *err)
+{
+    unsigned char u[16] = {0};
+    if (random_bytes(w, u, sizeof(u), err) < 0) return -1;
+    u[6] = (unsigned char)((u[6] & 0x0f) | 0x40);
+    u[8] = (unsigned char)((u[8] & 0x3f) | 0x80);
+    snprintf(id, WARC_ID_SIZE,
+             "<urn:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x>",
+             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+             u[14], u[15]);
+    return 0;
+}
+
+/* WARC-Date, to the microsecond (WARC/1.1 allows a fraction): 28 bytes and a NUL. */
+static void format_date(double t, char out[32])
+{
+    if (!(t >= 0 && t < 253402300800.0)) t = 0; /* years 1970-9999 only */
+    time_t s = (time_t)t;
+    int us = (int)((t - (double)s) * 1e6);
+    if (us < 0 || us > 999999) us = 0;
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    char base[20];
+    if (strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm) != 19) base[0] = '\0';
+    snprintf(out, 32, "%.19s.%06dZ", base, us);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void digest_text(const unsigned char d[SHA1_LEN], char out[SHA1_BASE32_LEN + 6])
+{
+    char b32[SHA1_BASE32_LEN + 1];
+    sha1_base32(d, b32);
+    snprintf(out, SHA1_BASE32_LEN + 6, "sha1:%s", b32);
+}
+
+static int has_ctl(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) return 1;
+    return 0;
+}
+
+static int put(struct buf *b, const char *s)
+{
+    return buf_append(b, s, strlen(s));
+}
+
+static int put_field(struct buf *b, const char *name, const char *value)
+{
+    return put(b, name) | put(b, ": ") | put(b, value) | put(b, "\r\n");
+}
+
+/* The fields of a record's header block. */
+typedef struct record {
+    const char *type, *id, *date, *uri, *ip, *concurrent_to, *content_type;
+    const char *block_digest, *payload_digest, *truncated;
+    const char *profile, *refers_uri, *refers_date, *refers_id, *filename;
+} record_t;
+
+/* The gzip member (or plain bytes) of a record whose block is the n pieces given,
+ * appended to w->out. -1 when out of memory. */
+static int add_record(warc_t *w, const record_t *r, const char *const *piece, const size_t *len,
+                      int n)
+{
+    struct buf *b = &w->rec;
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += len[i];
+    char clen[24];
+    snprintf(clen, sizeof(clen), "%zu", total);
+    b->n = 0;
+    int bad = put(b, "WARC/1.1\r\n") | put_field(b, "WARC-Type", r->type) |
+              put_field(b, "WARC-Record-ID", r->id) | put_field(b, "WARC-Date", r->date);
+    if (r->filename) bad |= put_field(b, "WARC-Filename", r->filename);
+    if (r->uri) bad |= put_field(b, "WARC-Target-URI", r->uri);
+    if (r->ip && *r->ip) bad |= put_field(b, "WARC-IP-Address", r->ip);
+    if (r->concurrent_to) bad |= put_field(b, "WARC-Concurrent-To", r->concurrent_to);
+    if (*w->warcinfo_id && strcmp(r->type, "warcinfo") != 0)
+        bad |= put_field(b, "WARC-Warcinfo-ID", w->warcinfo_id);
+    if (r->profile) {
+        bad |= put_field(b, "WARC-Profile", r->profile) |
+               put_field(b, "WARC-Refers-To-Target-URI", r->refers_uri) |
+               put_field(b, "WARC-Refers-To-Date", r->refers_date) |
+               put_field(b, "WARC-Refers-To", r->refers_id);
+    }
+    if (r->block_digest) bad |= put_field(b, "WARC-Block-Digest", r->block_digest);
+    if (r->payload_digest) bad |= put_field(b, "WARC-Payload-Digest", r->payload_digest);
+    if (r->truncated) bad |= put_field(b, "WARC-Truncated", r->truncated);
+    bad |= put_field(b, "Content-Type", r->content_type) | put_field(b, "Content-Length", clen) |
+           put(b, "\r\n");
+    if (bad) return -1;
+    /* The header block, the block, and the two CR LF that end a record. */
+    const char *parts[8];
+    size_t lens[8];
+    int np = 0;
+    parts[np] = b->p;
+    lens[np++] = b->n;
+    for (int i = 0; i < n && np < 7; i++) {
+        parts[np] = piece[i];
+        lens[np++] = len[i];
+    }
+    parts[np] = "\r\n\r\n";
+    lens[np++] = 4;
+    if (!w->gz) {
+        for (int i = 0; i < np; i++)
+            if (buf_append(&w->out, parts[i], lens[i]) < 0) return -1;
+        return 0;
+    }
+    if (deflateReset(&w->z) != Z_OK) return -1;
+    for (int i = 0; i < np; i++) {
+        w->z.next_in = (const Bytef *)parts[i];
+        w->z.avail_in = (uInt)lens[i];
+        int flush = i == np - 1 ? Z_FINISH : Z_NO_FLUSH;
+        int rc;
+        do {
+            if (buf_reserve(&w->out, 65536) < 0) return -1;
+            w->z.next_out = (Bytef *)w->out.p + w->out.n;
+            w->z.avail_out = (uInt)(w->out.cap - w->out.n);
+            rc = deflate(&w->z, flush);
+            w->out.n = w->out.cap - w->z.avail_out;
+            if (rc == Z_STREAM_ERROR) return -1;
+        } while (w->z.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
+    }
+    return 0;
+}
+
+/* A block's pieces longer than a uInt would be fed in one go; they never are (the
+ * caller's max_size is far below it), but refuse rather than wrap. */
+static int too_long(size_t n)
+{
+    return n > (size_t)UINT32_MAX / 2;
+}
+
+/* Write w->out to the file whole, or cut back to where it was. */
+static int flush_out(warc_t *w, warc_err_t *err)
+{
+    size_t done = 0;
+    while (done < w->out.n) {
+        ssize_t k = write(w->fd, w->out.p + done, w->out.n - done);
+        if (k > 0) {
+            done += (size_t)k;
+            continue;
+        }
+        if (k < 0 && errno == EINTR) continue;
+        int e = k < 0 ? errno : ENOSPC;
+        if (done && ftruncate(w->fd, (off_t)w->size) < 0) {
+            w->broken = 1;
+            return set_err(err, WARC_E_IO,
+                           "writing %s.open: %s; and it could not be cut back to its last whole "
+                           "record at %llu bytes",
+                           w->path, strerror(e), w->size);
+        }
+        if (done && lseek(w->fd, (off_t)w->size, SEEK_SET) < 0) w->broken = 1;
+        return set_err(err, WARC_E_IO, "writing %s.open: %s (the record was not written)", w->path,
+                       strerror(e));
+    }
+    return 0;
+}
+
+static char *cat(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 1;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, "%s%s", a, b);
+    return s;
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* The final names of the file with serial number w->serial and of its index. */
+static int make_names(warc_t *w)
+{
+    free(w->path);
+    free(w->cdx_path);
+    w->path = w->cdx_path = NULL;
+    if (w->single) {
+        w->path = strdup(w->prefix);
+        size_t n = strlen(w->prefix) - (w->gz ? 8 : 5); /* less ".warc.gz" or ".warc" */
+        char *stem = strndup(w->prefix, n);
+        if (stem) w->cdx_path = cat(stem, ".cdxj");
+        free(stem);
+    } else {
+        size_t n = strlen(w->prefix) + 32;
+        w->path = malloc(n);
+        w->cdx_path = malloc(n);
+        if (w->path) snprintf(w->path, n, "%s-%05d.warc.gz", w->prefix, w->serial);
+        if (w->cdx_path) snprintf(w->cdx_path, n, "%s-%05d.cdxj", w->prefix, w->serial);
+    }
+    return w->path && w->cdx_path ? 0 : -1;
+}
+
+/* Whether any of the files of the current names is there already (also as .open). */
+static int names_taken(warc_t *w, int *err_oom)
+{
+    char *a = cat(w->path, ".open"), *b = cat(w->cdx_path, ".open");
+    *err_oom = !a || !b;
+    int taken = !*err_oom && (exists(w->path) || exists(a) ||
+                              (w->opts.cdx && (exists(w->cdx_path) || exists(b))));
+    free(a);
+    free(b);
+    return taken;
+}
+
+static int write_warcinfo(warc_t *w, warc_err_t *err)
+{
+    struct buf info = {0};
+    int bad = put_field(&info, "software", w->software) |
+              put_field(&info, "format", "WARC File Format 1.1") |
+              put_field(&info, "conformsTo",
+                        "http://iipc.github.io/warc-specifications/specifications/warc-format/"
+                        "warc-1.1/");
+    if (w->info) bad |= put(&info, w->info);
+    if (bad) {
+        buf_free(&info);
+        return oom(err);
+    }
+    char id[WARC_ID_SIZE], date[32], digest[SHA1_BASE32_LEN + 6];
+    unsigned char d[SHA1_LEN];
+    if (new_id(w, id, err) < 0) {
+        buf_free(&info);
+        return -1;
+    }
+    format_date(now(), date);
+    sha1_t s;
+    sha1_init(&s);
+    sha1_update(&s, info.p, info.n);
+    sha1_final(&s, d);
+    digest_text(d, digest);
+    record_t r = {.type = "warcinfo",
+                  .id = id,
+                  .date = date,
+                  .filename = base_name(w->path),
+                  .content_type = "application/warc-fields",
+                  .block_digest = digest};
+    const char *piece = info.p;
+    size_t len = info.n;
+    w->out.n = 0;
+    w->warcinfo_id[0] = '\0';
+    int rc = add_record(w, &r, &piece, &len, 1);
+    buf_free(&info);
+    if (rc < 0) return oom(err);
+    if (flush_out(w, err) < 0) return -1;
+    w->size += w->out.n;
+    memcpy(w->warcinfo_id, id, WARC_ID_SIZE);
+    return 0;
+}
+
+/* Start the next file: the first serial number whose names are free. */
+static int open_file(warc_t *w, warc_err_t *err)
+{
+    for (;;) {
+        int no_mem;
+        if (make_names(w) < 0) return oom(err);
+        int taken = names_taken(w, &no_mem);
+        if (no_mem) return oom(err);
+        if (!taken) break;
+        if (w->single) return set_err(err, WARC_E_IO, "%s exists (or its .open)", w->path);
+        if (w->serial >= SERIAL_MAX)
+            return set_err(err, WARC_E_IO, "no free serial number for %s-NNNNN.warc.gz", w->prefix);
+        w->serial++;
+    }
+    char *open_path = cat(w->path, ".open");
+    if (!open_path) return oom(err);
+    w->fd = open(open_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int e = errno;
+    free(open_path);
+    if (w->fd < 0)
+        return set_err(err, WARC_E_IO, "cannot create %s.open: %s", w->path, strerror(e));
+    w->size = 0;
+    w->records = 0;
+    w->cdx.n = 0;
+    w->ncdx = 0;
+    return write_warcinfo(w, err);
+}
+
+struct line {
+    const char *p;
+    size_t n;
+};
+
+static int line_cmp(const void *a, const void *b)
+{
+    const struct line *x = a, *y = b;
+    int c = memcmp(x->p, y->p, x->n < y->n ? x->n : y->n);
+    return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+/* The index, sorted (replay tools search it by key), written beside the file. */
+static int write_cdx(warc_t *w, warc_err_t *err)
+{
+    struct line *lines = calloc(w->ncdx ? w->ncdx : 1, sizeof(*lines));
+    if (!lines) return oom(err);
+    size_t k = 0;
+    for (size_t off = 0; off < w->cdx.n && k < w->ncdx;) {
+        const char *nl = memchr(w->cdx.p + off, '\n', w->cdx.n - off);
+        size_t n = nl ? (size_t)(nl - (w->cdx.p + off)) + 1 : w->cdx.n - off;
+        lines[k].p = w->cdx.p + off;
+        lines[k++].n = n;
+        off += n;
+    }
+    qsort(lines, k, sizeof(*lines), line_cmp);
+    char *tmp = cat(w->cdx_path, ".open");
+    if (!tmp) {
+        free(lines);
+        return oom(err);
+    }
+    int rc = 0;
+    FILE *f = fopen(tmp, "we");
+    if (!f) {
+        rc = set_err(err, WARC_E_IO, "cannot create %s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    for (size_t i = 0; i < k; i++)
+        fwrite(lines[i].p, 1, lines[i].n, f);
+    if (ferror(f) | fclose(f)) {
+        rc = set_err(err, WARC_E_IO, "writing %s: %s", tmp, strerror(errno));
+        unlink(tmp);
+        goto out;
+    }
+    if (rename(tmp, w->cdx_path) < 0)
+        rc = set_err(err, WARC_E_IO, "renaming %s: %s", tmp, strerror(errno));
+out:
+    free(tmp);
+    free(lines);
+    return rc;
+}
+
+/* Close the file being written and give it (and its index) the final name. */
+static int close_file(warc_t *w, warc_err_t *err)
+{
+    if (w->fd < 0) return 0;
+    int rc = close(w->fd);
+    int e = errno;
+    w->fd = -1;
+    if (rc < 0) return set_err(err, WARC_E_IO, "closing %s.open: %s", w->path, strerror(e));
+    char *open_path = cat(w->path, ".open");
+    if (!open_path) return oom(err);
+    rc = rename(open_path, w->path);
+    e = errno;
+    free(open_path);
+    if (rc < 0) return set_err(err, WARC_E_IO, "renaming %s.open: %s", w->path, strerror(e));
+    return w->opts.cdx ? write_cdx(w, err) : 0;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+warc_t *warc_open(const char *target, const warc_opts_t *opts, warc_err_t *err)
+{
+    if (!*target || has_ctl(target)) {
+        set_err(err, WARC_E_USAGE, "bad WARC file name or prefix");
+        return NULL;
+    }
+    warc_t *w = calloc(1, sizeof(*w));
+    if (!w) {
+        oom(err);
+        return NULL;
+    }
+    w->fd = -1;
+    w->opts = *opts;
+    if (!w->opts.max_size) w->opts.max_size = WARC_DEFAULT_MAX_SIZE;
+    w->single = ends_with(target, ".warc.gz") || ends_with(target, ".warc");
+    w->gz = !w->single || ends_with(target, ".gz");
+    w->prefix = strdup(target);
+    w->software = strdup(opts->software ? opts->software : "luacrawl");
+    w->info = opts->info ? strdup(opts->info) : NULL;
+    if (!w->prefix || !w->software || (opts->info && !w->info)) goto no_memory;
+    w->z_ready =
+        deflateInit2(&w->z, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+    if (!w->z_ready) goto no_memory;
+    if (open_file(w, err) < 0) goto fail;
+    return w;
+no_memory:
+    oom(err);
+fail:
+    if (w->fd >= 0) { /* the warcinfo did not go in: leave no empty file behind */
+        char *open_path = cat(w->path, ".open");
+        if (open_path) unlink(open_path);
+        free(open_path);
+        close(w->fd);
+        w->fd = -1;
+    }
+    warc_close(w, &(warc_err_t){0});
+    return NULL;
+}
+
+const char *warc_filename(const warc_t *w)
+{
+    return w->path;
+}
+
+int warc_close(warc_t *w, warc_err_t *err)
+{
+    if (!w) return 0;
+    int rc = close_file(w, err);
+    if (w->z_ready) deflateEnd(&w->z);
+    for (size_t i = 0; i < w->seen_cap; i++)
+        free(w->seen[i].ref);
+    free(w->seen);
+    buf_free(&w->out);
+    buf_free(&w->rec);
+    buf_free(&w->cdx);
+    free(w->prefix);
+    free(w->software);
+    free(w->info);
+    free(w->path);
+    free(w->cdx_path);
+    free(w);
+    return rc;
+}
+
+/* Before a write: rotate at max_size, and refuse after an uncut failure. */
+static int ready(warc_t *w, warc_err_t *err)
+{
+    if (w->broken || w->fd < 0)
+        return set_err(err, WARC_E_IO, "the WARC writer failed earlier (%s)",
+                       w->fd < 0 ? "no file open" : "a record could not be cut back");
+    if (w->single || w->records == 0 || w->size < w->opts.max_size) return 0;
+    if (close_file(w, err) < 0) return -1;
+    w->serial++;
+    return open_file(w, err);
+}
+
+/* ---- revisits ---- */
+
+static struct seen_payload *seen_slot(warc_t *w, const unsigned char d[SHA1_LEN])
+{
+    size_t mask = w->seen_cap - 1, i;
+    memcpy(&i, d, sizeof(i));
+    for (i &= mask; w->seen[i].ref && memcmp(w->seen[i].digest, d, SHA1_LEN) != 0;
+         i = (i + 1) & mask)
+        ;
+    return &w->seen[i];
+}
+
+static const char *seen_find(warc_t *w, const unsigned char d[SHA1_LEN])
+{
+    return w->seen_cap ? seen_slot(w, d)->ref : NULL;
+}
+
+/* Remember a payload; failing for lack of memory costs only a later revisit. */
+static void seen_add(warc_t *w, const unsigned char d[SHA1_LEN], const char *uri, const char *date,
+                     const char *id)
+{
+    if ((w->nseen + 1) * 4 > w->seen_cap * 3) {
+        size_t cap = w->seen_cap ? w->seen_cap * 2 : 256;
+        struct seen_payload *old = w->seen, *t = calloc(cap, sizeof(*t));
+        if (!t) return;
+        size_t old_cap = w->seen_cap;
+        w->seen = t;
+        w->seen_cap = cap;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old[i].ref) *seen_slot(w, old[i].digest) = old[i];
+        free(old);
+    }
+    size_t nu = strlen(uri) + 1, nd = strlen(date) + 1, ni = strlen(id) + 1;
+    char *ref = malloc(nu + nd + ni);
+    if (!ref) return;
+    memcpy(ref, uri, nu);
+    memcpy(ref + nu, date, nd);
+    memcpy(ref + nu + nd, id, ni);
+    struct seen_payload *slot = seen_slot(w, d);
+    memcpy(slot->digest, d, SHA1_LEN);
+    slot->ref = ref;
+    w->nseen++;
+}
+
+/* ---- response heads ---- */
+
+static int ieq(const char *a, size_t n, const char *b)
+{
+    return strlen(b) == n && strncasecmp(a, b, n) == 0;
+}
+
+static void trim(const char **s, size_t *n)
+{
+    while (*n && ((*s)[0] == ' ' || (*s)[0] == '\t'))
+        (*s)++, (*n)--;
+    while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t' || (*s)[*n - 1] == '\r' ||
+                  (*s)[*n - 1] == '\n'))
+        (*n)--;
+}
+
+/* The head as the record keeps it: curl removed the chunked framing from the body, so
+ * "chunked" goes from Transfer-Encoding (the header goes when nothing is left), or a
+ * reader would look for chunks. Appended to out. */
+static int fixed_head(const char *head, size_t len, struct buf *out)
+{
+    out->n = 0;
+    for (size_t off = 0; off < len;) {
+        const char *line = head + off, *nl = memchr(line, '\n', len - off);
+        size_t n = nl ? (size_t)(nl - line) + 1 : len - off;
+        off += n;
+        const char *colon = memchr(line, ':', n);
+        if (!colon || !ieq(line, (size_t)(colon - line), "Transfer-Encoding")) {
+            if (buf_append(out, line, n) < 0) return -1;
+            continue;
+        }
+        /* Keep the other codings of the list, in order. */
+        struct buf kept = {0};
+        const char *v = colon + 1, *end = line + n;
+        while (v < end) {
+            const char *comma = memchr(v, ',', (size_t)(end - v));
+            const char *tok = v;
+            size_t tn = comma ? (size_t)(comma - v) : (size_t)(end - v);
+            v = comma ? comma + 1 : end;
+            trim(&tok, &tn);
+            if (!tn || ieq(tok, tn, "chunked")) continue;
+            if ((kept.n && buf_append(&kept, ", ", 2) < 0) || buf_append(&kept, tok, tn) < 0) {
+                buf_free(&kept);
+                return -1;
+            }
+        }
+        int bad = kept.n && (buf_append(out, line, (size_t)(colon - line)) < 0 ||
+                             buf_append(out, ": ", 2) < 0 || buf_append(out, kept.p, kept.n) < 0 ||
+                             buf_append(out, "\r\n", 2) < 0);
+        buf_free(&kept);
+        if (bad) return -1;
+    }
+    if (!out->p && buf_append(out, "", 0) < 0) return -1;
+    return 0;
+}
+
+/* The status code and the MIME type (Content-Type up to ';', trimmed) of a head. */
+static void head_facts(const char *head, size_t len, int *status, char *mime, size_t mime_size)
+{
+    *status = 0;
+    mime[0] = '\0';
+    const char *sp = memchr(head, ' ', len);
+    if (sp) *status = atoi(sp + 1);
+    for (size_t off = 0; off < len;) {
+        const char *line = head + off, *nl = memchr(line, '\n', len - off);
+        size_t n = nl ? (size_t)(nl - line) + 1 : len - off;
+        off += n;
+        const char *colon = memchr(line, ':', n);
+        if (!colon || !ieq(line, (size_t)(colon - line), "Content-Type")) continue;
+        const char *v = colon + 1;
+        size_t vn = (size_t)(line + n - v);
+        const char *semi = memchr(v, ';', vn);
+        if (semi) vn = (size_t)(semi - v);
+        trim(&v, &vn);
+        if (vn >= mime_size) vn = mime_size - 1;
+        memcpy(mime, v, vn);
+        mime[vn] = '\0';
+        break;
+    }
+}
+
+/* ---- CDXJ ---- */
+
+/* The SURT form of a URL as warcio and pywb key it: lower case, no scheme, "www."
+ * (and www2. ...) dropped, host labels reversed and joined by commas, the port when
+ * not the scheme's, ")" and the path, query arguments sorted. */
+static int surt(const char *url, struct buf *out)
+{
+    struct buf low = {0};
+    if (buf_append(&low, url, strlen(url)) < 0) return -1;
+    for (size_t i = 0; i < low.n; i++)
+        if (low.p[i] >= 'A' && low.p[i] <= 'Z') low.p[i] = (char)(low.p[i] + 32);
+    char *u = low.p;
+    int https = strncmp(u, "https://", 8) == 0;
+    if (!https && strncmp(u, "http://", 7) != 0) {
+        int rc = buf_append(out, url, strlen(url));
+        buf_free(&low);
+        return rc;
+    }
+    char *p = u + (https ? 8 : 7);
+    char *frag = strchr(p, '#');
+    if (frag) *frag = '\0';
+    size_t auth_len = strcspn(p, "/?");
+    char *at = memchr(p, '@', auth_len);
+    if (at) {
+        auth_len -= (size_t)(at + 1 - p);
+        p = at + 1;
+    }
+    char *rest = p + auth_len;
+    char *host = p, *port = NULL;
+    size_t host_len = auth_len;
+    char *colon = host[0] == '[' ? NULL : memchr(host, ':', auth_len);
+    if (colon) {
+        host_len = (size_t)(colon - host);
+        port = colon + 1;
+    }
+    if (host_len > 3 && strncmp(host, "www", 3) == 0) {
+        size_t k = 3;
+        while (k < host_len && host[k] >= '0' && host[k] <= '9')
+            k++;
+        if (k < host_len && host[k] == '.') {
+            host += k + 1;
+            host_len -= k + 1;
+        }
+    }
+    int bad = 0;
+    for (size_t end = host_len; end > 0;) {
+        size_t start = end;
+        while (start > 0 && host[start - 1] != '.')
+            start--;
+        bad |= buf_append(out, host + start, end - start);
+        if (start > 0) bad |= buf_append(out, ",", 1);
+        end = start ? start - 1 : 0;
+    }
+    size_t port_len = port ? (size_t)(rest - port) : 0;
+    if (port_len && !(port_len == 2 && !https && memcmp(port, "80", 2) == 0) &&
+        !(port_len == 3 && https && memcmp(port, "443", 3) == 0))
+        bad |= buf_append(out, ":", 1) | buf_append(out, port, port_len);
+    bad |= buf_append(out, ")", 1);
+    char *query = strchr(rest, '?');
+    size_t path_len = query ? (size_t)(query - rest) : strlen(rest);
+    bad |= path_len ? buf_append(out, rest, path_len) : buf_append(out, "/", 1);
+    if (query && query[1]) {
+        struct line args[256];
+        size_t na = 0;
+        for (char *a = query + 1; na < 256;) {
+            size_t n = strcspn(a, "&");
+            args[na].p = a;
+            args[na++].n = n;
+            if (!a[n]) break;
+            a += n + 1;
+        }
+        qsort(args, na, sizeof(*args), line_cmp);
+        bad |= buf_append(out, "?", 1);
+        for (size_t i = 0; i < na; i++)
+            bad |= (i ? buf_append(out, "&", 1) : 0) | buf_append(out, args[i].p, args[i].n);
+    }
+    buf_free(&low);
+    return bad ? -1 : 0;
+}
+
+static int put_json_field(struct buf *b, const char *name, const char *value, int first)
+{
+    return (first ? 0 : buf_append(b, ", ", 2)) | json_put_string(b, name, strlen(name)) |
+           buf_append(b, ": ", 2) | json_put_string(b, value, strlen(value));
+}
+
+/* The index line of a response or revisit record at offset, length bytes long. */
+static int add_cdx(warc_t *w, const char *url, double date, const char *mime, int status,
+                   const char *digest, unsigned long long offset, unsigned long long length)
+{
+    struct buf *b = &w->cdx;
+    size_t mark = b->n;
+    char ts[16], num[3][24];
+    time_t s = (time_t)date;
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    strftime(ts, sizeof(ts), "%Y%m%d%H%M%S", &tm);
+    snprintf(num[0], sizeof(num[0]), "%d", status);
+    snprintf(num[1], sizeof(num[1]), "%llu", length);
+    snprintf(num[2], sizeof(num[2]), "%llu", offset);
+    int bad = surt(url, b) | buf_append(b, " ", 1) | put(b, ts) | buf_append(b, " {", 2) |
+              put_json_field(b, "url", url, 1) | put_json_field(b, "mime", mime, 0) |
+              (status ? put_json_field(b, "status", num[0], 0) : 0) |
+              put_json_field(b, "digest", digest + 5, 0) | put_json_field(b, "length", num[1], 0) |
+              put_json_field(b, "offset", num[2], 0) |
+              put_json_field(b, "filename", base_name(w->path), 0) | buf_append(b, "}\n", 2);
+    if (bad) {
+        b->n = mark;
+        return -1;
+    }
+    w->ncdx++;
+    return 0;
+}
+
+/* ---- records ---- */
+
+static void sha1_of(const char *const *piece, const size_t *len, int n,
+                    char out[SHA1_BASE32_LEN + 6], unsigned char raw[SHA1_LEN])
+{
+    sha1_t s;
+    unsigned char d[SHA1_LEN];
+    sha1_init(&s);
+    for (int i = 0; i < n; i++)
+        sha1_update(&s, piece[i], len[i]);
+    sha1_final(&s, d);
+    digest_text(d, out);
+    if (raw) memcpy(raw, d, SHA1_LEN);
+}
+
+int warc_write_exchange(warc_t *w, const warc_exchange_t *ex, char id_out[WARC_ID_SIZE],
+                        warc_err_t *err)
+{
+    if (!ex->url || has_ctl(ex->url) || strchr(ex->url, ' ') || (ex->ip && has_ctl(ex->ip)))
+        return set_err(err, WARC_E_USAGE, "a URL or address with spaces or control characters");
+    if (too_long(ex->payload_len) || too_long(ex->head_len) || too_long(ex->request_len))
+        return set_err(err, WARC_E_USAGE, "a message too long for a record");
+    if (ready(w, err) < 0) return -1;
+    struct buf head = {0};
+    if (fixed_head(ex->head ? ex->head : "", ex->head_len, &head) < 0) return oom(err);
+    char resp_id[WARC_ID_SIZE], req_id[WARC_ID_SIZE], date[32];
+    char block_digest[SHA1_BASE32_LEN + 6], payload_digest[SHA1_BASE32_LEN + 6];
+    unsigned char payload_raw[SHA1_LEN];
+    if (new_id(w, resp_id, err) < 0 || new_id(w, req_id, err) < 0) {
+        buf_free(&head);
+        return -1;
+    }
+    format_date(ex->date, date);
+    const char *payload = ex->payload ? ex->payload : "";
+    sha1_of(&payload, &ex->payload_len, 1, payload_digest, payload_raw);
+    int status;
+    char mime[128];
+    head_facts(head.p, head.n, &status, mime, sizeof(mime));
+    /* A revisit for a 2xx payload seen before (a redirect's or an error page's short
+     * body would make every other one a revisit of the first). */
+    const char *ref =
+        w->opts.dedupe && status >= 200 && status < 300 && ex->payload_len && !ex->truncated
+            ? seen_find(w, payload_raw)
+            : NULL;
+    record_t r = {.type = ref ? "revisit" : "response",
+                  .id = resp_id,
+                  .date = date,
+                  .uri = ex->url,
+                  .ip = ex->ip,
+                  .content_type = "application/http; msgtype=response",
+                  .block_digest = block_digest,
+                  .payload_digest = payload_digest,
+                  .truncated = ex->truncated ? "length" : NULL};
+    const char *pieces[2] = {head.p, payload};
+    size_t lens[2] = {head.n, ex->payload_len};
+    int npieces = 2;
+    if (ref) { /* the block is the head alone */
+        npieces = 1;
+        r.profile = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+        r.refers_uri = ref;
+        r.refers_date = ref + strlen(ref) + 1;
+        r.refers_id = r.refers_date + strlen(r.refers_date) + 1;
+        r.truncated = NULL;
+    }
+    sha1_of(pieces, lens, npieces, block_digest, NULL);
+    w->out.n = 0;
+    int bad = add_record(w, &r, pieces, lens, npieces) < 0;
+    unsigned long long resp_len = w->out.n;
+    if (!bad && ex->request_len) {
+        char req_block[SHA1_BASE32_LEN + 6], req_payload[SHA1_BASE32_LEN + 6];
+        const char *req = ex->request, *end = memmem(req, ex->request_len, "\r\n\r\n", 4);
+        size_t body_off = end ? (size_t)(end + 4 - req) : ex->request_len;
+        const char *body = req + body_off;
+        size_t body_len = ex->request_len - body_off;
+        sha1_of(&req, &ex->request_len, 1, req_block, NULL);
+        sha1_of(&body, &body_len, 1, req_payload, NULL);
+        record_t q = {.type = "request",
+                      .id = req_id,
+                      .date = date,
+                      .uri = ex->url,
+                      .concurrent_to = resp_id,
+                      .content_type = "application/http; msgtype=request",
+                      .block_digest = req_block,
+                      .payload_digest = req_payload};
+        bad = add_record(w, &q, &req, &ex->request_len, 1) < 0;
+    }
+    buf_free(&head);
+    if (bad) return oom(err);
+    unsigned long long offset = w->size;
+    if (flush_out(w, err) < 0) return -1;
+    w->size += w->out.n;
+    w->records++;
+    if (w->opts.cdx)
+        add_cdx(w, ex->url, ex->date, ref ? "warc/revisit" : (*mime ? mime : "unk"), status,
+                payload_digest, offset, resp_len);
+    if (w->opts.dedupe && !ref && status >= 200 && status < 300 && ex->payload_len &&
+        !ex->truncated)
+        seen_add(w, payload_raw, ex->url, date, resp_id);
+    if (id_out) memcpy(id_out, resp_id, WARC_ID_SIZE);
+    return 0;
+}
+
+int warc_write_metadata(warc_t *w, const char *url, double date, const char *concurrent_to,
+                        const char *fields, size_t len, char id_out[WARC_ID_SIZE], warc_err_t *err)
+{
+    if (!url || has_ctl(url) || strchr(url, ' ') || (concurrent_to && has_ctl(concurrent_to)))
+        return set_err(err, WARC_E_USAGE, "a URL or record ID with spaces or control characters");
+    if (too_long(len)) return set_err(err, WARC_E_USAGE, "metadata too long for a record");
+    if (ready(w, err) < 0) return -1;
+    char id[WARC_ID_SIZE], when[32], digest[SHA1_BASE32_LEN + 6];
+    if (new_id(w, id, err) < 0) return -1;
+    format_date(date, when);
+    sha1_of(&fields, &len, 1, digest, NULL);
+    record_t r = {.type = "metadata",
+                  .id = id,
+                  .date = when,
+                  .uri = url,
+                  .concurrent_to = concurrent_to,
+                  .content_type = "application/warc-fields",
+                  .block_digest = digest};
+    w->out.n = 0;
+    if (add_record(w, &r, &fields, &len, 1) < 0) return oom(err);
+    if (flush_out(w, err) < 0) return -1;
+    w->size += w->out.n;
+    w->records++;
+    if (id_out) memcpy(id_out, id, WARC_ID_SIZE);
+    return 0;
+}

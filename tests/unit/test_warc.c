@@ -1,0 +1,258 @@
+/* Unit tests of engine/sha1.c and engine/warc.c, warc_read.c: SHA-1 on the test
+ * vectors of FIPS 180 (RFC 3174), base32; a writer's file read back record by record,
+ * a cut file, rotation, revisits, a chunked head rewritten, the HTTP helpers. */
+#include "sha1.h"
+#include "test.h"
+#include "warc.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void hex(const unsigned char *d, char *out)
+{
+    for (int i = 0; i < SHA1_LEN; i++)
+        sprintf(out + 2 * i, "%02x", d[i]);
+}
+
+static void sha1_hex(const void *data, size_t len, size_t piece, char out[41])
+{
+    sha1_t s;
+    unsigned char d[SHA1_LEN];
+    sha1_init(&s);
+    for (size_t off = 0; off < len; off += piece)
+        sha1_update(&s, (const char *)data + off, len - off < piece ? len - off : piece);
+    sha1_final(&s, d);
+    hex(d, out);
+}
+
+static void sha1_vectors(void)
+{
+    char out[41];
+    sha1_hex("abc", 3, 3, out);
+    CHECK(strcmp(out, "a9993e364706816aba3e25717850c26c9cd0d89d") == 0);
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    for (size_t piece = 1; piece <= 64; piece *= 4) {
+        sha1_hex(two, strlen(two), piece, out);
+        CHECK(strcmp(out, "84983e441c3bd26ebaae4aa1f95129e5e54670f1") == 0);
+    }
+    static char million[1000000];
+    memset(million, 'a', sizeof(million));
+    sha1_hex(million, sizeof(million), 1000, out);
+    CHECK(strcmp(out, "34aa973cd4c4daa4f61eeb2bdbad27316534016f") == 0);
+    /* RFC 3174's fourth: "0123456701234567..." 80 times (640 bytes) */
+    char rep[640];
+    for (int i = 0; i < 80; i++)
+        memcpy(rep + 8 * i, "01234567", 8);
+    sha1_hex(rep, sizeof(rep), 7, out);
+    CHECK(strcmp(out, "dea356a2cddd90c7a7ecedc5ebb563934f460452") == 0);
+    sha1_hex("", 0, 1, out);
+    CHECK(strcmp(out, "da39a3ee5e6b4b0d3255bfef95601890afd80709") == 0);
+}
+
+static void base32(void)
+{
+    /* sha1("") in base32, as WARC tools write it */
+    unsigned char d[SHA1_LEN];
+    sha1_t s;
+    char b[SHA1_BASE32_LEN + 1];
+    sha1_init(&s);
+    sha1_final(&s, d);
+    sha1_base32(d, b);
+    CHECK(strcmp(b, "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ") == 0);
+}
+
+static char dir[] = "/tmp/test_warc_XXXXXX";
+
+static const char *path_in(const char *name)
+{
+    static char p[256];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    return p;
+}
+
+static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
+                           "Transfer-Encoding: chunked\r\n\r\n";
+static const char req[] = "GET /a HTTP/1.1\r\nHost: example.org\r\n\r\n";
+
+static warc_exchange_t exchange(const char *url, const char *payload)
+{
+    warc_exchange_t ex = {.url = url,
+                          .ip = "127.0.0.1",
+                          .date = 1700000000.25,
+                          .request = req,
+                          .request_len = strlen(req),
+                          .head = head,
+                          .head_len = strlen(head),
+                          .payload = payload,
+                          .payload_len = strlen(payload)};
+    return ex;
+}
+
+static void write_and_read_back(void)
+{
+    warc_err_t err;
+    warc_opts_t o = {.cdx = 1, .dedupe = 1, .software = "test/1", .info = "operator: me\r\n"};
+    warc_t *w = warc_open(path_in("a"), &o, &err);
+    CHECK(w != NULL);
+    if (!w) return;
+    CHECK(access(path_in("a-00000.warc.gz.open"), F_OK) == 0);
+    warc_exchange_t ex = exchange("http://www.Example.org/a?b=2&a=1", "<p>hello</p>");
+    char id[WARC_ID_SIZE];
+    CHECK(warc_write_exchange(w, &ex, id, &err) == 0);
+    CHECK(strncmp(id, "<urn:uuid:", 10) == 0 && strlen(id) == 47 && id[24] == '4');
+    ex.url = "http://example.org/copy";
+    CHECK(warc_write_exchange(w, &ex, NULL, &err) == 0); /* a revisit */
+    CHECK(warc_write_metadata(w, "http://example.org/copy", 1700000001, id, "outlink: x\r\n", 12,
+                              NULL, &err) == 0);
+    CHECK(warc_close(w, &err) == 0);
+    CHECK(access(path_in("a-00000.warc.gz"), F_OK) == 0);
+    CHECK(access(path_in("a-00000.warc.gz.open"), F_OK) != 0);
+
+    warc_reader_t *r = warc_reader_open(path_in("a-00000.warc.gz"), &err);
+    CHECK(r != NULL);
+    if (!r) return;
+    const char *types[] = {"warcinfo", "response", "request", "revisit", "request", "metadata"};
+    warc_record_t rec;
+    int n = 0;
+    unsigned long long last = 0;
+    while (warc_reader_next(r, &rec, &err) == 1 && n < 6) {
+        CHECK(strcmp(rec.version, "WARC/1.1") == 0);
+        CHECK(strcmp(warc_record_field(&rec, "warc-type"), types[n]) == 0);
+        CHECK(n == 0 || rec.offset > last);
+        last = rec.offset;
+        if (n == 1) {
+            CHECK(strcmp(warc_record_field(&rec, "WARC-Record-ID"), id) == 0);
+            /* chunked gone from the head, the payload as given */
+            warc_http_t h;
+            CHECK(warc_http_parse(rec.block, rec.block_len, &h) == 0 && h.status == 200);
+            CHECK(!memmem(rec.block, h.head_len, "chunked", 7));
+            CHECK(h.body_len == 12 && memcmp(h.body, "<p>hello</p>", 12) == 0);
+            CHECK(strcmp(warc_record_field(&rec, "WARC-IP-Address"), "127.0.0.1") == 0);
+            CHECK(strcmp(warc_record_field(&rec, "WARC-Date"), "2023-11-14T22:13:20.250000Z") == 0);
+        }
+        if (n == 2) CHECK(strcmp(warc_record_field(&rec, "WARC-Concurrent-To"), id) == 0);
+        if (n == 3) {
+            CHECK(strcmp(warc_record_field(&rec, "WARC-Refers-To"), id) == 0);
+            CHECK(strcmp(warc_record_field(&rec, "WARC-Refers-To-Target-URI"),
+                         "http://www.Example.org/a?b=2&a=1") == 0);
+        }
+        n++;
+    }
+    CHECK(n == 6);
+    CHECK(warc_reader_next(r, &rec, &err) == 0);
+    warc_reader_free(r);
+
+    FILE *f = fopen(path_in("a-00000.cdxj"), "r");
+    CHECK(f != NULL);
+    if (!f) return;
+    char line[1024];
+    CHECK(fgets(line, sizeof(line), f) != NULL);
+    CHECK(strncmp(line, "org,example)/a?a=1&b=2 20231114221320 {\"url\": ", 46) == 0);
+    CHECK(strstr(line, "\"mime\": \"text\\/html\"") != NULL);
+    CHECK(fgets(line, sizeof(line), f) != NULL);
+    CHECK(strncmp(line, "org,example)/copy 2023", 22) == 0 && strstr(line, "warc\\/revisit"));
+    fclose(f);
+}
+
+static void cut_file_keeps_whole_records(void)
+{
+    warc_err_t err;
+    warc_opts_t o = {0};
+    warc_t *w = warc_open(path_in("cut.warc.gz"), &o, &err);
+    CHECK(w != NULL);
+    if (!w) return;
+    warc_exchange_t ex = exchange("http://example.org/", "body");
+    CHECK(warc_write_exchange(w, &ex, NULL, &err) == 0);
+    CHECK(warc_close(w, &err) == 0);
+    FILE *f = fopen(path_in("cut.warc.gz"), "rb");
+    static char data[65536];
+    size_t n = f ? fread(data, 1, sizeof(data), f) : 0;
+    if (f) fclose(f);
+    CHECK(n > 100);
+    /* Every cut: whole records first, then "truncated", never anything else (from the
+     * second byte on: one byte is not yet gzip's magic number); a cut between two
+     * members leaves a whole file. */
+    int whole = 0;
+    for (size_t cut = 2; cut < n; cut++) {
+        warc_reader_t *r = warc_reader_mem(data, cut, &err);
+        warc_record_t rec;
+        int rc, k = 0;
+        while ((rc = warc_reader_next(r, &rec, &err)) == 1)
+            k++;
+        CHECK(rc == 0 || (rc == -1 && err.kind == WARC_E_TRUNCATED));
+        whole += rc == 0;
+        CHECK(k <= 3);
+        warc_reader_free(r);
+    }
+    CHECK(whole == 2); /* after the warcinfo, after the response */
+    warc_reader_t *r = warc_reader_mem(data, n, &err);
+    warc_record_t rec;
+    int k = 0;
+    while (warc_reader_next(r, &rec, &err) == 1)
+        k++;
+    CHECK(k == 3);
+    warc_reader_free(r);
+    /* The same file can not be made again. */
+    CHECK(warc_open(path_in("cut.warc.gz"), &o, &err) == NULL && err.kind == WARC_E_IO);
+}
+
+static void rotation(void)
+{
+    warc_err_t err;
+    warc_opts_t o = {.max_size = 1};
+    warc_t *w = warc_open(path_in("rot"), &o, &err);
+    CHECK(w != NULL);
+    if (!w) return;
+    warc_exchange_t ex = exchange("http://example.org/", "body");
+    for (int i = 0; i < 3; i++)
+        CHECK(warc_write_exchange(w, &ex, NULL, &err) == 0);
+    CHECK(strstr(warc_filename(w), "rot-00002.warc.gz") != NULL);
+    CHECK(warc_close(w, &err) == 0);
+    CHECK(access(path_in("rot-00001.warc.gz"), F_OK) == 0);
+    /* A new writer on the same prefix starts after the files there. */
+    w = warc_open(path_in("rot"), &o, &err);
+    CHECK(w && strstr(warc_filename(w), "rot-00003.warc.gz"));
+    warc_close(w, &err);
+}
+
+static void plain_and_bad_input(void)
+{
+    const char *plain =
+        "\r\nWARC/1.0\r\nWARC-Type: resource\r\nContent-Length: 3\r\n\r\nabc\r\n\r\n";
+    warc_err_t err;
+    warc_reader_t *r = warc_reader_mem(plain, strlen(plain), &err);
+    warc_record_t rec;
+    CHECK(warc_reader_next(r, &rec, &err) == 1 && rec.block_len == 3 && rec.offset == 2);
+    CHECK(warc_reader_next(r, &rec, &err) == 0);
+    warc_reader_free(r);
+    r = warc_reader_mem("<html>", 6, &err);
+    CHECK(warc_reader_next(r, &rec, &err) == -1 && err.kind == WARC_E_FORMAT);
+    warc_reader_free(r);
+    const char *nolen = "WARC/1.1\r\nWARC-Type: x\r\n\r\n";
+    r = warc_reader_mem(nolen, strlen(nolen), &err);
+    CHECK(warc_reader_next(r, &rec, &err) == -1 && err.kind == WARC_E_FORMAT);
+    warc_reader_free(r);
+    char *out;
+    size_t n;
+    CHECK(warc_dechunk("3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n", 25, &out, &n) == 0 && n == 5 &&
+          memcmp(out, "abcde", 5) == 0);
+    free(out);
+    CHECK(warc_dechunk("3\r\nabc\r\nzz", 10, &out, &n) == -1 && n == 3);
+    free(out);
+}
+
+int main(void)
+{
+    CHECK(mkdtemp(dir) != NULL);
+    RUN(sha1_vectors);
+    RUN(base32);
+    RUN(write_and_read_back);
+    RUN(cut_file_keeps_whole_records);
+    RUN(rotation);
+    RUN(plain_and_bad_input);
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0) test_failures++;
+    return test_failures ? 1 : 0;
+}
