@@ -41,13 +41,15 @@ local frontier = require "luacrawl.frontier"
 local robots = require "luacrawl.robots"
 local export = require "luacrawl.export"
 local Page = require "luacrawl.page"
-local json_encode = core.json_encode
+local report = require "luacrawl.report"
 local plain_text = core.plain_text
 
 local M = {}
 -- The page object given to parse (lua/luacrawl/page.lua); its methods are called by
 -- name here (Page.html(page)), not through Page.__index.
 M.Page = Page
+-- The summary printed at the end of a run (lua/luacrawl/report.lua).
+M.format_stats = report.format
 
 -- Every default of the spec, in one place (docs/crawl.md lists them, "The spec").
 -- check_spec fills a spec's missing fields from here. Two defaults depend on the run:
@@ -796,28 +798,11 @@ function Crawler:log(msg)
   if not self.spec.quiet then io.stderr:write("luacrawl: ", plain_text(tostring(msg), "\t\n"), "\n") end
 end
 
-function Crawler:status_line()
-  local st = self.stats
-  local elapsed = now() - self.started
-  return ("%d pages, %.1f pages/s, %d queued, %d in flight, %d errors, %.0f s"):format(
-    st.pages, st.pages / math.max(elapsed, 1e-9), self.frontier:size() + self.waiting_robots,
-    self.active, st.errors_total, elapsed)
-end
+-- The progress line and the stats at the end: lua/luacrawl/report.lua.
+Crawler.status_line, Crawler.final_stats = report.status_line, report.final
 
 function Crawler:progress()
-  local tty = core.isatty(2)
-  local intervals = DEFAULTS.progress_intervals
-  local interval = self.spec.progress_interval or (tty and intervals.terminal or intervals.other)
-  while true do
-    lc.sleep(interval)
-    if tty then
-      io.stderr:write("\r\27[K", self:status_line())
-    else
-      io.stderr:write("luacrawl: ", self:status_line(), "\n")
-    end
-    io.stderr:flush()
-    self.progress_shown = tty
-  end
+  return report.progress(self, DEFAULTS.progress_intervals)
 end
 
 function Crawler:watch_signals()
@@ -854,59 +839,6 @@ end
 
 function Crawler:close_outputs()
   self:each_output("close")
-end
-
--- Stats -------------------------------------------------------------------------------
-
-local function new_stats()
-  return {
-    pages = 0, requests = 0, bytes = 0, statuses = {}, errors = {}, errors_total = 0,
-    retries = 0, robots_denied = 0, robots_fetched = 0, duplicates = 0, out_of_scope = 0,
-    too_deep = 0, dropped = 0, invalid_urls = 0, redirects = 0, redirect_limit = 0,
-    items = 0, items_lost = 0, parse_errors = 0, output_errors = 0, host_backoffs = 0, host_time_exceeded = 0,
-  }
-end
-
-function Crawler:final_stats()
-  local st = self.stats
-  st.elapsed = now() - self.started
-  st.pages_per_s = st.pages / math.max(st.elapsed, 1e-9)
-  st.queued_left = self.frontier:size()
-  st.stop_reason = self.stop_reason or "done"
-  st.signal = self.signal
-  st.aborted = self.aborted or nil
-  return st
-end
-
-local function format_counts(t)
-  local keys = {}
-  for k in pairs(t) do keys[#keys + 1] = k end
-  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-  local parts = {}
-  for _, k in ipairs(keys) do parts[#parts + 1] = ("%s: %d"):format(tostring(k), t[k]) end
-  return table.concat(parts, ", ")
-end
-
-function M.format_stats(st)
-  return table.concat({
-    ("pages %d (%d requests, %d bytes) in %.2f s: %.1f pages/s"):format(
-      st.pages, st.requests, st.bytes, st.elapsed, st.pages_per_s),
-    ("statuses: %s"):format(format_counts(st.statuses)),
-    ("errors %d%s; retries %d; redirects %d; robots denied %d; duplicates %d; items %d%s"):format(
-      st.errors_total, st.errors_total > 0 and " (" .. format_counts(st.errors) .. ")" or "",
-      st.retries, st.redirects, st.robots_denied, st.duplicates, st.items,
-      (st.items_lost or 0) > 0 and (" (%d lost: %s)"):format(st.items_lost, st.output_failed or "") or ""),
-    ("stopped: %s"):format(st.stop_reason),
-  }, "\n")
-end
-
-local function json_stats(st)
-  local copy = {}
-  for k, v in pairs(st) do copy[k] = v end
-  local statuses = {}
-  for k, v in pairs(st.statuses) do statuses[tostring(k)] = v end
-  copy.statuses = statuses
-  return json_encode(copy)
 end
 
 -- Running -------------------------------------------------------------------------
@@ -988,7 +920,7 @@ function M.new(spec)
     spec = spec,
     frontier = frontier.new({ per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first }),
     seen = lc.seen(),
-    stats = new_stats(),
+    stats = report.new(),
     robots = {},
     host_trouble = {},
     workers = {}, idle = {}, nidle = 0,
@@ -1086,19 +1018,16 @@ function Crawler:run()
   local st = self:final_stats()
   if self.stats_file then
     -- A failed write is the crawler's write_error (luacrawl crawl exits 4 on it).
-    local f, path = self.stats_file, self.spec.stats_json
+    local f = self.stats_file
     self.stats_file = nil
-    local wok, werr = f:write(json_stats(st), "\n")
-    if wok then wok, werr = f:flush() end
-    local cok, cerr = f:close()
-    if wok and not cok then wok, werr = nil, cerr end
+    local wok, werr = report.write_json(f, self.spec.stats_json, st)
     if not wok then
-      self.write_error = self.write_error or ("stats_json %s: %s"):format(path, tostring(werr))
+      self.write_error = self.write_error or werr
       self:log(self.write_error)
     end
   end
   self.write_error = self.write_error or st.output_failed
-  if not self.spec.quiet then io.stderr:write(plain_text(M.format_stats(st), "\n"), "\n") end
+  if not self.spec.quiet then io.stderr:write(plain_text(report.format(st), "\n"), "\n") end
   return st
 end
 
