@@ -295,12 +295,15 @@ static int queue_l_ack(lua_State *L)
     return 0;
 }
 
-/* h:counts() -> ready, pending */
+/* h:counts() -> ready, pending; 0, 0 once the store is closed (tasks cancelled
+ * while they waited on the queue ask it after their crawl closed the store). */
 static int queue_l_counts(lua_State *L)
 {
-    struct handle_ud *h = check_handle(L, QUEUE_METATABLE, "store queue");
-    lua_pushnumber(L, (lua_Number)store_queue_ready(h->obj));
-    lua_pushnumber(L, (lua_Number)store_queue_pending(h->obj));
+    struct handle_ud *h = lc_toudata_either(L, 1, QUEUE_METATABLE, NULL);
+    if (!h) luaL_typerror(L, 1, "store queue");
+    int open = h->owner->s != NULL;
+    lua_pushnumber(L, open ? (lua_Number)store_queue_ready(h->obj) : 0);
+    lua_pushnumber(L, open ? (lua_Number)store_queue_pending(h->obj) : 0);
     return 2;
 }
 
