@@ -6,6 +6,7 @@
 
 #include "buf.h"
 #include "curl_probe.h"
+#include "http_capture.h"
 #include "http_decode.h"
 #include "http_errors.h"
 #include "http_headers.h"
@@ -62,6 +63,7 @@ struct http_req {
     int insecure;
     int truncate;
     int keep_credentials, follow_site;
+    int archive;
     addr_policy_t *policy;
 };
 
@@ -99,6 +101,7 @@ struct http_xfer {
     int headers_done;        /* the last response's header block ended (its empty line) */
     http_decoder_t *decoder; /* undoes the response's Content-Encoding; NULL: none */
     int decode_refused;      /* its Content-Encoding cannot be undone (message set) */
+    http_capture_t *capture; /* the bytes as sent and received (http_req_archive); NULL: none */
     enum abort_reason aborted;
     enum http_error error;
     char message[CURL_ERROR_SIZE + 256];
@@ -291,6 +294,11 @@ void http_req_follow_site(http_req_t *req, int site)
     req->follow_site = site;
 }
 
+void http_req_archive(http_req_t *req, int archive)
+{
+    req->archive = archive;
+}
+
 /* ---- completion ---- */
 
 static void fail(http_xfer_t *x, enum http_error e, const char *fmt, ...)
@@ -371,6 +379,7 @@ static void free_xfer(http_xfer_t *x)
     buf_free(&x->body);
     buf_free(&x->hdrbuf);
     http_decoder_free(x->decoder);
+    http_capture_free(x->capture);
     free(x);
 }
 
@@ -384,6 +393,8 @@ static void finish(http_xfer_t *x)
     if (x->easy && x->error == HTTP_OK && x->nheaders &&
         !(headers = calloc((size_t)x->nheaders, sizeof(*headers))))
         fail(x, HTTP_E_MEMORY, "out of memory");
+    if (x->capture && x->error == HTTP_OK && http_capture_failed(x->capture))
+        fail(x, HTTP_E_MEMORY, "out of memory keeping the exchange for the archive");
     res.error = x->error;
     res.message = x->message;
     res.url = x->url;
@@ -401,6 +412,7 @@ static void finish(http_xfer_t *x)
         curl_easy_getinfo(x->easy, CURLINFO_PRIMARY_IP, &ip);
         res.http_version = version_name(version);
         if (ip) res.ip = ip;
+        if (x->capture) http_capture_end(x->capture, res.ip, res.truncated);
         double dns = x->dns_time;
         double connect = info_time(x->easy, CURLINFO_CONNECT_TIME_T);
         double tls = info_time(x->easy, CURLINFO_APPCONNECT_TIME_T);
@@ -456,6 +468,14 @@ char *http_res_take_body(const http_res_t *res)
     x->http->held -= x->body.cap; /* the caller's now */
     memset(&x->body, 0, sizeof(x->body));
     return data;
+}
+
+http_capture_t *http_res_take_capture(const http_res_t *res)
+{
+    http_xfer_t *x = res->xfer;
+    http_capture_t *c = x->capture;
+    x->capture = NULL;
+    return c;
 }
 
 static void finish_deferred(loop_t *loop, void *arg)
@@ -566,6 +586,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
         return 0;
     }
     if (x->decoder) {
+        if (x->capture) http_capture_body(x->capture, data, n);
         char err[sizeof(x->message)];
         int r = http_decoder_feed(x->decoder, data, n, keep_body, x, err, sizeof(err));
         if (r < 0) {
@@ -584,7 +605,10 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
             x->error = HTTP_OK;
         }
     }
-    return keep_body(x, data, n) ? 0 : n;
+    size_t kept = x->body.n;
+    int stop = keep_body(x, data, n);
+    if (x->capture) http_capture_body(x->capture, data, x->body.n - kept); /* as cut */
+    return stop ? 0 : n;
 }
 
 /* CURLOPT_PREREQFUNCTION: a request is about to be sent (again, on a retry). */
@@ -596,7 +620,20 @@ static int on_prereq(void *arg, char *ip, char *local_ip, int port, int local_po
     (void)local_port;
     http_xfer_t *x = arg;
     x->attempts++;
+    if (x->capture) http_capture_sent(x->capture);
     return CURL_PREREQFUNC_OK;
+}
+
+/* CURLOPT_DEBUGFUNCTION, set for an archived request only: the request's head and
+ * body as curl sent them (CURLOPT_HTTPHEADER is not what goes: curl adds Host, and
+ * more). */
+static int on_debug(CURL *easy, curl_infotype type, char *data, size_t size, void *arg)
+{
+    (void)easy;
+    http_xfer_t *x = arg;
+    if (type == CURLINFO_HEADER_OUT || type == CURLINFO_DATA_OUT)
+        http_capture_request(x->capture, data, size);
+    return 0;
 }
 
 static void trim(const char **s, size_t *n)
@@ -695,8 +732,11 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
         x->hdrbuf.n = 0;
         x->nheaders = 0;
         x->headers_done = 0;
+        if (x->capture) http_capture_response(x->capture);
+        if (x->capture) http_capture_head(x->capture, data, n);
         return n;
     }
+    if (x->capture && !x->headers_done) http_capture_head(x->capture, data, n);
     if ((n == 2 && data[0] == '\r' && data[1] == '\n') || (n == 1 && data[0] == '\n')) {
         if (x->headers_done) return n; /* after a chunked body's trailers */
         x->headers_done = 1;           /* the end of the block: only now is it whole */
@@ -1053,7 +1093,8 @@ static CURL *get_easy(http_t *http, int *base)
  * between two of them a handle keeps its options (setup_easy). */
 static int plain_request(const http_req_t *r)
 {
-    return !r->method && !r->has_body && !r->headers && !r->proxy && !r->ca_file && !r->insecure;
+    return !r->method && !r->has_body && !r->headers && !r->proxy && !r->ca_file && !r->insecure &&
+           !r->archive;
 }
 
 /* The options every transfer has, whatever its request; -1 when one did not take.
@@ -1190,6 +1231,11 @@ static int setup_easy(http_xfer_t *x)
         return bad ? -1 : 0;
     }
     if (r->headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+    if (r->archive) { /* on_debug sees what curl sends only in verbose mode */
+        curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, on_debug);
+        curl_easy_setopt(e, CURLOPT_DEBUGDATA, x);
+        curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
+    }
     if (r->ca_file) bad |= curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file) != CURLE_OK;
     if (r->insecure) {
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
@@ -1224,6 +1270,7 @@ static void launch(http_xfer_t *x)
         finish(x);
         return;
     }
+    if (x->capture) http_capture_hop(x->capture, x->url);
     CURLMcode mc = attach(http, x);
     if (mc != CURLM_OK) {
         fail(x, mc == CURLM_OUT_OF_MEMORY ? HTTP_E_MEMORY : HTTP_E_PROTOCOL, "curl: %s",
@@ -1460,6 +1507,11 @@ static int follow_redirect(http_xfer_t *x)
         x->req->has_body = 0;
         x->req->body_len = 0;
     }
+    if (x->capture) { /* this hop's exchange is whole */
+        char *ip = NULL;
+        curl_easy_getinfo(x->easy, CURLINFO_PRIMARY_IP, &ip);
+        http_capture_end(x->capture, ip, 0);
+    }
     free(x->url);
     x->url = next;
     x->redirects++;
@@ -1683,6 +1735,12 @@ http_xfer_t *http_start(http_t *http, http_req_t *req, http_fn fn, void *arg)
 {
     http_xfer_t *x = calloc(1, sizeof(*x));
     if (!x || !(x->url = strdup(req->url))) {
+        free(x);
+        http_req_free(req);
+        return NULL;
+    }
+    if (req->archive && !(x->capture = http_capture_new())) {
+        free(x->url);
         free(x);
         http_req_free(req);
         return NULL;

@@ -72,6 +72,11 @@ typedef void (*http_fn)(void *arg, const http_res_t *res);
  * returned a block, res->body must not be read. */
 char *http_res_take_body(const http_res_t *res);
 
+/* In the completion of an archived request (http_req_archive) that succeeded: its
+ * hops, which the caller now owns (http_capture_free); NULL otherwise. */
+struct http_capture;
+struct http_capture *http_res_take_capture(const http_res_t *res);
+
 typedef struct http_stats {
     unsigned long started, completed, failed;
     unsigned long active;
@@ -139,6 +144,9 @@ void http_req_follow_site(http_req_t *req, int site);
 /* Verify TLS peers against the CA certificates in this PEM file instead of the
  * system's. */
 int http_req_ca_file(http_req_t *req, const char *path);
+/* With archive set, the transfer keeps, for each hop, the request as sent and the
+ * response as received (http_capture.h), for a WARC writer: http_res_take_capture. */
+void http_req_archive(http_req_t *req, int archive);
 
 /* Start a transfer; takes ownership of req. fn(arg, res) is called exactly once,
  * later, unless http_cancel is called first. NULL when out of memory (req freed). */

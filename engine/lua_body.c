@@ -18,6 +18,7 @@
  * asks core.body_fact for on first use. A response table with those five fields
  * and a table for the timings made most of the example crawler's garbage a page
  * (docs/benchmarks.md). They outlive res:release(). */
+#include "http_capture.h"
 #include "lua_state.h"
 
 #include <errno.h>
@@ -40,8 +41,9 @@ struct body {
     size_t size;
     int redirects;
     double t_dns, t_connect, t_tls, t_ttfb, t_total;
-    char version[4]; /* "1.0", "1.1", "2", "3" */
-    char ip[48];     /* INET6_ADDRSTRLEN and more */
+    char version[4];         /* "1.0", "1.1", "2", "3" */
+    char ip[48];             /* INET6_ADDRSTRLEN and more */
+    http_capture_t *capture; /* a fetch with archive = true: what went over the wire */
 };
 
 /* The body at idx (given back or not), else NULL. */
@@ -53,6 +55,11 @@ static struct body *to_body(lua_State *L, int idx)
 /* Give b's bytes back; b is empty after. */
 static void drop_bytes(lua_State *L, struct body *b)
 {
+    if (b->capture) {
+        lc_limits_account(L, -(long long)http_capture_bytes(b->capture));
+        http_capture_free(b->capture);
+        b->capture = NULL;
+    }
     if (b->data) {
         lc_limits_account(L, -(long long)b->len);
         b->st->body_bytes -= b->len;
@@ -100,6 +107,7 @@ void lc_push_body(lua_State *L, lc_state_t *st, const http_res_t *res)
     b->data = NULL;
     b->len = 0;
     b->st = st;
+    b->capture = NULL;
     b->size = res->body_len;
     b->redirects = res->redirects;
     b->t_dns = res->t_dns;
@@ -111,6 +119,8 @@ void lc_push_body(lua_State *L, lc_state_t *st, const http_res_t *res)
     copy_fact(b->ip, sizeof(b->ip), res->ip);
     lc_getmetatable(L, BODY_METATABLE);
     lua_setmetatable(L, -2);
+    if ((b->capture = http_res_take_capture(res)))
+        lc_limits_account(L, (long long)http_capture_bytes(b->capture));
     /* Taken only now that nothing can raise before b owns it. */
     char *data = http_res_take_body(res);
     if (!data) {
@@ -131,6 +141,12 @@ const char *lc_tobytes(lua_State *L, int idx, size_t *len)
     if (!b) return NULL;
     *len = b->len;
     return b->data ? b->data : "";
+}
+
+struct http_capture *lc_tocapture(lua_State *L, int idx)
+{
+    struct body *b = to_body(L, idx);
+    return b ? b->capture : NULL;
 }
 
 const char *lc_checkbytes(lua_State *L, int idx, size_t *len)

@@ -291,6 +291,7 @@ int luaopen_luacrawl(lua_State *L)
     lc_register_queue(L);
     lc_register_crawl(L);
     lc_register_json(L);
+    lc_register_warc(L);
     lc_register_store(L);
     lc_register_check(L);
     lua_pop(L, 1); /* state */

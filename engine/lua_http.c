@@ -235,6 +235,7 @@ enum opt {
     O_FOLLOW_SITE,
     O_PUBLIC_ONLY,
     O_DENY_NETWORKS,
+    O_ARCHIVE,
     O_COUNT
 };
 
@@ -260,6 +261,7 @@ static const struct {
     {"follow_site", 11},
     {"public_only", 11},
     {"deny_networks", 13},
+    {"archive", 7},
 };
 
 /* Push opts[name] for each of opt_names (nil when absent), opts the table at idx;
@@ -454,6 +456,7 @@ static http_req_t *make_request(lua_State *L, const char *url)
     http_req_truncate(req, o && lua_toboolean(L, o + O_TRUNCATE));
     http_req_keep_credentials(req, o && lua_toboolean(L, o + O_KEEP_CREDENTIALS));
     http_req_follow_site(req, o && lua_toboolean(L, o + O_FOLLOW_SITE));
+    http_req_archive(req, o && lua_toboolean(L, o + O_ARCHIVE));
     return req;
 }
 

@@ -82,6 +82,7 @@ void lc_register_body(lua_State *L);
 void lc_register_queue(lua_State *L);
 void lc_register_crawl(lua_State *L);
 void lc_register_json(lua_State *L);
+void lc_register_warc(lua_State *L);
 void lc_register_store(lua_State *L);
 void lc_signals_free(lc_state_t *st);
 void lc_limits_free(lua_State *L, lc_state_t *st);
@@ -92,6 +93,9 @@ void lc_limits_free(lua_State *L, lc_state_t *st);
 void lc_push_body(lua_State *L, lc_state_t *st, const http_res_t *res);
 const char *lc_tobytes(lua_State *L, int idx, size_t *len);
 const char *lc_checkbytes(lua_State *L, int idx, size_t *len);
+/* The exchanges a fetch with archive = true kept, held by the body at idx; NULL for
+ * anything else (lua_warc.c writes them). */
+struct http_capture *lc_tocapture(lua_State *L, int idx);
 
 /* The seen set at idx (lua_url.c), NULL when it is something else. */
 struct seen;

@@ -566,6 +566,8 @@ M.url.redact = redact
 M.regex = require "luacrawl.regex"
 core.Response = Response
 M.html = require "luacrawl.html"
+core.make_error = M.error
+M.warc = require "luacrawl.warc"
 M._suspend = suspend
 M._wake = core.wake
 
