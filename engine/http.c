@@ -542,6 +542,7 @@ static int reserve_body(http_xfer_t *x, size_t more)
         }
         if (cap > room) cap = room;
     }
+    if (cap < need || !cap) return out_of_memory(x); /* never (room >= need >= 1) */
     /* Not buf_reserve: its doubling would pass the room left. */
     char *p = realloc(b->p, cap);
     if (!p) return out_of_memory(x);

@@ -24,16 +24,15 @@ const char *http_decode_accept(void);
  * undone in reverse; "identity" and empty entries are skipped). *d is NULL when
  * there is nothing to undo. -1 with a message in err for a coding this build does
  * not decode or too many of them, -2 when out of memory. */
-int http_decoder_new(const char *content_encoding, http_decoder_t **d, char *err,
-                     size_t errlen);
+int http_decoder_new(const char *content_encoding, http_decoder_t **d, char *err, size_t errlen);
 void http_decoder_free(http_decoder_t *d);
 
 /* Feed n encoded bytes; out gets the decoded ones. 0, out's non-zero result, or -1
  * with a message in err when the data is not valid in its coding (or memory ran
  * out: err says so). Bytes after the end of the outermost stream are ignored, as
  * curl and browsers do. */
-int http_decoder_feed(http_decoder_t *d, const char *data, size_t n, http_decode_fn out,
-                      void *arg, char *err, size_t errlen);
+int http_decoder_feed(http_decoder_t *d, const char *data, size_t n, http_decode_fn out, void *arg,
+                      char *err, size_t errlen);
 
 /* At the end of the body: 0 when every stream reached its end marker, else -1 with
  * a message in err (the body was cut short). A decoder fed nothing is complete: an
