@@ -13,17 +13,32 @@
 
 static const char SEEN_METATABLE[] = "luacrawl.seen";
 
-/* A string argument: numbers are not taken for URLs. */
+/* A string argument: numbers are not taken for URLs. A NUL byte inside it (the C
+ * functions take strings to their first NUL) is written "%00", as the standard
+ * writes it wherever it does not refuse it: in a host or a port, "%00" fails as a
+ * NUL does. Leading and trailing C0 controls and spaces go first, as cleaning
+ * trims them anyway. The string replaces the argument. */
 static const char *check_url(lua_State *L, int idx, size_t *len)
 {
     if (lua_type(L, idx) != LUA_TSTRING) luaL_typerror(L, idx, "string");
+    const char *s = lua_tolstring(L, idx, len);
+    if (strlen(s) == *len) return s;
+    size_t a = 0, b = *len;
+    while (a < b && (unsigned char)s[a] <= 0x20)
+        a++;
+    while (b > a && (unsigned char)s[b - 1] <= 0x20)
+        b--;
+    luaL_Buffer buf;
+    luaL_buffinit(L, &buf);
+    for (size_t i = a; i < b; i++) {
+        if (s[i])
+            luaL_addchar(&buf, s[i]);
+        else
+            luaL_addlstring(&buf, "%00", 3);
+    }
+    luaL_pushresult(&buf);
+    lua_replace(L, idx);
     return lua_tolstring(L, idx, len);
-}
-
-/* A URL with an embedded NUL is no URL: report it as malformed. */
-static int has_nul(const char *s, size_t len)
-{
-    return strlen(s) != len;
 }
 
 static int fail(lua_State *L, int err)
@@ -54,7 +69,6 @@ static int l_parse(lua_State *L)
 {
     size_t len;
     const char *u = check_url(L, 1, &len);
-    if (has_nul(u, len)) return fail(L, URL_E_MALFORMED);
     url_parts_t p;
     int err = url_parse(u, &p);
     if (err) {
@@ -83,7 +97,6 @@ static int l_resolve(lua_State *L)
     size_t blen, rlen;
     const char *base = check_url(L, 1, &blen);
     const char *ref = check_url(L, 2, &rlen);
-    if (has_nul(base, blen) || has_nul(ref, rlen)) return fail(L, URL_E_MALFORMED);
     char *out;
     int err = url_resolve(base, ref, &out);
     return push_result(L, err, out);
@@ -126,7 +139,6 @@ static int l_normalize(lua_State *L)
     url_norm_opts_t opts;
     const char *pats[LC_MAX_STRIP + 1];
     lc_check_norm_opts(L, 2, &opts, pats);
-    if (has_nul(u, len)) return fail(L, URL_E_MALFORMED);
     char *out;
     int err = url_normalize(u, &opts, &out);
     return push_result(L, err, out);
@@ -134,7 +146,8 @@ static int l_normalize(lua_State *L)
 
 static uint64_t fingerprint(const char *u, size_t len)
 {
-    return has_nul(u, len) ? url_hash(u, len) : url_fingerprint(u);
+    (void)len; /* check_url leaves no NUL inside */
+    return url_fingerprint(u);
 }
 
 /* url.fingerprint(u) -> 16 lower-case hex digits (a Lua number cannot hold 64 bits) */
@@ -152,7 +165,6 @@ static int host_or_site(lua_State *L, int (*fn)(const char *, char **))
 {
     size_t len;
     const char *u = check_url(L, 1, &len);
-    if (has_nul(u, len)) return fail(L, URL_E_MALFORMED);
     char *out;
     int err = fn(u, &out);
     return push_result(L, err, out);
@@ -177,8 +189,7 @@ static int l_same_site(lua_State *L)
     const char *a = check_url(L, 1, &alen);
     const char *b = check_url(L, 2, &blen);
     char *sa = NULL, *sb = NULL;
-    int same = !has_nul(a, alen) && !has_nul(b, blen) && url_site(a, &sa) == URL_OK &&
-               url_site(b, &sb) == URL_OK && strcmp(sa, sb) == 0;
+    int same = url_site(a, &sa) == URL_OK && url_site(b, &sb) == URL_OK && strcmp(sa, sb) == 0;
     free(sa);
     free(sb);
     lua_pushboolean(L, same);

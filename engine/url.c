@@ -12,9 +12,9 @@
  * nothing is allocated for URLs that fit SCRATCH_STACK. */
 #include "url.h"
 #include "url_chars.h"
+#include "url_host.h"
 #include "url_internal.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <curl/curl.h>
 #include <libpsl.h>
@@ -114,13 +114,80 @@ static int hexval(unsigned c)
     return -1;
 }
 
+/* What the standard percent-encodes in userinfo: C0 controls, space, non-ASCII and
+ * " # < > ? ` { } / : ; = @ [ \ ] ^ | */
+static const uint32_t USERINFO_ENC[8] = {0xffffffff, 0xfc00800d, 0x78000001, 0xb8000001,
+                                         0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff};
+
+/* Where clean() cuts a URL: the authority from auth (userinfo up to at, the '@'
+ * whose first ':' is colon; host and port to auth_end), the query from query, the
+ * fragment from frag. Without an authority auth, at and auth_end are where the path
+ * starts; without a userinfo at is auth. */
+typedef struct layout {
+    size_t auth, at, colon, auth_end, query, frag;
+    int special;
+} layout_t;
+
+/* Whether clean() writes dst[i] == c percent-encoded. */
+static int clean_encodes(const layout_t *l, size_t i, unsigned c)
+{
+    if (i < l->at) return in_set(USERINFO_ENC, c) && i != l->colon;
+    if (i < l->auth_end) return 0; /* the host keeps raw UTF-8 for IDN */
+    if (must_encode(c)) return 1;
+    if (i > l->frag) return c == '#';
+    /* The standard's special-query set: a quote too. */
+    return l->special && c == '\'' && i > l->query && i < l->frag;
+}
+
+/* The userinfo of dst (m bytes) between l->auth and the last '@' of the authority
+ * (the standard's: "http://a@b@c" is user "a@b" of host c): found, its empty parts
+ * dropped ("http://:@h" is "http://h", "http://a:@h" is "http://a@h") and marked in
+ * l. Returns the new length. */
+static size_t userinfo(char *dst, size_t m, layout_t *l)
+{
+    l->at = l->colon = l->auth;
+    size_t at = l->auth_end;
+    while (at > l->auth && dst[at - 1] != '@')
+        at--;
+    /* No '@'; or nothing after it, which curl refuses as it stands (dropping an
+     * empty userinfo would make "http://@/x" read as "http:///x"). */
+    if (at == l->auth || at == l->auth_end) return m;
+    at--;
+    size_t colon = l->auth;
+    while (colon < at && dst[colon] != ':')
+        colon++;
+    size_t cut = 0, from = 0;
+    if (colon + 1 >= at && colon == l->auth) { /* nothing, or only ':' */
+        from = l->auth;
+        cut = at + 1 - l->auth;
+    } else if (colon + 1 == at) { /* "user:" */
+        from = colon;
+        cut = 1;
+    }
+    if (cut) {
+        memmove(dst + from, dst + from + cut, m - from - cut);
+        m -= cut;
+        at -= cut;
+        l->auth_end -= cut;
+        if (from == l->auth) return m;
+    }
+    l->at = at;
+    l->colon = colon < at ? colon : at;
+    return m;
+}
+
 /* Copy src (n bytes) into dst the way browsers pre-process a URL string: leading and
  * trailing C0 controls and spaces trimmed, tabs and newlines dropped anywhere; then,
- * if the scheme is http(s) (or, without a scheme, if special_base), '\' read as '/'
- * before the query; last, bytes must_encode() names percent-encoded everywhere
- * but in the authority, which keeps raw UTF-8 for IDN, and '#' inside the
- * fragment. dst must hold 3 * n + 1 bytes. Returns the length. */
-static size_t clean(const char *src, size_t n, int special_base, char *dst)
+ * if the scheme is http(s) (or, without a scheme, if the base's is), '\' read as
+ * '/' before the query, and the slashes after the scheme made two as the standard
+ * reads them: any number (none too) when the URL is absolute (base_sl 0: no base;
+ * or another scheme than the base's), two or more in a reference; the userinfo
+ * split at the authority's last '@', its empty parts dropped, percent-encoded by
+ * the standard's userinfo set; last, bytes must_encode() names percent-encoded
+ * outside the authority, which keeps raw UTF-8 for IDN, '#' inside the fragment,
+ * and '\'' in the query of http(s). dst must hold 3 * n + 1 bytes. Returns the
+ * length. */
+static size_t clean(const char *src, size_t n, const char *base, size_t base_sl, char *dst)
 {
     size_t a = 0, b = n, m = 0;
     while (a < b && (unsigned char)src[a] <= 0x20)
@@ -132,34 +199,52 @@ static size_t clean(const char *src, size_t n, int special_base, char *dst)
 
     size_t sl = scheme_len(dst, m);
     size_t start = sl ? sl + 1 : 0;
-    if (sl ? is_special(dst, sl) : special_base) {
+    layout_t l;
+    l.special = sl ? is_special(dst, sl) : base_sl && is_special(base, base_sl);
+    if (l.special) {
         for (size_t i = start; i < m && dst[i] != '?' && dst[i] != '#'; i++)
             if (dst[i] == '\\') dst[i] = '/';
+        size_t k = start;
+        while (k < m && dst[k] == '/')
+            k++;
+        int absolute = sl && !(base_sl == sl && ascii_caseeq(dst, base, sl));
+        if ((absolute || k - start >= 2) && k - start != 2) {
+            /* Growing by two at most: the scheme's bytes are never encoded, so the
+             * 3 * n bytes of dst still hold the result. */
+            memmove(dst + start + 2, dst + k, m - k);
+            m = m + 2 - (k - start);
+            dst[start] = dst[start + 1] = '/';
+        }
     }
-    size_t auth_end = start;
+    l.auth = l.at = l.colon = l.auth_end = start;
     /* clang-tidy's analyzer, past its limits on loops and inlining (through
      * host_or_site and parse_into), loses that scheme_len(dst, m) < m and that the
      * expansion below writes every byte it counted: it reports reads of bytes of
      * dst never written, here and in ascii_caseeq and scheme_len. */
     /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
     if (m - start >= 2 && dst[start] == '/' && dst[start + 1] == '/') {
-        auth_end = start + 2;
-        while (auth_end < m && dst[auth_end] != '/' && dst[auth_end] != '?' && dst[auth_end] != '#')
-            auth_end++;
+        l.auth = l.auth_end = start + 2;
+        while (l.auth_end < m && dst[l.auth_end] != '/' && dst[l.auth_end] != '?' &&
+               dst[l.auth_end] != '#')
+            l.auth_end++;
+        m = userinfo(dst, m, &l);
     }
-    size_t frag = m, extra = 0;
-    for (size_t i = auth_end; i < m; i++) {
+    l.frag = l.query = m;
+    size_t extra = 0;
+    for (size_t i = l.auth; i < m; i++) {
         unsigned c = (unsigned char)dst[i];
-        if (c == '#' && frag == m)
-            frag = i;
-        else if (must_encode(c) || c == '#')
+        if (c == '#' && l.frag == m && i >= l.auth_end)
+            l.frag = i;
+        else if (c == '?' && l.query == m && i >= l.auth_end && i < l.frag)
+            l.query = i;
+        else if (clean_encodes(&l, i, c))
             extra += 2;
     }
     if (extra) { /* expand in place, right to left */
         size_t r = m, w = m + extra;
-        while (r > auth_end) {
+        while (r > l.auth) {
             unsigned c = (unsigned char)dst[--r];
-            if (must_encode(c) || (c == '#' && r != frag)) {
+            if (clean_encodes(&l, r, c) && r != l.frag) {
                 dst[--w] = HEX[c & 15];
                 dst[--w] = HEX[c >> 4];
                 dst[--w] = '%';
@@ -231,6 +316,15 @@ static int valid_host(const char *h, size_t n)
         if (!is_alpha(c) && !is_digit(c) && c != '-' && c != '_' && c != '.') return 0;
     }
     return 1;
+}
+
+/* The host h (n bytes) as curl gave it, checked by the standard's rules and ours
+ * (valid_host): its kind (url_host.h), the canonical form of an address in canon
+ * (URL_HOST_CANON_MAX bytes, *cn of them), or -1 if it is no host we take. */
+static int check_host(const char *h, size_t n, char *canon, size_t *cn)
+{
+    if (!valid_host(h, n)) return -1;
+    return url_host_canon(h, n, canon, cn);
 }
 
 /* Offsets into a URL as curl renders it: "scheme://authority/path?query#fragment".
@@ -324,13 +418,22 @@ static int finish(char *u, char **out)
     split_t s;
     split_curl_url(u, &s);
     if (s.len > URL_MAX_LENGTH) return URL_E_TOO_LONG;
-    size_t h = host_start(u, &s), e = host_end(u, h, &s);
-    if (!valid_host(u + h, e - h)) return URL_E_HOST;
-    for (size_t i = h; i < e; i++)
-        u[i] = (char)lower((unsigned char)u[i]);
-    *out = malloc(s.len + 1);
+    size_t h = host_start(u, &s), e = host_end(u, h, &s), cn = 0;
+    char canon[URL_HOST_CANON_MAX];
+    int kind = check_host(u + h, e - h, canon, &cn);
+    if (kind < 0) return URL_E_HOST;
+    if (kind == URL_HOST_NAME) {
+        for (size_t i = h; i < e; i++)
+            u[i] = (char)lower((unsigned char)u[i]);
+        cn = e - h;
+    }
+    size_t len = s.len - (e - h) + cn;
+    if (len > URL_MAX_LENGTH) return URL_E_TOO_LONG;
+    *out = malloc(len + 1);
     if (!*out) return URL_E_NOMEM;
-    memcpy(*out, u, s.len + 1);
+    memcpy(*out, u, h);
+    memcpy(*out + h, kind == URL_HOST_NAME ? u + h : canon, cn);
+    memcpy(*out + h + cn, u + e, s.len - e + 1);
     return URL_OK;
 }
 
@@ -351,7 +454,7 @@ static int resolve(CURLU *h, scratch_t *sc, const char *base, size_t bn, const c
     char *b = scratch_alloc(sc, 3 * bn + 1);
     char *r = scratch_alloc(sc, 3 * rn + 1);
     if (!b || !r) return URL_E_NOMEM;
-    bn = clean(base, bn, 0, b);
+    bn = clean(base, bn, NULL, 0, b);
     size_t bsl = scheme_len(b, bn);
     if (!bsl) return URL_E_SCHEME;
     CURLUcode rc = curl_url_set(h, CURLUPART_URL, b, CURLU_NON_SUPPORT_SCHEME);
@@ -365,11 +468,11 @@ static int resolve(CURLU *h, scratch_t *sc, const char *base, size_t bn, const c
         curl_free(bu);
         return URL_E_MALFORMED;
     }
-    int special = is_special(bu, bsl);
 
     int err = URL_OK, parsed = 0;
     char *t = NULL;
-    rn = clean(ref, rn, special, r);
+    /* "https:g" against an http base comes out of clean() as "https://g". */
+    rn = clean(ref, rn, bu, bsl, r);
     size_t sl = scheme_len(r, rn);
     int slashes = sl && rn >= sl + 3 && r[sl + 1] == '/' && r[sl + 2] == '/';
     if (sl && !is_special(r, sl)) {
@@ -394,12 +497,6 @@ static int resolve(CURLU *h, scratch_t *sc, const char *base, size_t bn, const c
         parsed = 1;
     } else if (slashes) {
         t = r; /* an absolute http(s) URL */
-    } else if (sl && !(sl == bsl && ascii_caseeq(r, bu, sl))) {
-        /* "https:g" against an http base: browsers read "https://g". */
-        const char *rest = r + sl + 1;
-        while (*rest == '/')
-            rest++;
-        t = concat3(sc, r, sl, "://", 3, rest, strlen(rest));
     } else {
         /* Relative, or "http:g" against an http base, which browsers (and RFC 3986
          * section 5.4.2, "for backward compatibility") read as "g". */
@@ -511,11 +608,12 @@ int url_resolve_normalize_slow(const char *base, const char *ref, const url_norm
 /* Normalization --------------------------------------------------------------- */
 
 /* Copy s (n bytes) to out with escapes normalized: hex digits upper-cased, escaped
- * unreserved characters decoded, forbidden bytes encoded (and '#' when frag is set).
+ * unreserved characters decoded, forbidden bytes encoded, and also (the byte the part
+ * adds to them: '#' in a fragment, '\'' in the query of http(s), or 0).
  * A '%' not followed by two hex digits becomes "%25" (browsers leave it, but then
  * "%%41" would change again on a second pass). out must hold 3 * n bytes. *dot is
  * set when an escaped '.' was decoded. */
-static size_t norm_escapes(const char *s, size_t n, char *out, int frag, int *dot)
+static size_t norm_escapes(const char *s, size_t n, char *out, unsigned also, int *dot)
 {
     size_t w = 0;
     for (size_t i = 0; i < n; i++) {
@@ -533,7 +631,7 @@ static size_t norm_escapes(const char *s, size_t n, char *out, int frag, int *do
                 out[w++] = HEX[lo];
             }
             i += 2;
-        } else if (must_encode(c) || c == '%' || (frag && c == '#')) {
+        } else if (must_encode(c) || c == '%' || (also && c == also)) {
             out[w++] = '%';
             out[w++] = HEX[c >> 4];
             out[w++] = HEX[c & 15];
@@ -667,11 +765,18 @@ static int rebuild(scratch_t *sc, const char *u, const split_t *s, const url_nor
 {
     static const url_norm_opts_t none = {0, NULL, 0};
     if (!opts) opts = &none;
-    size_t w = s->auth, at = host_start(u, s), e = host_end(u, at, s);
+    size_t w = s->auth, at = host_start(u, s), e = host_end(u, at, s), cn;
     int dot = 0;
-    if (!valid_host(u + at, e - at)) return URL_E_HOST;
+    char canon[URL_HOST_CANON_MAX];
+    int kind = check_host(u + at, e - at, canon, &cn);
+    if (kind < 0) return URL_E_HOST;
     memcpy(out, u, s->auth); /* "http://", lower-cased by curl */
     if (at > s->auth) w += norm_escapes(u + s->auth, at - s->auth, out + w, 0, &dot);
+    if (kind != URL_HOST_NAME) {
+        memcpy(out + w, canon, cn);
+        w += cn;
+        at = e;
+    }
     for (size_t i = at; i < s->path; i++)
         out[w++] = (char)lower((unsigned char)u[i]);
 
@@ -689,7 +794,7 @@ static int rebuild(scratch_t *sc, const char *u, const split_t *s, const url_nor
     if (s->frag > s->query + 1) {
         out[w++] = '?';
         size_t q = w;
-        w += norm_escapes(u + s->query + 1, s->frag - s->query - 1, out + w, 0, &dot);
+        w += norm_escapes(u + s->query + 1, s->frag - s->query - 1, out + w, '\'', &dot);
         if (opts->sort_query || opts->strip) {
             char *tmp = scratch_alloc(sc, w - q);
             if (!tmp) return URL_E_NOMEM;
@@ -703,7 +808,7 @@ static int rebuild(scratch_t *sc, const char *u, const split_t *s, const url_nor
     }
     if (opts->keep_fragment && s->len > s->frag + 1) {
         out[w++] = '#';
-        w += norm_escapes(u + s->frag + 1, s->len - s->frag - 1, out + w, 1, &dot);
+        w += norm_escapes(u + s->frag + 1, s->len - s->frag - 1, out + w, '#', &dot);
     }
     out[w] = '\0';
     if (w > URL_MAX_LENGTH) return URL_E_TOO_LONG;
@@ -724,7 +829,7 @@ static int render_normalized(CURLU *h, scratch_t *sc, const url_norm_opts_t *opt
     int err = URL_E_SCHEME;
     if (s.auth >= 3 && is_special(u, s.auth - 3)) {
         err = URL_E_NOMEM;
-        *res = scratch_alloc(sc, 3 * s.len + 2);
+        *res = scratch_alloc(sc, 3 * s.len + 2 + URL_HOST_CANON_MAX);
         if (*res) err = rebuild(sc, u, &s, opts, *res, reslen);
     }
     curl_free(u);
@@ -749,7 +854,7 @@ static int normalize(CURLU *h, scratch_t *sc, const char *url, const url_norm_op
     if (too_long(url, &n)) return URL_E_TOO_LONG;
     char *buf = scratch_alloc(sc, 3 * n + 1);
     if (!buf) return URL_E_NOMEM;
-    n = clean(url, n, 0, buf);
+    n = clean(url, n, NULL, 0, buf);
     size_t sl = scheme_len(buf, n);
     if (!sl || !is_special(buf, sl)) return URL_E_SCHEME;
     CURLUcode rc = curl_url_set(h, CURLUPART_URL, buf, 0);
@@ -823,7 +928,7 @@ static int parse_into(CURLU *h, const char *url)
     int err = URL_E_NOMEM;
     char *buf = scratch_alloc(&sc, 3 * n + 1);
     if (buf) {
-        n = clean(url, n, 0, buf);
+        n = clean(url, n, NULL, 0, buf);
         err = scheme_len(buf, n)
                   ? from_curl(curl_url_set(h, CURLUPART_URL, buf, CURLU_NON_SUPPORT_SCHEME))
                   : URL_E_SCHEME;
@@ -838,16 +943,25 @@ static int get_host(CURLU *h, char **host, int *ip)
 {
     CURLUcode rc = get_part(h, CURLUPART_HOST, host, 0);
     if (rc) return from_curl(rc);
+    char canon[URL_HOST_CANON_MAX + 1];
+    size_t cn;
+    int kind = check_host(*host, strlen(*host), canon, &cn);
+    if (kind < 0) return URL_E_HOST;
+    if (kind != URL_HOST_NAME) {
+        /* Written the standard's way; the strings of url_parts_t are curl's. */
+        canon[cn] = '\0';
+        curl_free(*host);
+        *host = NULL;
+        rc = curl_url_set(h, CURLUPART_HOST, canon, 0);
+        if (!rc) rc = curl_url_get(h, CURLUPART_HOST, host, 0);
+        if (rc) return from_curl(rc);
+    }
     char *p = *host;
     size_t n = strlen(p);
-    if (!valid_host(p, n)) return URL_E_HOST;
-    if (p[0] == '[' && p[n - 1] == ']') {
+    *ip = kind != URL_HOST_NAME;
+    if (kind == URL_HOST_IPV6) {
         memmove(p, p + 1, n - 2);
         p[n - 2] = '\0';
-        *ip = 1;
-    } else {
-        struct in_addr a;
-        *ip = inet_pton(AF_INET, p, &a) == 1;
     }
     for (; *p; p++)
         *p = (char)lower((unsigned char)*p);

@@ -12,6 +12,7 @@
  * checks this on random URLs); anything else takes that path (url_internal.h). */
 #include "url.h"
 #include "url_chars.h"
+#include "url_host.h"
 #include "url_internal.h"
 
 #include <stdint.h>
@@ -33,8 +34,8 @@ static const unsigned char PATH_PLAIN[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0, /* p-z { | } ~ DEL */
 };                                                  /* the bytes from 0x80: 0 */
 
-/* The same, '?', '[' and ']' */
-static const uint32_t QUERY_SAFE[8] = {0, 0xafffffd2, 0xafffffff, 0x47fffffe, 0, 0, 0, 0};
+/* The same, '?', '[' and ']', but not '\'' (which a special URL's query encodes) */
+static const uint32_t QUERY_SAFE[8] = {0, 0xafffff52, 0xafffffff, 0x47fffffe, 0, 0, 0, 0};
 
 static int is_lower_alnum(unsigned c)
 {
@@ -73,11 +74,13 @@ static int dot_segment(const char *s, size_t n)
 /* If url (n bytes) is in the form url_normalize gives with default options, the
  * length of that form: n, or the offset of the '#' of a fragment, which goes; else 0.
  * The form: "http://" or "https://"; a host of labels of lower-case letters, digits
- * and '-' (not first or last) joined by single dots, that curl does not read as an
- * IPv4 address unless it is one in dotted-decimal form; a port other than the
+ * and '-' (not first or last) joined by single dots, whose last label is not a
+ * number (url_host.h) and that curl does not read as an IPv4 address, unless it is
+ * one in dotted-decimal form; a port other than the
  * scheme's, 1..65535 without leading zeros; a path from '/' on of pchar without "."
  * or ".." segments; a query, not empty, of pchar, '/', '?', '[' and ']'; in path and
- * query escapes only of bytes that are not unreserved, in upper case; a fragment of
+ * query escapes only of bytes that are not unreserved, in upper case, no '\'' in
+ * the query; a fragment of
  * printable ASCII. Nothing else: no userinfo, no empty path. */
 /* normal_form from i, a '?', a '#' or the end, all before it in normal form. */
 static size_t normal_query_on(const char *u, size_t n, size_t i)
@@ -137,10 +140,10 @@ static size_t normal_form(const char *u, size_t n)
         return 0;
     }
 
-    size_t host = i;
+    size_t host = i, label;
     int numeric = 1;
     for (;;) {
-        size_t label = i;
+        label = i;
         while (i < n && (is_lower_alnum((unsigned char)u[i]) || u[i] == '-'))
             i++;
         if (i == label || u[label] == '-' || u[i - 1] == '-') return 0;
@@ -148,7 +151,13 @@ static size_t normal_form(const char *u, size_t n)
         if (i == n || u[i] != '.') break;
         i++;
     }
-    if (i - host > FAST_HOST_MAX || (numeric && !dotted_quad(u + host, i - host))) return 0;
+    /* A host whose last label is a number is an IPv4 address or an error: only
+     * the dotted-decimal form is normal. */
+    if (i - host > FAST_HOST_MAX) return 0;
+    if ((numeric ||
+         (is_digit((unsigned char)u[label]) && url_host_ends_in_number(u + label, i - label))) &&
+        !dotted_quad(u + host, i - host))
+        return 0;
 
     if (i < n && u[i] == ':') {
         size_t p = ++i;
