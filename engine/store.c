@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define SCHEMA_VERSION 1
 #define APPLICATION_ID 0x4C43524C /* "LCRL" in the file header: this file is ours */
@@ -229,6 +230,29 @@ static int check_file(const char *path, store_err_t *err)
                    path);
 }
 
+/* A new state that cannot be created because its directory is not writable:
+ * SQLite retries such an open for reading, and reports that attempt's ENOENT. */
+static int new_in_read_only_dir(const char *path, store_err_t *err)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) return 0;
+    char *dir = strdup(path);
+    if (!dir) return 0;
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    int denied = access(slash ? dir : ".", W_OK) != 0 && (errno == EROFS || errno == EACCES);
+    int e = errno;
+    if (denied)
+        set_err(err, STORE_READ_ONLY,
+                "state %s cannot be created: its directory is not writable (%s)", path,
+                strerror(e));
+    free(dir);
+    return denied;
+}
+
 static const char SCHEMA_SQL[] =
     "PRAGMA application_id = 1279480396;"
     "CREATE TABLE schema_version(version INTEGER NOT NULL);"
@@ -290,13 +314,13 @@ static int set_pragmas(store_t *s, const store_opts_t *o, store_err_t *err)
     int64_t page = 4096;
     /* The connection's lock and WAL: locking_mode must be set before WAL starts for
      * the WAL index to be kept in memory. The first read takes the lock. */
-    int rc = exec(s->db, "PRAGMA locking_mode=EXCLUSIVE");
-    if (rc == SQLITE_OK) rc = exec(s->db, "SELECT count(*) FROM sqlite_schema");
-    if (rc != SQLITE_OK) return sql_err(s->path, s->db, rc, "opening it", err);
-    if (sqlite3_db_readonly(s->db, "main") == 1)
+    if (sqlite3_db_readonly(s->db, "main") == 1) /* SQLite fell back to reading only */
         return set_err(err, STORE_READ_ONLY,
                        "state %s cannot be written: the file or its file system is read-only",
                        s->path);
+    int rc = exec(s->db, "PRAGMA locking_mode=EXCLUSIVE");
+    if (rc == SQLITE_OK) rc = exec(s->db, "SELECT count(*) FROM sqlite_schema");
+    if (rc != SQLITE_OK) return sql_err(s->path, s->db, rc, "opening it", err);
     snprintf(sql, sizeof(sql), "PRAGMA synchronous=%s; PRAGMA cache_size=-%d",
              o->sync_full ? "FULL" : "NORMAL", o->cache_kb > 0 ? o->cache_kb : DEFAULT_CACHE_KB);
     rc = exec(s->db, sql);
@@ -339,6 +363,7 @@ store_t *store_open(const char *path, const store_opts_t *opts, store_err_t *err
     }
     int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
+        if (new_in_read_only_dir(path, err)) goto fail;
         sql_err(path, s->db, rc, "opening it", err);
         goto fail;
     }
