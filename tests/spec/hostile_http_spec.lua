@@ -57,6 +57,26 @@ describe("hostile HTTP: cut short", function()
     assert.equal(("hello deflate "):rep(1000), res.body)
   end)
 
+  -- The fixture's /enc/* bodies, made by Debian's brotli and zstd commands.
+  local enc_text = {}
+  for i = 0, 1999 do enc_text[#enc_text + 1] = ("line %05d: hello brotli and zstd\n"):format(i) end
+  enc_text = table.concat(enc_text)
+
+  for _, coding in ipairs({ "br", "zstd" }) do
+    it("hostile_whole_" .. coding .. "_decodes_to_the_original", function()
+      local res = assert(fetch("/enc/" .. coding))
+      assert.equal(200, res.status)
+      assert.equal(coding, res.headers["content-encoding"]) -- it was sent encoded
+      assert.equal(enc_text, res.body)
+    end)
+
+    it("hostile_" .. coding .. "_cut_in_half: protocol", function()
+      local kind, err = kind_of("/hostile/" .. coding .. "-cut")
+      assert.equal("protocol", kind)
+      assert.matches(coding .. " body cut short", err.message)
+    end)
+  end
+
   it("hostile_body_not_in_its_coding: protocol", function()
     local kind, err = kind_of("/hostile/bad-coding")
     assert.equal("protocol", kind)
