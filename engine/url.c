@@ -419,6 +419,11 @@ static int finish(char *u, char **out)
     split_curl_url(u, &s);
     if (s.len > URL_MAX_LENGTH) return URL_E_TOO_LONG;
     size_t h = host_start(u, &s), e = host_end(u, h, &s), cn = 0;
+    if (memchr(u + s.path, '%', s.query - s.path)) { /* maybe "%2e" segments */
+        size_t pn = url_remove_dots(u + s.path, s.query - s.path);
+        memmove(u + s.path + pn, u + s.query, s.len - s.query + 1);
+        s.len -= s.query - s.path - pn;
+    }
     char canon[URL_HOST_CANON_MAX];
     int kind = check_host(u + h, e - h, canon, &cn);
     if (kind < 0) return URL_E_HOST;
@@ -642,9 +647,26 @@ static size_t norm_escapes(const char *s, size_t n, char *out, unsigned also, in
     return w;
 }
 
+/* Whether a path segment (s, len bytes) is "." (1) or ".." (2), a '.' also spelled
+ * "%2e" as the standard reads it; else 0. */
+static int dot_segment_kind(const char *s, size_t len)
+{
+    int dots = 0;
+    for (size_t i = 0; i < len; dots++) {
+        if (s[i] == '.')
+            i++;
+        else if (len - i >= 3 && s[i] == '%' && s[i + 1] == '2' && (s[i + 2] | 0x20) == 'e')
+            i += 3;
+        else
+            return 0;
+        if (dots == 2) return 0;
+    }
+    return dots;
+}
+
 /* RFC 3986 section 5.2.4 on an absolute path, in place; returns the new length.
- * curl has already done it once; this runs again only when decoding "%2E" made
- * new dot segments. */
+ * curl has already done it once; this runs again when "%2E" segments remain, which
+ * the standard reads as dots. */
 size_t url_remove_dots(char *p, size_t n)
 {
     size_t w = 0, i = 0;
@@ -652,9 +674,9 @@ size_t url_remove_dots(char *p, size_t n)
         size_t j = i + 1;
         while (j < n && p[j] != '/')
             j++;
-        size_t len = j - i - 1;
-        if ((len == 1 && p[i + 1] == '.') || (len == 2 && p[i + 1] == '.' && p[i + 2] == '.')) {
-            if (len == 2)
+        int kind = dot_segment_kind(p + i + 1, j - i - 1);
+        if (kind) {
+            if (kind == 2)
                 while (w > 0 && p[--w] != '/') {
                 }
             if (j == n) p[w++] = '/';
@@ -991,6 +1013,11 @@ int url_parse(const char *url, url_parts_t *parts)
     if (!err) err = get_opt(h, CURLUPART_PASSWORD, &parts->password, CURLU_URLDECODE);
     if (!err) err = get_opt(h, CURLUPART_PORT, &parts->port, CURLU_DEFAULT_PORT);
     if (!err) err = get_opt(h, CURLUPART_PATH, &parts->path, 0);
+    if (!err && parts->path && parts->path[0] == '/' && strchr(parts->path, '%')) {
+        /* "%2e" segments are dots to the standard (curl removed the plain ones) */
+        size_t n = url_remove_dots(parts->path, strlen(parts->path));
+        parts->path[n] = '\0';
+    }
     if (!err) err = get_opt(h, CURLUPART_QUERY, &parts->query, 0);
     if (!err) err = get_opt(h, CURLUPART_FRAGMENT, &parts->fragment, 0);
     curl_url_cleanup(h);
