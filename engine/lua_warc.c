@@ -64,15 +64,16 @@ static int l_warc_open(lua_State *L)
     return 2;
 }
 
-static void push_result(lua_State *L, int rc, const char *id, const warc_err_t *err)
+/* The record ID, or nil and the error: the number of results. */
+static int push_result(lua_State *L, int rc, const char *id, const warc_err_t *err)
 {
     if (rc == 0) {
         lua_pushstring(L, id);
-        lua_pushnil(L);
-    } else {
-        lua_pushnil(L);
-        push_warc_error(L, err);
+        return 1;
     }
+    lua_pushnil(L);
+    push_warc_error(L, err);
+    return 2;
 }
 
 /* core.warc_write(writer, body) -> the last response record's ID | nil, err: every
@@ -101,8 +102,7 @@ static int l_warc_write(lua_State *L)
                               .truncated = h->truncated};
         rc = warc_write_exchange(w, &ex, id, &err);
     }
-    push_result(L, rc, id, &err);
-    return 2;
+    return push_result(L, rc, id, &err);
 }
 
 /* core.warc_metadata(writer, url, fields text, concurrent_to or nil, date or nil)
@@ -123,8 +123,7 @@ static int l_warc_metadata(lua_State *L)
     char id[WARC_ID_SIZE] = "";
     warc_err_t err;
     int rc = warc_write_metadata(w, url, date, to, fields, len, id, &err);
-    push_result(L, rc, id, &err);
-    return 2;
+    return push_result(L, rc, id, &err);
 }
 
 /* core.warc_close(writer) -> true | nil, err (closing twice does nothing) */
