@@ -36,12 +36,14 @@ end
 
 local tls_port, tls_ca = os.getenv("LC_TLS_PORT"), os.getenv("LC_TLS_CA")
 
--- What the archive tests fetch: gzip, deflate, chunked, a redirect chain, a 404,
+-- What the archive tests fetch: gzip, deflate, br, zstd, chunked, a redirect chain, a 404,
 -- a page, a body cut at max_size, gzip over HTTP/2 (nginx).
 local function targets()
   local list = {
     { url = h.url("/gzip") },
     { url = h.url("/deflate") },
+    { url = h.url("/enc/br") },
+    { url = h.url("/enc/zstd") },
     { url = h.url("/chunked") },
     { url = h.url("/redirect/2"), opts = { follow = 5 }, final = h.url("/redirect/0") },
     { url = h.url("/status/404") },
@@ -165,6 +167,8 @@ describe("lc.warc writing", function()
         assert.matches("Content%-Encoding: gzip", rec.block)
         assert.matches("\r\n\r\n\31\139", rec.block) -- the gzip magic number
       end
+      local coding = rec.type == "response" and rec.uri:match("/enc/(%a+)$")
+      if coding then assert.matches("\r\nContent%-Encoding: " .. coding .. "\r\n", rec.block) end
     end
   end)
 

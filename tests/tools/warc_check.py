@@ -15,8 +15,9 @@ a revisit refers to a response with the same payload digest; no response head sa
 "Transfer-Encoding: chunked" (the framing is removed).
 
 With --expect, MANIFEST maps URLs to files holding the body the fetch returned: the
-response for each URL, its payload undone of its Content-Encoding (gzip, deflate;
-others are counted as unchecked), must equal it. A truncated gzip payload is decoded
+response for each URL, its payload undone of its Content-Encoding (gzip, deflate; br
+and zstd with the brotli and zstd commands; others are counted as unchecked), must
+equal it. A truncated gzip payload is decoded
 as far as it goes, as the fetch did.
 
 Prints one line per problem and a summary; exits 1 when there is a problem.
@@ -25,6 +26,7 @@ import base64
 import hashlib
 import json
 import re
+import subprocess
 import sys
 import zlib
 
@@ -100,6 +102,13 @@ def decode(body, head):
             d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         elif c == "deflate":
             d = zlib.decompressobj()
+        elif c in ("br", "zstd"):  # Debian's brotli and zstd commands (scripts/bootstrap)
+            cmd = ["brotli", "-d", "-c"] if c == "br" else ["zstd", "-d", "-c", "-q"]
+            try:
+                body = subprocess.run(cmd, input=body, stdout=subprocess.PIPE, check=True).stdout
+            except (OSError, subprocess.CalledProcessError):
+                return None
+            continue
         else:
             return None
         body = d.decompress(body)
