@@ -56,7 +56,7 @@ static int l_warc_open(lua_State *L)
     *w = NULL;
     lc_getmetatable(L, WRITER_METATABLE);
     lua_setmetatable(L, -2);
-    warc_err_t err;
+    warc_err_t err = {0};
     *w = warc_open(target, &o, &err);
     if (*w) return 1;
     lua_pushnil(L);
@@ -86,7 +86,7 @@ static int l_warc_write(lua_State *L)
         return luaL_error(L, "warc write: the response was not fetched with archive = true "
                              "(or was released)");
     char id[WARC_ID_SIZE] = "";
-    warc_err_t err;
+    warc_err_t err = {0};
     int rc = 0;
     for (int i = 0; rc == 0 && i < http_capture_count(c); i++) {
         const http_exchange_t *h = http_capture_get(c, i);
@@ -121,7 +121,7 @@ static int l_warc_metadata(lua_State *L)
         date = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
     }
     char id[WARC_ID_SIZE] = "";
-    warc_err_t err;
+    warc_err_t err = {0};
     int rc = warc_write_metadata(w, url, date, to, fields, len, id, &err);
     return push_result(L, rc, id, &err);
 }
@@ -130,7 +130,7 @@ static int l_warc_metadata(lua_State *L)
 static int l_warc_close(lua_State *L)
 {
     warc_t **w = to_writer(L);
-    warc_err_t err;
+    warc_err_t err = {0};
     int rc = warc_close(*w, &err);
     *w = NULL;
     if (rc == 0) {
@@ -145,7 +145,7 @@ static int l_warc_close(lua_State *L)
 static int writer_gc(lua_State *L)
 {
     warc_t **w = to_writer(L);
-    warc_err_t err;
+    warc_err_t err = {0};
     warc_close(*w, &err); /* a writer dropped without close(): its files are finished */
     *w = NULL;
     return 0;
@@ -176,7 +176,7 @@ static int l_warc_reader(lua_State *L)
     *r = NULL;
     lc_getmetatable(L, READER_METATABLE);
     lua_setmetatable(L, -2);
-    warc_err_t err;
+    warc_err_t err = {0};
     if ((*r = warc_reader_open(path, &err))) return 1;
     lua_pushnil(L);
     push_warc_error(L, &err);
@@ -234,7 +234,7 @@ static int l_warc_next(lua_State *L)
     warc_reader_t **r = to_reader(L);
     if (!*r) return 0;
     warc_record_t rec;
-    warc_err_t err;
+    warc_err_t err = {0};
     int rc = warc_reader_next(*r, &rec, &err);
     if (rc == 0) return 0;
     if (rc < 0) { /* the iteration ends here: later calls give nil */
