@@ -1,7 +1,8 @@
 /* http.c: transfers on one curl multi handle, driven by curl_multi_socket_action
  * from loop watchers and one loop timer. A transfer goes DNS -> curl -> (redirect ->
  * DNS -> curl ...) -> completion. Completions are reported from the loop's own
- * callbacks after curl has returned, never from inside a curl callback. */
+ * callbacks after curl has returned, never from inside a curl callback. The request
+ * a transfer carries is built, and turned into curl options, by http_request.c. */
 #include "http.h"
 
 #include "buf.h"
@@ -10,6 +11,7 @@
 #include "http_decode.h"
 #include "http_errors.h"
 #include "http_headers.h"
+#include "http_request.h"
 #include "proxy_env.h"
 #include "url.h"
 
@@ -26,10 +28,6 @@
 #include <unistd.h>
 #include <strings.h>
 
-#define DEFAULT_TIMEOUT 30.0
-#define DEFAULT_CONNECT_TIMEOUT 10.0
-#define DEFAULT_MAX_BODY (10u << 20)
-#define DEFAULT_MAX_HEADER (256u << 10)
 #define MAX_HEADERS 1000
 #define POOL_MAX 64
 #define MAX_IDLE_CONNECTIONS 256
@@ -45,26 +43,6 @@ enum abort_reason {
     ABORT_MEMORY,
     ABORT_DECODE, /* the body is not valid in its Content-Encoding (message set) */
     ABORT_BUDGET, /* the engine's memory budget (message set, and error) */
-};
-
-struct http_req {
-    char *url;
-    char *method;
-    struct curl_slist *headers;
-    char *body;
-    size_t body_len;
-    int has_body;
-    char *user_agent;
-    char *proxy;
-    char *ca_file;
-    double timeout, connect_timeout;
-    size_t max_body, max_header, max_url;
-    int follow;
-    int insecure;
-    int truncate;
-    int keep_credentials, follow_site;
-    int archive;
-    addr_policy_t *policy;
 };
 
 struct http_xfer {
@@ -144,159 +122,6 @@ const char *http_error_name(enum http_error e)
         "too_large", "protocol",    "cancelled", "memory",  "denied", "resource",
     };
     return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "protocol";
-}
-
-/* ---- requests ---- */
-
-static int has_crlf(const char *s)
-{
-    return strpbrk(s, "\r\n") != NULL;
-}
-
-static int set_str(char **dst, const char *src)
-{
-    char *copy = src ? strdup(src) : NULL;
-    if (src && !copy) return -1;
-    free(*dst);
-    *dst = copy;
-    return 0;
-}
-
-http_req_t *http_req_new(const char *url)
-{
-    http_req_t *req = calloc(1, sizeof(*req));
-    if (!req) return NULL;
-    if (!(req->url = strdup(url))) {
-        free(req);
-        return NULL;
-    }
-    req->timeout = DEFAULT_TIMEOUT;
-    req->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
-    req->max_body = DEFAULT_MAX_BODY;
-    req->max_header = DEFAULT_MAX_HEADER;
-    req->max_url = HTTP_MAX_URL;
-    return req;
-}
-
-void http_req_free(http_req_t *req)
-{
-    if (!req) return;
-    free(req->url);
-    free(req->method);
-    curl_slist_free_all(req->headers);
-    free(req->body);
-    free(req->user_agent);
-    free(req->proxy);
-    free(req->ca_file);
-    addr_policy_free(req->policy);
-    free(req);
-}
-
-int http_req_method(http_req_t *req, const char *method)
-{
-    if (!*method || strlen(method) > 32) return -1;
-    for (const char *p = method; *p; p++)
-        if (*p < 'A' || *p > 'Z') return -1;
-    return set_str(&req->method, method);
-}
-
-int http_req_header(http_req_t *req, const char *name, const char *value)
-{
-    if (!*name || has_crlf(name) || has_crlf(value) || strchr(name, ':')) return -1;
-    size_t n = strlen(name) + strlen(value) + 3;
-    char *line = malloc(n);
-    if (!line) return -1;
-    /* "Name;" is curl's way to send a header with an empty value. */
-    if (*value)
-        snprintf(line, n, "%s: %s", name, value);
-    else
-        snprintf(line, n, "%s;", name);
-    struct curl_slist *l = curl_slist_append(req->headers, line);
-    free(line);
-    if (!l) return -1;
-    req->headers = l;
-    return 0;
-}
-
-int http_req_body(http_req_t *req, const char *data, size_t len)
-{
-    char *copy = malloc(len ? len : 1);
-    if (!copy) return -1;
-    memcpy(copy, data, len);
-    free(req->body);
-    req->body = copy;
-    req->body_len = len;
-    req->has_body = 1;
-    return 0;
-}
-
-int http_req_user_agent(http_req_t *req, const char *ua)
-{
-    if (has_crlf(ua)) return -1;
-    return set_str(&req->user_agent, ua);
-}
-
-int http_req_proxy(http_req_t *req, const char *proxy)
-{
-    return set_str(&req->proxy, proxy);
-}
-
-void http_req_timeout(http_req_t *req, double total, double connect)
-{
-    if (total > 0) req->timeout = total;
-    if (connect > 0) req->connect_timeout = connect;
-}
-
-void http_req_max_size(http_req_t *req, size_t max_body, size_t max_header)
-{
-    if (max_body > 0) req->max_body = max_body;
-    if (max_header > 0) req->max_header = max_header;
-}
-
-void http_req_follow(http_req_t *req, int max_redirects)
-{
-    req->follow = max_redirects > 0 ? max_redirects : 0;
-}
-
-void http_req_max_url(http_req_t *req, size_t max_url)
-{
-    if (max_url > 0) req->max_url = max_url;
-}
-
-void http_req_truncate(http_req_t *req, int truncate)
-{
-    req->truncate = truncate;
-}
-
-void http_req_insecure(http_req_t *req, int insecure)
-{
-    req->insecure = insecure;
-}
-
-int http_req_ca_file(http_req_t *req, const char *path)
-{
-    return set_str(&req->ca_file, path);
-}
-
-void http_req_policy(http_req_t *req, addr_policy_t *policy)
-{
-    addr_policy_free(req->policy);
-    req->policy = policy;
-}
-
-void http_req_keep_credentials(http_req_t *req, int keep)
-{
-    req->keep_credentials = keep;
-}
-
-void http_req_follow_site(http_req_t *req, int site)
-{
-    req->follow_site = site;
-}
-
-void http_req_archive(http_req_t *req, int archive)
-{
-    req->archive = archive;
 }
 
 /* ---- completion ---- */
@@ -1090,14 +915,6 @@ static CURL *get_easy(http_t *http, int *base)
     return curl_easy_init();
 }
 
-/* A plain request: a GET without headers, body, proxy or TLS settings of its own;
- * between two of them a handle keeps its options (setup_easy). */
-static int plain_request(const http_req_t *r)
-{
-    return !r->method && !r->has_body && !r->headers && !r->proxy && !r->ca_file && !r->insecure &&
-           !r->archive;
-}
-
 /* The options every transfer has, whatever its request; -1 when one did not take.
  *
  * curl_easy_setopt fails for an unknown option or a value of the wrong kind (the
@@ -1171,7 +988,7 @@ static int setup_easy(http_xfer_t *x)
 {
     http_req_t *r = x->req;
     CURL *e = x->easy;
-    int plain = plain_request(r), bad = 0;
+    int plain = http_req_plain(r), bad = 0;
     if (!(plain && keeps_options(x))) {
         /* a request with options of its own, or a handle to reset (keeps_options) */
         if (x->easy_base) curl_easy_reset(e);
@@ -1231,28 +1048,12 @@ static int setup_easy(http_xfer_t *x)
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, ready); /* NULL: a pooled handle's goes */
         return bad ? -1 : 0;
     }
-    if (r->headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
     if (r->archive) { /* on_debug sees what curl sends only in verbose mode */
         curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, on_debug);
         curl_easy_setopt(e, CURLOPT_DEBUGDATA, x);
         curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
     }
-    if (r->ca_file) bad |= curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file) != CURLE_OK;
-    if (r->insecure) {
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-    }
-    const char *m = r->method ? r->method : (r->has_body ? "POST" : "GET");
-    if (strcmp(m, "HEAD") == 0) {
-        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-    } else if (r->has_body) {
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
-        if (strcmp(m, "POST") != 0)
-            bad |= curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m) != CURLE_OK;
-    } else if (strcmp(m, "GET") != 0) {
-        bad |= curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m) != CURLE_OK;
-    }
+    bad |= http_req_setopt(r, e) < 0;
     return bad ? -1 : 0;
 }
 
@@ -1497,9 +1298,9 @@ static int follow_redirect(http_xfer_t *x)
         return -1;
     }
     /* 303, and 301/302 after a POST, turn into GET as browsers do. */
-    const char *m = x->req->method ? x->req->method : (x->req->has_body ? "POST" : "GET");
+    const char *m = http_req_method_name(x->req);
     if (status == 303 || ((status == 301 || status == 302) && strcmp(m, "POST") == 0)) {
-        if (strcmp(m, "HEAD") != 0 && set_str(&x->req->method, "GET") < 0) {
+        if (strcmp(m, "HEAD") != 0 && http_req_method(x->req, "GET") < 0) {
             free(next);
             return -1;
         }
@@ -1524,7 +1325,7 @@ static int follow_redirect(http_xfer_t *x)
     http_decoder_free(x->decoder);
     x->decoder = NULL;
     x->decode_refused = 0;
-    if (!plain_request(x->req)) { /* setup_easy sets the next hop up whole */
+    if (!http_req_plain(x->req)) { /* setup_easy sets the next hop up whole */
         curl_easy_reset(x->easy);
         x->easy_base = 0;
     }
