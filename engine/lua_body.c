@@ -103,6 +103,11 @@ static void copy_fact(char *dst, size_t n, const char *s)
 
 void lc_push_body(lua_State *L, lc_state_t *st, const http_res_t *res)
 {
+    /* The collection work first: a step may run a finalizer that raises, and after
+     * the body is taken nothing may raise but a failure to take it (lua_http.c's
+     * deliver builds the response again, with the body this call made). */
+    if (st->body_bytes + res->body_len > BODY_BUDGET)
+        lua_gc(L, LUA_GCSTEP, (int)(res->body_len >> 10) + 1);
     struct body *b = lua_newuserdata(L, sizeof(*b));
     b->data = NULL;
     b->len = 0;
@@ -131,7 +136,6 @@ void lc_push_body(lua_State *L, lc_state_t *st, const http_res_t *res)
     b->len = res->body_len;
     st->body_bytes += b->len;
     lc_limits_account(L, (long long)b->len);
-    if (st->body_bytes > BODY_BUDGET) lua_gc(L, LUA_GCSTEP, (int)(b->len >> 10) + 1);
 }
 
 const char *lc_tobytes(lua_State *L, int idx, size_t *len)

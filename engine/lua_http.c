@@ -35,6 +35,47 @@ static void ready_oom_error(lua_State *L, lc_state_t *st)
     lua_rawset(L, LUA_REGISTRYINDEX);
 }
 
+/* The registry key of the body a response builder made in an attempt that failed
+ * later, for the next attempt: the body is taken from the transfer once. The key is
+ * made with the state (false when empty), so that storing under it allocates
+ * nothing. */
+static const char BODY_KEY = 0;
+
+static void set_kept_body(lua_State *L, int idx)
+{
+    lua_pushlightuserdata(L, (void *)&BODY_KEY);
+    if (idx)
+        lua_pushvalue(L, idx < 0 ? idx - 1 : idx);
+    else
+        lua_pushboolean(L, 0);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
+/* Building a result allocates, and an allocation may run a step of the collector
+ * and the step a __gc metamethod, whose error LuaJIT 2.1 (Debian 12's) rethrows to
+ * the allocation (see task.c's store_outcome). So a failed attempt is made again:
+ * each failure ran one finalizer that will not run again. Out of memory is given a
+ * few more attempts, not forever. */
+#define DELIVER_TRIES 1000000
+#define DELIVER_MEM_TRIES 4
+
+/* Say what made an attempt fail (the error on top of L, popped); 1 if it was out
+ * of memory. The builders' own errors are all a failed malloc ("out of memory
+ * ..."): they count as such, or a failure that is not a finalizer's would be
+ * tried again and again. */
+static int report_build_error(lua_State *L, int status)
+{
+    const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    int mem = status == LUA_ERRMEM || (msg && strstr(msg, "out of memory"));
+    if (!mem) {
+        fprintf(stderr, "luacrawl: error in a __gc metamethod (ignored): %s\n",
+                msg ? msg : luaL_typename(L, -1));
+        fflush(stderr);
+    }
+    lua_pop(L, 1);
+    return mem;
+}
+
 /* Run a builder (a registry ref: lua_cpcall would make a new closure for each
  * call) on op in protected mode, and wake op's task with what it handed over: the
  * builder moves its results onto the task's stack as its last step (hand_over), so
@@ -43,20 +84,24 @@ static void deliver(struct op *op, int builder)
 {
     lua_State *L = op->st->L;
     lua_State *co = task_thread(op->task);
-    op->nresults = 0;
-    int n;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, builder);
-    lua_pushlightuserdata(L, op);
-    if (lua_pcall(L, 1, 0, 0) != 0) {
-        /* Out of memory, most likely: report it to the task as a failed operation,
-         * with the error made beforehand (a rawget with this key allocates nothing). */
-        lua_pop(L, 1);
+    int status = -1;
+    for (int tries = 0, mem = 0; tries < DELIVER_TRIES && mem < DELIVER_MEM_TRIES; tries++) {
+        op->nresults = 0;
+        lua_rawgeti(L, LUA_REGISTRYINDEX, builder);
+        lua_pushlightuserdata(L, op);
+        status = lua_pcall(L, 1, 0, 0);
+        if (status == 0) break;
+        mem += report_build_error(L, status);
+    }
+    set_kept_body(L, 0);
+    int n = op->nresults;
+    if (status != 0) {
+        /* Out of memory: report it to the task as a failed operation, with the
+         * error made beforehand (a rawget with this key allocates nothing). */
         lua_pushnil(co);
         lua_pushlightuserdata(co, (void *)&OOM_ERROR_KEY);
         lua_rawget(co, LUA_REGISTRYINDEX);
         n = 2;
-    } else {
-        n = op->nresults;
     }
     task_wake(op->task, n);
     free(op);
@@ -191,8 +236,15 @@ static int build_response(lua_State *L)
     lua_pushnumber(L, (double)res->status);
     lua_pushstring(L, res->url);
     push_headers(L, st, res);
-    /* The body, and the facts read on first use (res.time, res.ip...: lua_body.c). */
-    lc_push_body(L, st, res);
+    /* The body, and the facts read on first use (res.time, res.ip...: lua_body.c);
+     * the one an earlier attempt made if there is one (deliver). */
+    lua_pushlightuserdata(L, (void *)&BODY_KEY);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    if (!lua_isuserdata(L, -1)) {
+        lua_pop(L, 1);
+        lc_push_body(L, st, res);
+        set_kept_body(L, -1);
+    }
     lua_pushboolean(L, res->truncated);
     lua_call(L, 5, 1);
     return hand_over(L, op, 1);
@@ -612,5 +664,7 @@ void lc_register_http(lua_State *L)
     st->build_response_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pushcfunction(L, build_answer);
     st->build_answer_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    set_kept_body(L, 0);
     lc_setfuncs(L, funcs);
+    lc_register_cookies(L); /* the jars fetch takes (its cookies option) */
 }
