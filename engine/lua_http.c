@@ -666,5 +666,4 @@ void lc_register_http(lua_State *L)
     st->build_answer_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     set_kept_body(L, 0);
     lc_setfuncs(L, funcs);
-    lc_register_cookies(L); /* the jars fetch takes (its cookies option) */
 }
