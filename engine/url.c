@@ -114,6 +114,23 @@ static int hexval(unsigned c)
     return -1;
 }
 
+/* Whether a path segment (s, len bytes) is "." (1) or ".." (2), a '.' also spelled
+ * "%2e" as the standard reads it; else 0. */
+static int dot_segment_kind(const char *s, size_t len)
+{
+    int dots = 0;
+    for (size_t i = 0; i < len; dots++) {
+        if (s[i] == '.')
+            i++;
+        else if (len - i >= 3 && s[i] == '%' && s[i + 1] == '2' && (s[i + 2] | 0x20) == 'e')
+            i += 3;
+        else
+            return 0;
+        if (dots == 2) return 0;
+    }
+    return dots;
+}
+
 /* What the standard percent-encodes in userinfo: C0 controls, space, non-ASCII and
  * " # < > ? ` { } / : ; = @ [ \ ] ^ | */
 static const uint32_t USERINFO_ENC[8] = {0xffffffff, 0xfc00800d, 0x78000001, 0xb8000001,
@@ -176,6 +193,35 @@ static size_t userinfo(char *dst, size_t m, layout_t *l)
     return m;
 }
 
+/* The path of dst (m bytes) from path on, its dot segments spelled with "%2e"
+ * written "." and "..", in place, so that curl removes them where the standard
+ * does ("a/%2e%2e/b" is "b"). Returns the new length. */
+static size_t spelled_dots(char *dst, size_t m, size_t path)
+{
+    size_t end = path;
+    while (end < m && dst[end] != '?' && dst[end] != '#')
+        end++;
+    if (!memchr(dst + path, '%', end - path)) return m;
+    size_t w = path, i = path;
+    while (i < end) {
+        size_t j = i;
+        while (j < end && dst[j] != '/')
+            j++;
+        int kind = dot_segment_kind(dst + i, j - i);
+        if (kind) {
+            dst[w++] = '.';
+            if (kind == 2) dst[w++] = '.';
+        } else {
+            memmove(dst + w, dst + i, j - i);
+            w += j - i;
+        }
+        if (j < end) dst[w++] = '/';
+        i = j + 1;
+    }
+    memmove(dst + w, dst + end, m - end);
+    return w + (m - end);
+}
+
 /* Copy src (n bytes) into dst the way browsers pre-process a URL string: leading and
  * trailing C0 controls and spaces trimmed, tabs and newlines dropped anywhere; then,
  * if the scheme is http(s) (or, without a scheme, if the base's is), '\' read as
@@ -183,10 +229,10 @@ static size_t userinfo(char *dst, size_t m, layout_t *l)
  * reads them: any number (none too) when the URL is absolute (base_sl 0: no base;
  * or another scheme than the base's), two or more in a reference; the userinfo
  * split at the authority's last '@', its empty parts dropped, percent-encoded by
- * the standard's userinfo set; last, bytes must_encode() names percent-encoded
- * outside the authority, which keeps raw UTF-8 for IDN, '#' inside the fragment,
- * and '\'' in the query of http(s). dst must hold 3 * n + 1 bytes. Returns the
- * length. */
+ * the standard's userinfo set; dot segments spelled "%2e" written as dots; last,
+ * bytes must_encode() names percent-encoded outside the authority, which keeps raw
+ * UTF-8 for IDN, '#' inside the fragment, and '\'' in the query of http(s). dst
+ * must hold 3 * n + 1 bytes. Returns the length. */
 static size_t clean(const char *src, size_t n, const char *base, size_t base_sl, char *dst)
 {
     size_t a = 0, b = n, m = 0;
@@ -229,6 +275,7 @@ static size_t clean(const char *src, size_t n, const char *base, size_t base_sl,
             l.auth_end++;
         m = userinfo(dst, m, &l);
     }
+    m = spelled_dots(dst, m, l.auth_end);
     l.frag = l.query = m;
     size_t extra = 0;
     for (size_t i = l.auth; i < m; i++) {
@@ -419,11 +466,6 @@ static int finish(char *u, char **out)
     split_curl_url(u, &s);
     if (s.len > URL_MAX_LENGTH) return URL_E_TOO_LONG;
     size_t h = host_start(u, &s), e = host_end(u, h, &s), cn = 0;
-    if (memchr(u + s.path, '%', s.query - s.path)) { /* maybe "%2e" segments */
-        size_t pn = url_remove_dots(u + s.path, s.query - s.path);
-        memmove(u + s.path + pn, u + s.query, s.len - s.query + 1);
-        s.len -= s.query - s.path - pn;
-    }
     char canon[URL_HOST_CANON_MAX];
     int kind = check_host(u + h, e - h, canon, &cn);
     if (kind < 0) return URL_E_HOST;
@@ -647,26 +689,10 @@ static size_t norm_escapes(const char *s, size_t n, char *out, unsigned also, in
     return w;
 }
 
-/* Whether a path segment (s, len bytes) is "." (1) or ".." (2), a '.' also spelled
- * "%2e" as the standard reads it; else 0. */
-static int dot_segment_kind(const char *s, size_t len)
-{
-    int dots = 0;
-    for (size_t i = 0; i < len; dots++) {
-        if (s[i] == '.')
-            i++;
-        else if (len - i >= 3 && s[i] == '%' && s[i + 1] == '2' && (s[i + 2] | 0x20) == 'e')
-            i += 3;
-        else
-            return 0;
-        if (dots == 2) return 0;
-    }
-    return dots;
-}
-
 /* RFC 3986 section 5.2.4 on an absolute path, in place; returns the new length.
- * curl has already done it once; this runs again when "%2E" segments remain, which
- * the standard reads as dots. */
+ * curl has already done it once; this runs again only when decoding "%2E" made
+ * new dot segments ("%2E" segments are dots before curl sees them: clean()), or on
+ * a target of url_fast.c. */
 size_t url_remove_dots(char *p, size_t n)
 {
     size_t w = 0, i = 0;
@@ -1013,11 +1039,6 @@ int url_parse(const char *url, url_parts_t *parts)
     if (!err) err = get_opt(h, CURLUPART_PASSWORD, &parts->password, CURLU_URLDECODE);
     if (!err) err = get_opt(h, CURLUPART_PORT, &parts->port, CURLU_DEFAULT_PORT);
     if (!err) err = get_opt(h, CURLUPART_PATH, &parts->path, 0);
-    if (!err && parts->path && parts->path[0] == '/' && strchr(parts->path, '%')) {
-        /* "%2e" segments are dots to the standard (curl removed the plain ones) */
-        size_t n = url_remove_dots(parts->path, strlen(parts->path));
-        parts->path[n] = '\0';
-    }
     if (!err) err = get_opt(h, CURLUPART_QUERY, &parts->query, 0);
     if (!err) err = get_opt(h, CURLUPART_FRAGMENT, &parts->fragment, 0);
     curl_url_cleanup(h);

@@ -5,8 +5,10 @@
  * for every result freed), the promises of url.h are checked: normalization is
  * idempotent and gives what url_parse accepts, url_resolve_normalize is
  * url_resolve then url_normalize, the fingerprint hashes the normalized URL, the
- * site is a suffix of the host. */
+ * site is a suffix of the host; and the fast paths (url_fast.c) give what the
+ * curl-based paths give (url_internal.h). */
 #include "url.h"
+#include "url_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -103,6 +105,32 @@ static void check_resolve(const char *base, const char *ref)
     free(r);
 }
 
+static int same(int e1, const char *a, int e2, const char *b)
+{
+    return e1 == e2 && (a && b ? strcmp(a, b) == 0 : a == b);
+}
+
+/* url_normalize and url_resolve_normalize against their paths without the fast path. */
+static void check_fast(const char *base, const char *ref)
+{
+    for (size_t i = 0; i < NOPTS; i++) {
+        char *f = NULL, *s = NULL;
+        int ef = url_normalize(ref, &OPTS[i], &f), es = url_normalize_slow(ref, &OPTS[i], &s);
+        if (!same(ef, f, es, s)) fail("url_normalize: fast and slow paths differ", ref, f, s);
+        free(f);
+        free(s);
+        f = s = NULL;
+        ef = url_resolve_normalize(base, ref, &OPTS[i], &f);
+        es = url_resolve_normalize_slow(base, ref, &OPTS[i], &s);
+        if (!same(ef, f, es, s)) {
+            fprintf(stderr, "fuzz_url: base \"%s\"\n", base);
+            fail("url_resolve_normalize: fast and slow paths differ", ref, f, s);
+        }
+        free(f);
+        free(s);
+    }
+}
+
 static void check_fingerprint(const char *s)
 {
     char *n = NULL;
@@ -146,12 +174,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < NOPTS; i++)
         free(check_normalize(s, &OPTS[i]));
     check_resolve(BASE, s);
+    check_fast(BASE, s);
     check_fingerprint(s);
     check_host_site(s);
     if (base) {
         check_resolve(base, ref);
         char *n = check_normalize(base, NULL);
-        if (n) check_resolve(n, ref);
+        if (n) {
+            check_resolve(n, ref);
+            check_fast(n, ref);
+        }
         free(n);
         free(base);
     }

@@ -1,6 +1,7 @@
 /* Unit tests of the fast paths of engine/url_fast.c: url_normalize, url_fingerprint and
  * url_resolve_normalize / url_resolve_base must give, to the byte, what the
- * curl-based paths give. Checked on the URLs of tests/spec/url_spec.lua and on a few
+ * curl-based paths give. Checked on the URLs of tests/spec/url_spec.lua, on the
+ * inputs and bases of the WHATWG URL conformance cases (tests/data/urltestdata.json), and on a few
  * hundred thousand random URLs and references from a grammar biased to the edge
  * cases (case, ports, dots, escapes, odd bytes, empty queries, fragments, long and
  * numeric hosts), and on random one- and two-byte mutations of normalized URLs.
@@ -775,6 +776,156 @@ static void test_spec_cases(void)
     mismatches += before;
 }
 
+/* The WHATWG URL Standard's conformance cases (tests/data/urltestdata.json) ------ */
+
+/* The data file, found beside this source (CMake compiles it by its full path). */
+static FILE *open_whatwg(void)
+{
+    char path[4096];
+    const char *slash = strrchr(__FILE__, '/');
+    int dir = slash ? (int)(slash - __FILE__) : 0;
+    snprintf(path, sizeof(path), "%.*s%s../data/urltestdata.json", dir, __FILE__, slash ? "/" : "");
+    return fopen(path, "rb");
+}
+
+static void put_utf8(sbuf_t *b, unsigned cp)
+{
+    if (cp == 0) { /* the C functions stop at a NUL: lc.url writes it so */
+        put(b, "%00");
+    } else if (cp < 0x80) {
+        putc_(b, (char)cp);
+    } else if (cp < 0x800) {
+        putc_(b, (char)(0xc0 | cp >> 6));
+        putc_(b, (char)(0x80 | (cp & 0x3f)));
+    } else if (cp < 0x10000) {
+        putc_(b, (char)(0xe0 | cp >> 12));
+        putc_(b, (char)(0x80 | (cp >> 6 & 0x3f)));
+        putc_(b, (char)(0x80 | (cp & 0x3f)));
+    } else {
+        putc_(b, (char)(0xf0 | cp >> 18));
+        putc_(b, (char)(0x80 | (cp >> 12 & 0x3f)));
+        putc_(b, (char)(0x80 | (cp >> 6 & 0x3f)));
+        putc_(b, (char)(0x80 | (cp & 0x3f)));
+    }
+}
+
+static unsigned hex4(const char *p)
+{
+    char h[5] = {p[0], p[1], p[2], p[3], 0};
+    return (unsigned)strtoul(h, NULL, 16);
+}
+
+/* The JSON string that starts at *p (its opening quote) into b; *p moves past it. */
+static void json_string(const char **p, sbuf_t *b)
+{
+    const char *s = *p + 1;
+    b->n = 0;
+    b->s[0] = '\0';
+    while (*s && *s != '"') {
+        if (*s != '\\') {
+            putc_(b, *s++);
+            continue;
+        }
+        s++;
+        switch (*s) {
+        case 'b':
+            putc_(b, '\b');
+            break;
+        case 'f':
+            putc_(b, '\f');
+            break;
+        case 'n':
+            putc_(b, '\n');
+            break;
+        case 'r':
+            putc_(b, '\r');
+            break;
+        case 't':
+            putc_(b, '\t');
+            break;
+        case 'u': {
+            unsigned cp = hex4(s + 1);
+            s += 4;
+            if (cp >= 0xd800 && cp < 0xdc00 && s[1] == '\\' && s[2] == 'u') {
+                cp = 0x10000 + ((cp - 0xd800) << 10) + (hex4(s + 3) - 0xdc00);
+                s += 6;
+            }
+            put_utf8(b, cp);
+            break;
+        }
+        default:
+            putc_(b, *s); /* " \ / */
+        }
+        s++;
+    }
+    *p = *s ? s + 1 : s;
+}
+
+/* Each case's input against its base (or none), against fixed bases, and on its
+ * own; the base and the expected href normalized too. Returns the number of cases. */
+static long whatwg_cases(const char *text)
+{
+    static const char *const bases[] = {"http://example.org/foo/bar", "https://a.b/c/d?e=1"};
+    static sbuf_t key, input, base, href;
+    long n = 0;
+    int have_input = 0, have_base = 0;
+    for (const char *p = text; *p;) {
+        if (*p == '}') {
+            if (have_input) {
+                n++;
+                check_normalize(input.s);
+                check_resolve(have_base ? base.s : NULL, input.s);
+                check_resolve(NULL, input.s);
+                for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++)
+                    check_resolve(bases[i], input.s);
+                if (have_base) check_normalize(base.s);
+                if (href.n) check_normalize(href.s);
+            }
+            have_input = have_base = 0;
+            href.n = 0;
+            p++;
+        } else if (*p == '"') {
+            json_string(&p, &key);
+            while (*p == ' ' || *p == '\n')
+                p++;
+            if (*p != ':') continue;
+            for (p++; *p == ' ' || *p == '\n'; p++) {
+            }
+            sbuf_t *v = strcmp(key.s, "input") == 0  ? &input
+                        : strcmp(key.s, "base") == 0 ? &base
+                        : strcmp(key.s, "href") == 0 ? &href
+                                                     : NULL;
+            if (v && *p == '"') {
+                json_string(&p, v);
+                have_input |= v == &input;
+                have_base |= v == &base;
+            }
+        } else {
+            p++;
+        }
+    }
+    return n;
+}
+
+static void test_whatwg_cases(void)
+{
+    long before = mismatches;
+    mismatches = checked = fast_hits = slow_differs = 0;
+    FILE *f = open_whatwg();
+    CHECK(f != NULL);
+    if (!f) return;
+    static char text[1 << 20];
+    size_t len = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    long n = whatwg_cases(text);
+    printf("WHATWG cases: %ld, %ld checks, %ld fast, %ld mismatches\n", n, checked, fast_hits,
+           mismatches);
+    CHECK(n > 500);
+    CHECK(mismatches == 0);
+    mismatches += before;
+}
+
 static long n_random = 200000;
 
 static void test_random_normalize(void)
@@ -1028,6 +1179,7 @@ int main(int argc, char **argv)
     if (argc > 1) n_random = atol(argv[1]);
     if (argc > 2) rng_state ^= strtoull(argv[2], NULL, 0) * 0x9E3779B97F4A7C15u;
     RUN(test_spec_cases);
+    RUN(test_whatwg_cases);
     RUN(test_random_normalize);
     RUN(test_random_resolve);
     return test_failures ? 1 : 0;
