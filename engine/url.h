@@ -41,7 +41,11 @@ void url_parts_free(url_parts_t *parts);
  * newlines dropped, '\' read as '/' in http(s) before the query, spaces, controls,
  * non-ASCII and other bytes URIs forbid percent-encoded (UTF-8), the host in
  * lower case and punycode, "http:g" against an http base read as "g", "https:g"
- * as "https://g". The result is a URL curl accepts as it is. References with
+ * as "https://g"; and as the WHATWG URL Standard reads them: the slashes after a
+ * special scheme, the userinfo (to the last '@', empty parts dropped, encoded by
+ * its set), "%2e" dot segments, IP addresses in every form browsers take written
+ * one way and hosts ending in a number that are none refused (url_host.h). The
+ * result is a URL curl accepts as it is. References with
  * another scheme ("mailto:x", "javascript:...") come back as written, their
  * scheme lower-cased: the caller filters schemes. */
 int url_resolve(const char *base, const char *ref, char **out);
