@@ -10,6 +10,7 @@
 #include "http_capture.h"
 #include "http_decode.h"
 #include "http_errors.h"
+#include "http_fuzz.h"
 #include "http_headers.h"
 #include "http_request.h"
 #include "proxy_env.h"
@@ -1591,79 +1592,40 @@ void http_cancel(http_t *http, http_xfer_t *x)
 }
 
 #ifdef LUACRAWL_FUZZING
-/* ---- fuzzing only: fuzz/fuzz_http_response.c (cmake -DLUACRAWL_FUZZ=ON) ----
- * A response without a network. data's lines up to the first empty one go through
- * on_header one call per line, as curl delivers them (after an interim 1xx status,
- * the next response's lines too); the rest through on_body in growing chunks; then
- * the header list is walked as finish() walks it. max_body and max_header of 0 keep
- * the defaults. With as_curl, a header line with a NUL byte ends the transfer as
- * curl (7.83 and later) ends it; without, on_header gets it. Returns the number of
- * headers, -1 when the transfer ended early, -2 when the walk does not end exactly at
- * the end of hdrbuf (a bug). */
-int http_fuzz_response(const char *data, size_t len, size_t max_body, size_t max_header,
-                       int as_curl);
+/* ---- fuzzing only: the fake transfer http_fuzz.c drives (http_fuzz.h) ---- */
 
-static size_t fuzz_feed(size_t (*fn)(char *, size_t, size_t, void *), const char *data, size_t n,
-                        http_xfer_t *x)
-{
-    char *copy = malloc(n ? n : 1); /* exactly n bytes, so overreads are caught */
-    if (!copy) return 0;
-    memcpy(copy, data, n);
-    size_t took = fn(copy, 1, n, x);
-    free(copy);
-    return took;
-}
-
-int http_fuzz_response(const char *data, size_t len, size_t max_body, size_t max_header,
-                       int as_curl)
+http_xfer_t *http_fuzz_xfer_new(size_t max_body, size_t max_header)
 {
     static http_t fuzz_http; /* no budget, no curl: only held is used */
     http_xfer_t *x = calloc(1, sizeof(*x));
     if (!x || !(x->req = http_req_new("http://fuzz.test/"))) {
         free(x);
-        return -1;
+        return NULL;
     }
     x->http = &fuzz_http;
     http_req_max_size(x->req, max_body, max_header);
-    int rc = -1, interim = 0;
-    size_t off = 0;
-    while (off < len) {
-        const char *nl = memchr(data + off, '\n', len - off);
-        size_t n = nl ? (size_t)(nl - (data + off)) + 1 : len - off;
-        const char *line = data + off;
-        int blank = line[0] == '\n' || (n == 2 && line[0] == '\r');
-        if (n > 9 && memcmp(line, "HTTP/", 5) == 0) {
-            const char *sp = memchr(line, ' ', n);
-            interim = sp && (size_t)(sp - line) + 1 < n && sp[1] == '1';
-        }
-        if (as_curl && memchr(line, '\0', n)) goto out;
-        if (fuzz_feed(on_header, line, n, x) != n) goto out;
-        off += n;
-        if (blank) {
-            if (!interim || len - off < 5 || memcmp(data + off, "HTTP/", 5) != 0) break;
-            interim = 0;
-        }
-    }
-    for (size_t chunk = 1; off < len; chunk *= 4) {
-        size_t n = len - off < chunk ? len - off : chunk;
-        if (fuzz_feed(on_body, data + off, n, x) != n) goto out;
-        off += n;
-    }
-    /* As finish() does, but bounded, to tell a walk off the end from a good one. */
-    const char *p = x->hdrbuf.p ? x->hdrbuf.p : "";
-    const char *end = p + x->hdrbuf.n;
-    rc = x->nheaders;
-    for (int i = 0; i < 2 * x->nheaders; i++) {
-        size_t n = p < end ? strnlen(p, (size_t)(end - p)) : 0;
-        if (p >= end || p + n == end) {
-            rc = -2;
-            break;
-        }
-        p += n + 1;
-    }
-    if (rc >= 0 && p != end) rc = -2;
-out:
+    return x;
+}
+
+void http_fuzz_xfer_free(http_xfer_t *x)
+{
     free_xfer(x);
-    return rc;
+}
+
+size_t http_fuzz_header(http_xfer_t *x, char *data, size_t n)
+{
+    return on_header(data, 1, n, x);
+}
+
+size_t http_fuzz_body(http_xfer_t *x, char *data, size_t n)
+{
+    return on_body(data, 1, n, x);
+}
+
+const char *http_fuzz_header_list(const http_xfer_t *x, size_t *len, int *n)
+{
+    *len = x->hdrbuf.n;
+    *n = x->nheaders;
+    return x->hdrbuf.p ? x->hdrbuf.p : "";
 }
 #endif

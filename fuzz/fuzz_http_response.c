@@ -1,8 +1,9 @@
 /* fuzz_http_response.c: the response side of engine/http.c (the curl header and body
  * callbacks and the header list finish() builds), fed from a fake transfer by
- * http_fuzz_response, compiled into http.c only with LUACRAWL_FUZZING. The first
- * byte picks the limits (defaults, or a small max_body and/or max_header so they
- * are hit); the rest is the response as the server sends it, status line first.
+ * http_fuzz_response (engine/http_fuzz.c, compiled in only with LUACRAWL_FUZZING).
+ * The first byte picks the limits (defaults, or a small max_body and/or max_header
+ * so they are hit); the rest is the response as the server sends it, status line
+ * first.
  *
  * Known (fuzz/crashes/http_response-folded-nul): a folded header line (one starting
  * with a space or tab) with a NUL byte is appended to the last value as it is, and
