@@ -191,9 +191,20 @@ static void stop_dns_deadline(http_xfer_t *x)
     x->dns_deadline = NULL;
 }
 
+/* A handle that served a request with a cookie jar goes back to the engine's share,
+ * with curl's cookie engine off (CURLOPT_COOKIEFILE NULL also drops a list of files
+ * not read yet, which would give the handle a jar of its own): no later request on
+ * it sends or keeps cookies, and the jar can go. */
+static void leave_jar(http_t *http, CURL *easy)
+{
+    curl_easy_setopt(easy, CURLOPT_SHARE, http->share);
+    curl_easy_setopt(easy, CURLOPT_COOKIEFILE, NULL);
+}
+
 static void free_xfer(http_xfer_t *x)
 {
     stop_dns_deadline(x);
+    if (x->easy && x->req->cookies) leave_jar(x->http, x->easy);
     release_easy(x->http, x->easy, keeps_options(x));
     curl_url_cleanup(x->uh);
     curl_slist_free_all(x->resolve);

@@ -141,6 +141,11 @@ void http_req_keep_credentials(http_req_t *req, int keep);
  * url_site gives it) of the request's URL; one elsewhere ends the request with the
  * 3xx response, as when follow runs out. */
 void http_req_follow_site(http_req_t *req, int site);
+/* Send cookies from jar and keep those the responses set in it, at every hop, by
+ * the jar's rules (cookies.h); the request holds a reference until it is freed.
+ * NULL: no cookies (the default), besides a Cookie header of the request's own. */
+typedef struct cookies cookies_t;
+void http_req_cookies(http_req_t *req, cookies_t *jar);
 /* Verify TLS peers against the CA certificates in this PEM file instead of the
  * system's. */
 int http_req_ca_file(http_req_t *req, const char *path);

@@ -53,6 +53,7 @@ void http_req_free(http_req_t *req)
     free(req->proxy);
     free(req->ca_file);
     addr_policy_free(req->policy);
+    cookies_unref(req->cookies);
     free(req);
 }
 
@@ -163,6 +164,12 @@ void http_req_archive(http_req_t *req, int archive)
     req->archive = archive;
 }
 
+void http_req_cookies(http_req_t *req, cookies_t *jar)
+{
+    cookies_unref(req->cookies);
+    req->cookies = jar ? cookies_ref(jar) : NULL;
+}
+
 /* ---- what http.c asks ---- */
 
 const char *http_req_method_name(const http_req_t *r)
@@ -173,12 +180,19 @@ const char *http_req_method_name(const http_req_t *r)
 int http_req_plain(const http_req_t *r)
 {
     return !r->method && !r->has_body && !r->headers && !r->proxy && !r->ca_file && !r->insecure &&
-           !r->archive;
+           !r->archive && !r->cookies;
 }
 
 int http_req_setopt(const http_req_t *r, CURL *e)
 {
     int bad = 0;
+    /* The jar's share in place of the engine's (a handle takes one share), and curl's
+     * cookie engine on: at each hop curl sends what the jar holds for the hop's URL
+     * and keeps what the response sets. http.c takes the handle off the jar after. */
+    if (r->cookies) {
+        bad |= curl_easy_setopt(e, CURLOPT_SHARE, cookies_share(r->cookies)) != CURLE_OK;
+        bad |= curl_easy_setopt(e, CURLOPT_COOKIEFILE, "") != CURLE_OK;
+    }
     if (r->headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
     if (r->ca_file) bad |= curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file) != CURLE_OK;
     if (r->insecure) {

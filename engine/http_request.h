@@ -4,6 +4,7 @@
 #ifndef LUACRAWL_HTTP_REQUEST_H
 #define LUACRAWL_HTTP_REQUEST_H
 
+#include "cookies.h"
 #include "http.h"
 
 #include <curl/curl.h>
@@ -26,12 +27,13 @@ struct http_req {
     int keep_credentials, follow_site;
     int archive;
     addr_policy_t *policy;
+    cookies_t *cookies; /* a reference (http_req_cookies); NULL: none */
 };
 
 /* The method the request goes with: its own, else POST with a body, else GET. */
 const char *http_req_method_name(const http_req_t *r);
 
-/* A plain request: a GET without headers, body, proxy or TLS settings of its own;
+/* A plain request: a GET without headers, body, proxy, TLS settings or cookie jar of its own;
  * between two of them a handle keeps its options (http.c's setup_easy). */
 int http_req_plain(const http_req_t *r);
 

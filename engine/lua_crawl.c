@@ -211,6 +211,10 @@ static const char *const counter[] = {
     [V_DUP] = "duplicates",
 };
 
+/* Where the filter's environment keeps the Lua string of counter v (after [1] stats,
+ * [2] seen, [3] hosts), for flush_counts. */
+#define COUNTER_KEY(v) (4 - V_INVALID + (v))
+
 /* A URL on its way through the rules: normalized, in place or in owned. */
 typedef struct candidate {
     const char *url;
@@ -221,12 +225,11 @@ typedef struct candidate {
     int has_fp;
 } candidate_t;
 
-/* The last host checked against the scope in one call and its answer: a page's
- * links are mostly to its own host. */
+/* The last host found in the scope in one call, and the last one found out of it: a
+ * page's links are mostly to its own host, with a few others between them. */
 typedef struct host_memo {
-    char host[HOST_MEMO];
-    long len; /* -1: none */
-    int in;
+    char host[2][HOST_MEMO]; /* [1] in the scope, [0] out */
+    long len[2];             /* -1: none */
 } host_memo_t;
 
 /* The filter at idx, found by its metatable's tag (lc_toudata_either): it is asked
@@ -266,7 +269,7 @@ static void filter_set_opts(lua_State *L, filter_t *f, int idx)
 /* core.crawl.filter{seen =, stats =, normalize =, max_depth =, scope =} -> filter
  *   seen       an lc.seen set
  *   stats      the table the counts go to (invalid_urls, too_deep, out_of_scope,
- *              duplicates: numbers)
+ *              duplicates: numbers, read and written raw)
  *   normalize  lc.url.normalize's options
  *   max_depth  a number (none: no limit)
  *   scope      a host set (core.crawl.hosts), "any", or "lua" */
@@ -278,7 +281,7 @@ static int l_filter(lua_State *L)
     memset(f, 0, sizeof(*f));
     lc_getmetatable(L, FILTER_METATABLE);
     lua_setmetatable(L, 2);
-    lua_createtable(L, 3, 0); /* 3: the environment */
+    lua_createtable(L, COUNTER_KEY(V_DUP), 0); /* 3: the environment */
 
     lua_getfield(L, 1, "stats");
     luaL_argcheck(L, lua_istable(L, -1), 1, "stats must be a table");
@@ -310,6 +313,10 @@ static int l_filter(lua_State *L)
         f->scope = SCOPE_HOSTS;
         lua_rawseti(L, 3, 3);
     }
+    for (int v = V_INVALID; v <= V_DUP; v++) {
+        lua_pushstring(L, counter[v]);
+        lua_rawseti(L, 3, COUNTER_KEY(v));
+    }
     lua_setfenv(L, 2);
 
     lua_getfield(L, 1, "normalize");
@@ -328,8 +335,8 @@ static int is_http(const char *s, size_t n)
 /* Resolve (against base, when given and the URL is not http(s)) and normalize: the
  * first rule. href is a link's URL for a link of a link set, which is absolute and
  * normalized already. */
-static enum verdict normalize(const filter_t *f, const char *href, size_t href_len,
-                              const html_link_t *link, const char *base, candidate_t *c)
+static inline enum verdict normalize(const filter_t *f, const char *href, size_t href_len,
+                                     const html_link_t *link, const char *base, candidate_t *c)
 {
     memset(c, 0, sizeof(*c));
     if (link && link->normal && f->plain) {
@@ -356,34 +363,61 @@ static enum verdict normalize(const filter_t *f, const char *href, size_t href_l
     return V_NEW;
 }
 
-/* Whether a URL in normalized form has the memo's host. */
-static int memo_has(const host_memo_t *m, const char *url, size_t n)
+/* Whether a URL in normalized form has the host of memo entry in. */
+static inline int memo_has(const host_memo_t *m, int in, const char *url, size_t n)
 {
-    size_t h = url[4] == ':' ? 7 : 8, hl = (size_t)m->len;
-    return m->len >= 0 && h + hl < n && memcmp(url + h, m->host, hl) == 0 &&
+    size_t h = url[4] == ':' ? 7 : 8, hl = (size_t)m->len[in];
+    return m->len[in] >= 0 && h + hl < n && memcmp(url + h, m->host[in], hl) == 0 &&
            (url[h + hl] == ':' || url[h + hl] == '/');
 }
 
-/* The scope of a host set. */
-static int in_hosts(const filter_t *f, const candidate_t *c, host_memo_t *m)
+/* The host of a URL known to be in normalized form (candidate_t.normal): read in
+ * place, between the scheme's "//" and the ':' or '/' that ends it, as
+ * url_host_port_fast reads it once it has checked the form. */
+static const char *normal_host(const char *url, size_t *n)
 {
-    if (c->normal && memo_has(m, c->url, c->len)) return m->in;
+    size_t i = url[4] == ':' ? 7 : 8, e = i;
+    while (url[e] != ':' && url[e] != '/')
+        e++;
+    *n = e - i;
+    return url + i;
+}
+
+/* The scope of a host set, past the memo's two hosts (in_hosts). */
+static int in_hosts_looked_up(const filter_t *f, const candidate_t *c, host_memo_t *m)
+{
     char buf[URL_MAX_LENGTH + 1];
-    int err;
-    long n = host_of(c->url, c->len, buf, &err);
-    size_t hl = n < 0 ? 0 : (size_t)n; /* a URL without a host has the host "" */
-    if ((long)hl == m->len && memcmp(buf, m->host, hl) == 0) return m->in;
-    int in = hosts_match(f->hosts, buf, hl);
+    const char *host = buf;
+    size_t hl;
+    if (c->normal) {
+        host = normal_host(c->url, &hl);
+    } else {
+        int err;
+        long n = host_of(c->url, c->len, buf, &err);
+        hl = n < 0 ? 0 : (size_t)n; /* a URL without a host has the host "" */
+    }
+    for (int in = 1; in >= 0; in--)
+        if ((long)hl == m->len[in] && memcmp(host, m->host[in], hl) == 0) return in;
+    int in = hosts_match(f->hosts, host, hl);
     if (hl < HOST_MEMO) {
-        memcpy(m->host, buf, hl);
-        m->len = (long)hl;
-        m->in = in;
+        memcpy(m->host[in], host, hl);
+        m->len[in] = (long)hl;
     }
     return in;
 }
 
+/* The scope of a host set: for most links, the memo's answer. */
+static inline int in_hosts(const filter_t *f, const candidate_t *c, host_memo_t *m)
+{
+    if (c->normal) {
+        if (memo_has(m, 1, c->url, c->len)) return 1;
+        if (memo_has(m, 0, c->url, c->len)) return 0;
+    }
+    return in_hosts_looked_up(f, c, m);
+}
+
 /* The last rule: record the URL in the seen set (unless dont_filter). */
-static enum verdict record(lua_State *L, const filter_t *f, candidate_t *c, int dont_filter)
+static inline enum verdict record(lua_State *L, const filter_t *f, candidate_t *c, int dont_filter)
 {
     if (dont_filter) return V_NEW;
     uint64_t fp = c->has_fp   ? c->fp
@@ -410,7 +444,10 @@ static enum verdict judge(lua_State *L, const filter_t *f, const char *href, siz
     return record(L, f, c, dont_filter);
 }
 
-/* Add counts[v] to the stats table (environment [1] of the filter at fidx). */
+/* Add counts[v] to the stats table (environment [1] of the filter at fidx), with
+ * raw accesses and the counters' names kept in the environment: lua_getfield and
+ * lua_setfield would look each name up in the string table, twice a counter, for
+ * every page. */
 static void flush_counts(lua_State *L, int fidx, const double *counts)
 {
     int any = 0;
@@ -421,11 +458,13 @@ static void flush_counts(lua_State *L, int fidx, const double *counts)
     lua_rawgeti(L, -1, 1);
     for (int v = V_INVALID; v <= V_DUP; v++) {
         if (!counts[v]) continue;
-        lua_getfield(L, -1, counter[v]);
+        lua_rawgeti(L, -2, COUNTER_KEY(v));
+        lua_pushvalue(L, -1);
+        lua_rawget(L, -3);
         double was = lua_tonumber(L, -1);
         lua_pop(L, 1);
         lua_pushnumber(L, was + counts[v]);
-        lua_setfield(L, -2, counter[v]);
+        lua_rawset(L, -3);
     }
     lua_pop(L, 2);
 }
@@ -468,7 +507,7 @@ static int filter_l_next(lua_State *L)
     int dont_filter = lua_toboolean(L, 6);
 
     double counts[V_DUP + 1] = {0};
-    host_memo_t memo = {.len = -1};
+    host_memo_t memo = {.len = {-1, -1}};
     candidate_t c;
     enum verdict v = V_SKIP;
     int stop = 0; /* 0 the end, 1 a URL, 2 an item for the caller */
@@ -539,7 +578,7 @@ static int filter_l_check(lua_State *L)
     if (base && strlen(base) != base_len) base = NULL;
 
     double counts[V_DUP + 1] = {0};
-    host_memo_t memo = {.len = -1};
+    host_memo_t memo = {.len = {-1, -1}};
     candidate_t c;
     enum verdict v = judge(L, f, url, len, NULL, base, depth, dont_filter, &c, &memo);
     if (v >= V_INVALID) counts[v]++;

@@ -2,6 +2,7 @@
  * options table, starts it and yields; the completion builds the response table
  * (in protected mode, on the scheduler's state) and wakes the task with it. */
 #include "lua_check.h"
+#include "lua_cookies.h"
 #include "lua_state.h"
 
 #include <limits.h>
@@ -288,6 +289,7 @@ enum opt {
     O_PUBLIC_ONLY,
     O_DENY_NETWORKS,
     O_ARCHIVE,
+    O_COOKIES,
     O_COUNT
 };
 
@@ -314,6 +316,7 @@ static const struct {
     {"public_only", 11},
     {"deny_networks", 13},
     {"archive", 7},
+    {"cookies", 7},
 };
 
 /* Push opts[name] for each of opt_names (nil when absent), opts the table at idx;
@@ -484,6 +487,12 @@ static http_req_t *make_request(lua_State *L, const char *url)
     addr_policy_t *policy =
         o ? policy_from(L, o + O_PUBLIC_ONLY, o + O_DENY_NETWORKS, "fetch", &oom) : NULL;
     if (oom) return NULL;
+    /* nil or false: none. Checked before anything is made, as the rest are. */
+    cookies_t *jar = o && lua_toboolean(L, o + O_COOKIES) ? lc_tocookies(L, o + O_COOKIES) : NULL;
+    if (o && lua_toboolean(L, o + O_COOKIES) && !jar) {
+        addr_policy_free(policy);
+        luaL_error(L, "fetch: option 'cookies' must be a cookie jar (lc.cookies())");
+    }
 
     http_req_t *req = http_req_new(url);
     if (!req) {
@@ -509,6 +518,7 @@ static http_req_t *make_request(lua_State *L, const char *url)
     http_req_keep_credentials(req, o && lua_toboolean(L, o + O_KEEP_CREDENTIALS));
     http_req_follow_site(req, o && lua_toboolean(L, o + O_FOLLOW_SITE));
     http_req_archive(req, o && lua_toboolean(L, o + O_ARCHIVE));
+    http_req_cookies(req, jar);
     return req;
 }
 
@@ -666,4 +676,5 @@ void lc_register_http(lua_State *L)
     st->build_answer_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     set_kept_body(L, 0);
     lc_setfuncs(L, funcs);
+    lc_register_cookies(L); /* the jars fetch takes (its cookies option) */
 }

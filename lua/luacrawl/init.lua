@@ -127,6 +127,12 @@ function M.fetch(url, opts)
   return check(core.fetch(url, opts))
 end
 
+-- lc.cookies() -> a cookie jar (engine/cookies.h): lc.fetch(url, {cookies = jar})
+-- stores what the server sets in it and sends back what RFC 6265 allows;
+-- jar:get(url), jar:set(url, "name=value; ..."), jar:list([url]), jar:clear().
+M.cookies = core.cookies_new
+M.is_cookies = core.is_cookies
+
 function M.resolve(host)
   return check(core.resolve(host))
 end
