@@ -37,6 +37,7 @@ static const char FILTER_METATABLE[] = "luacrawl.filter";
 typedef struct hosts {
     seen_t *set;
     int subdomains;
+    size_t counted; /* bytes of set counted towards max_memory */
 } hosts_t;
 
 static int lower(int c)
@@ -67,9 +68,22 @@ static hosts_t *check_hosts(lua_State *L, int idx)
     return luaL_checkudata(L, idx, HOSTS_METATABLE);
 }
 
+/* Count the set's bytes now towards max_memory, as lc.seen sets are. */
+static void hosts_count(lua_State *L, hosts_t *h)
+{
+    size_t now = h->set ? seen_bytes(h->set) : 0;
+    lc_limits_account(L, (long long)now - (long long)h->counted);
+    h->counted = now;
+}
+
 static void hosts_add(lua_State *L, hosts_t *h, const char *host, size_t n)
 {
+    size_t grow = seen_grow_bytes(h->set), left;
+    if (grow && !lc_limits_allow(L, grow, &left))
+        luaL_error(L, "hosts: growing the set takes %.0f bytes, more than max_memory leaves (%.0f)",
+                   (double)grow, (double)left);
     if (seen_add(h->set, host_hash(host, n)) < 0) luaL_error(L, "hosts: out of memory");
+    if (grow) hosts_count(L, h);
 }
 
 /* The host of url (len bytes) as url_host gives it, into buf (URL_MAX_LENGTH + 1
@@ -107,10 +121,12 @@ static int l_hosts(lua_State *L)
     hosts_t *h = lua_newuserdata(L, sizeof(*h));
     h->set = NULL;
     h->subdomains = lua_toboolean(L, 2);
+    h->counted = 0;
     lc_getmetatable(L, HOSTS_METATABLE);
     lua_setmetatable(L, -2);
     h->set = seen_new(0);
     if (!h->set) return luaL_error(L, "hosts: out of memory");
+    hosts_count(L, h);
     for (int i = 1; lua_istable(L, 1); i++) {
         lua_rawgeti(L, 1, i);
         if (lua_isnil(L, -1)) break;
@@ -154,6 +170,7 @@ static int hosts_l_gc(lua_State *L)
     hosts_t *h = check_hosts(L, 1);
     seen_free(h->set);
     h->set = NULL;
+    hosts_count(L, h);
     return 0;
 }
 
@@ -185,6 +202,7 @@ enum scope_kind {
 
 typedef struct filter {
     seen_t *seen;   /* the seen set's and the host set's userdata are in the filter's */
+    void *seen_ud;  /* the seen set's userdata (lc_seen_add counts what it holds) */
     hosts_t *hosts; /* environment, which keeps them alive: [1] stats, [2] seen, [3] hosts */
     enum scope_kind scope;
     double max_depth; /* HUGE_VAL: no limit */
@@ -289,6 +307,7 @@ static int l_filter(lua_State *L)
     lua_getfield(L, 1, "seen");
     seen_t *seen = lc_toseen(L, -1);
     luaL_argcheck(L, seen != NULL, 1, "seen must be a seen set (lc.seen())");
+    f->seen_ud = lua_touserdata(L, -1);
     lua_rawseti(L, 3, 2);
 
     lua_getfield(L, 1, "max_depth");
@@ -423,10 +442,11 @@ static inline enum verdict record(lua_State *L, const filter_t *f, candidate_t *
     uint64_t fp = c->has_fp   ? c->fp
                   : c->normal ? url_hash(c->url, c->len)
                               : url_fingerprint(c->url);
-    int r = seen_add(f->seen, fp);
+    char err[160];
+    int r = lc_seen_add(L, f->seen_ud, fp, err, sizeof(err));
     if (r < 0) {
         free(c->owned);
-        luaL_error(L, "seen: out of memory");
+        luaL_error(L, "%s", err);
     }
     return r ? V_NEW : V_DUP;
 }

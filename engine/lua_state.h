@@ -100,6 +100,12 @@ struct http_capture *lc_tocapture(lua_State *L, int idx);
 /* The seen set at idx (lua_url.c), NULL when it is something else. */
 struct seen;
 struct seen *lc_toseen(lua_State *L, int idx);
+/* Add the fingerprint fp to the seen set whose userdata is ud (lua_touserdata of
+ * a set lc_toseen accepted), as set:add does: what the set holds is counted
+ * towards max_memory, and a growth that would pass it is refused. 1 when fp was
+ * new, 0 when it was there; -1 with a message in err when it could not be added
+ * (nothing raised: the caller frees what it must first). */
+int lc_seen_add(lua_State *L, void *ud, uint64_t fp, char *err, size_t errlen);
 
 /* The links of a link set at idx (lua_html.c: core.html.scan_set), NULL when it is
  * something else. */

@@ -199,8 +199,8 @@ static int l_same_site(lua_State *L)
 /* Seen sets -------------------------------------------------------------------- */
 
 /* A seen set's userdata: the set first (lc_toseen reads it as a seen_t **), and
- * the bytes of it counted towards max_memory (the crawl's C code may grow a set
- * without counting: what is given back is what was counted). */
+ * the bytes of it counted towards max_memory (what is given back is what was
+ * counted). */
 struct seen_ud {
     seen_t *s;
     size_t counted;
@@ -250,22 +250,38 @@ seen_t *lc_toseen(lua_State *L, int idx)
     return *s;
 }
 
+int lc_seen_add(lua_State *L, void *ud, uint64_t fp, char *err, size_t errlen)
+{
+    struct seen_ud *u = ud;
+    seen_t *s = u->s;
+    size_t grow = seen_grow_bytes(s), left;
+    if (!grow) return seen_add(s, fp);
+    /* Only a new fingerprint makes a full set grow. */
+    if (!seen_has(s, fp) && !lc_limits_allow(L, grow, &left)) {
+        snprintf(err, errlen,
+                 "seen: growing the set (%.0f URLs) takes %.0f bytes, more than max_memory "
+                 "leaves (%.0f)",
+                 (double)seen_size(s), (double)grow, (double)left);
+        return -1;
+    }
+    int r = seen_add(s, fp);
+    if (r < 0) {
+        snprintf(err, errlen, "seen: out of memory");
+        return -1;
+    }
+    seen_count(L, u);
+    return r;
+}
+
 /* set:add(url) -> true when the URL (normalized) was not in the set */
 static int seen_l_add(lua_State *L)
 {
-    seen_t *s = check_seen(L);
-    size_t len, grow = seen_grow_bytes(s), left;
+    check_seen(L);
+    size_t len;
     const char *u = check_url(L, 2, &len);
-    uint64_t fp = fingerprint(u, len);
-    /* Only a new URL makes a full set grow. */
-    if (grow && !seen_has(s, fp) && !lc_limits_allow(L, grow, &left))
-        return luaL_error(L,
-                          "seen: growing the set (%.0f URLs) takes %.0f bytes, more than "
-                          "max_memory leaves (%.0f)",
-                          (double)seen_size(s), (double)grow, (double)left);
-    int r = seen_add(s, fp);
-    if (r < 0) return luaL_error(L, "seen: out of memory");
-    if (grow) seen_count(L, lua_touserdata(L, 1));
+    char err[160];
+    int r = lc_seen_add(L, lua_touserdata(L, 1), fingerprint(u, len), err, sizeof(err));
+    if (r < 0) return luaL_error(L, "%s", err);
     lua_pushboolean(L, r);
     return 1;
 }

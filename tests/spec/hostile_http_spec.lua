@@ -212,6 +212,59 @@ describe("hostile HTTP: max_memory", function()
     end)
   end)
 
+  -- The crawl's own sets (core.crawl.filter's seen set, core.crawl.hosts) count too.
+  local core = require "luacrawl.core"
+  local function crawl_filter(seen)
+    return core.crawl.filter({
+      seen = seen, scope = "any",
+      stats = { invalid_urls = 0, too_deep = 0, out_of_scope = 0, duplicates = 0 },
+    })
+  end
+
+  it("hostile_crawl_filter_seen_set_counts_towards_max_memory", function()
+    local urls = {}
+    for i = 1, 100000 do urls[i] = "http://a.test/p/" .. i end
+    local seen = lc.seen()
+    local f = crawl_filter(seen)
+    local bytes0 = seen:bytes()
+    collectgarbage()
+    collectgarbage("stop") -- the URLs exist already: what grows is the set
+    local before = lc.memory()
+    for i = 1, #urls do assert(f:check(urls[i], 0)) end
+    local grew = lc.memory() - before
+    collectgarbage("restart")
+    assert.equal(100000, #seen)
+    assert.is_true(seen:bytes() - bytes0 > 800000, seen:bytes())
+    assert.is_true(grew >= seen:bytes() - bytes0, grew)
+  end)
+
+  it("hostile_crawl_filter_seen_set_refused_past_max_memory", function()
+    local seen = lc.seen()
+    local f = crawl_filter(seen)
+    local ok, msg = pcall(with_memory_left, 2e6, function()
+      for i = 1, 1e6 do f:check("http://a.test/p/" .. (i % 1000) .. "/" .. i, 0) end
+    end)
+    assert.is_false(ok)
+    assert.matches("seen: growing the set .* more than max_memory leaves", msg)
+    assert.is_true(seen:bytes() < 8e6, seen:bytes()) -- a million URLs would take 10 MB or more
+  end)
+
+  it("hostile_crawl_host_set_counts_towards_max_memory", function()
+    local names = {}
+    for i = 1, 50000 do names[i] = "h" .. i .. ".test" end
+    collectgarbage()
+    collectgarbage("stop")
+    local before = lc.memory()
+    local hs = core.crawl.hosts(names)
+    local grew = lc.memory() - before
+    collectgarbage("restart")
+    assert.is_true(grew >= 50000 * 8, grew)
+    hs = nil -- luacheck: ignore
+    collectgarbage()
+    collectgarbage()
+    assert.is_true(lc.memory() - before < 200000, lc.memory() - before)
+  end)
+
   it("hostile_seen_set_counts_towards_max_memory", function()
     collectgarbage()
     collectgarbage("stop") -- no collection shrinks the heap while it is measured
