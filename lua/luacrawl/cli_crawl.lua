@@ -6,7 +6,6 @@ local lc = require "luacrawl"
 local crawl = require "luacrawl.crawl"
 local core = require "luacrawl.core"
 
-local url_host = core.crawl.host -- lc.url.host, faster for normalized URLs
 local redact = lc.url.redact
 local null = core.json_null
 
@@ -19,11 +18,20 @@ usage: luacrawl crawl URL... [options]
   -c, --concurrency N    requests in flight in all (default 16)
   --per-host N           requests in flight per host (default 2)
   --delay S              seconds between requests to one host (default 0)
-  --span-hosts           follow links to any host (default: the start URLs' hosts)
-  --allow-host H         also follow links to host H and its subdomains (repeatable)
-  --allow RE             only follow URLs matching the regular expression (repeatable)
+  --span-hosts           follow links to any host (default: the start URLs' hosts
+                         exactly)
+  --allow-host H         crawl host H and its subdomains instead of the start URLs'
+                         hosts (repeatable: list the start hosts too)
+  --allow RE             only follow URLs matching the regular expression, within the
+                         hosts in scope (repeatable)
   --deny RE              never follow URLs matching it (repeatable)
   --no-robots            do not fetch or obey robots.txt
+  --sitemaps             also crawl the pages the start sites' sitemaps list
+                         (robots.txt's Sitemap lines, else /sitemap.xml)
+  --sitemap URL          read this sitemap (or robots.txt) for pages (repeatable)
+  --no-cookies           keep no cookies (default: one cookie jar for the crawl)
+  --contact C            URL or email for site owners, sent in the default
+                         User-Agent as luacrawl/VERSION (+C)
   --public-only          connect only to public addresses: never to loopback,
                          private (RFC 1918), link-local, ... (docs/crawl.md)
   --deny-network CIDR    never connect to addresses in CIDR (repeatable)
@@ -58,7 +66,7 @@ local flags = {
   ["--max-host-time"] = "max_host_time", ["--timeout"] = "timeout", ["--max-size"] = "max_size",
   ["--max-redirect"] = "max_redirect", ["--max-memory"] = "max_memory", ["--max-task-cpu"] = "max_task_cpu",
   ["--max-header-size"] = "max_header_size", ["--max-url-length"] = "max_url_length",
-  ["--max-robots-size"] = "max_robots_size",
+  ["--max-robots-size"] = "max_robots_size", ["--contact"] = "contact",
 }
 -- The numeric options and the range each takes ({integer?, min, max}; no max: as
 -- large as a number holds exactly), checked by the engine's one rule for numbers
@@ -84,15 +92,16 @@ local function option_number(flag, v, range)
 end
 local lists = {
   ["--allow-host"] = "allow_hosts", ["--allow"] = "allow", ["--deny"] = "deny",
-  ["--deny-network"] = "deny_networks",
+  ["--deny-network"] = "deny_networks", ["--sitemap"] = "sitemap_urls",
 }
 local switches = {
   ["--span-hosts"] = "span_hosts", ["--no-robots"] = "no_robots", ["-q"] = "quiet", ["--quiet"] = "quiet",
   ["--insecure"] = "insecure", ["-k"] = "insecure", ["--public-only"] = "public_only",
+  ["--sitemaps"] = "sitemaps", ["--no-cookies"] = "no_cookies",
 }
 
 function M.parse_args(args)
-  local o = { urls = {}, allow_hosts = {}, allow = {}, deny = {}, deny_networks = {} }
+  local o = { urls = {}, allow_hosts = {}, allow = {}, deny = {}, deny_networks = {}, sitemap_urls = {} }
   local i = 1
   while i <= #args do
     local a = args[i]
@@ -156,19 +165,10 @@ local function record(page, rec)
   return rec
 end
 
--- Build the crawl spec from the parsed options.
+-- Build the crawl spec from the parsed options: each option is a spec field (the
+-- table in docs/crawl.md), and crawl.run gives it its meaning; nothing of the scope
+-- is decided here.
 function M.spec(o)
-  local regexes = function(list)
-    local out = {}
-    for _, p in ipairs(list) do
-      local ok, re = pcall(lc.regex, p)
-      if not ok then error(("bad regular expression %q: %s"):format(p, tostring(re)), 0) end
-      out[#out + 1] = re
-    end
-    return out
-  end
-  local allow_res, deny_res = regexes(o.allow), regexes(o.deny)
-  local start_hosts = {}
   for _, u in ipairs(o.urls) do
     local p = lc.url.parse(u)
     if not (p and p.host) then error(("not a URL: %s"):format(u), 0) end
@@ -176,47 +176,13 @@ function M.spec(o)
     if scheme ~= "http" and scheme ~= "https" then
       error(("not an http or https URL: %s (scheme '%s')"):format(u, tostring(p.scheme)), 0)
     end
-    start_hosts[#start_hosts + 1] = lc.url.host(u) or p.host
   end
-  for _, h in ipairs(o.allow_hosts) do start_hosts[#start_hosts + 1] = h end
-  local function allowed(url)
-    if not o.span_hosts then
-      local host = url_host(url) or ""
-      local ok = false
-      for _, h in ipairs(start_hosts) do
-        if host == h or (#host > #h and host:sub(-#h - 1) == "." .. h) then ok = true break end
-      end
-      if not ok then return false end
-    end
-    if #allow_res > 0 then
-      for _, re in ipairs(allow_res) do if re:test(url) then return true end end
-      return false
-    end
-    return true
+  local allow, deny
+  if o.allow_hosts[1] or o.allow[1] then
+    allow = { hosts = o.allow_hosts[1] and o.allow_hosts or nil, urls = o.allow[1] and o.allow or nil }
   end
-  local deny
-  if #deny_res > 0 then
-    deny = function(url)
-      for _, re in ipairs(deny_res) do if re:test(url) then return true end end
-      return false
-    end
-  end
-  -- Without URL regexes the scope is a matter of hosts, which the crawl checks in C
-  -- for page:follow: allow = {hosts = ...} is the same test when the hosts are in
-  -- lower case (it lower-cases them; allowed() does not).
-  local allow = function(url) return allowed(url) end
-  local span_hosts
-  if #allow_res == 0 then
-    if o.span_hosts then
-      allow, span_hosts = nil, true
-    else
-      local lower = true
-      for _, h in ipairs(start_hosts) do
-        if h:lower() ~= h then lower = false end
-      end
-      if lower then allow = { hosts = start_hosts } end
-    end
-  end
+  if o.deny[1] then deny = { urls = o.deny } end
+  local span_hosts = o.span_hosts or nil
   local rec = { -- record()'s table, its fields made room for at once
     url = false, status = false, depth = false, content_type = false, length = false, title = false,
     referrer = false, elapsed = false,
@@ -234,6 +200,8 @@ function M.spec(o)
     max_robots_size = o.max_robots_size,
     max_host_time = o.max_host_time, max_redirect = o.max_redirect,
     public_only = o.public_only, deny_networks = o.deny_networks[1] and o.deny_networks or nil,
+    cookies = not o.no_cookies, contact = o.contact,
+    sitemaps = o.sitemap_urls[1] and o.sitemap_urls or o.sitemaps,
   }
   return spec
 end

@@ -9,7 +9,9 @@
 --   parse        function(page): page.url/.status/.headers/.body/.depth/.meta,
 --                page:css/css1/xpath/links/text/json, page:follow(...), page:emit(item)
 --   allow, deny  scope: {hosts = {...}, urls = {regex, ...}} or function(url, req)
---                (default: the start URLs' hosts; span_hosts = true for any host)
+--                (default: the start URLs' hosts exactly; span_hosts = true for any
+--                host; allow.hosts replaces them, with subdomains; allow.urls narrows
+--                within the hosts in scope: lua/luacrawl/crawl_scope.lua)
 --   max_depth, max_pages (requests for new URLs: retries and redirect hops are
 --                not counted), max_time (seconds before scheduling stops),
 --                max_host_time (seconds a host key gets from its first request)
@@ -42,6 +44,7 @@ local robots = require "luacrawl.robots"
 local export = require "luacrawl.export"
 local Page = require "luacrawl.page"
 local report = require "luacrawl.report"
+local crawl_scope = require "luacrawl.crawl_scope"
 local plain_text = core.plain_text
 
 local M = {}
@@ -915,7 +918,8 @@ end
 
 function M.new(spec)
   spec = check_spec(spec)
-  local allow_fn, allow_hosts = scope_rule(spec.allow, "allow")
+  local start_hosts = new_hosts()
+  local allow_fn, allow_hosts = crawl_scope.allow(spec.allow, start_hosts, spec.span_hosts)
   local self = setmetatable({
     spec = spec,
     frontier = frontier.new({ per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first }),
@@ -929,7 +933,7 @@ function M.new(spec)
     host_first = {},
     outputs = {},
     active = 0, launched = 0, waiting_robots = 0, delayed = 0, starting = 0,
-    start_hosts = new_hosts(),
+    start_hosts = start_hosts,
     allow = allow_fn, allow_hosts = allow_hosts,
     deny = scope_rule(spec.deny, "deny"),
     agent = spec.user_agent or ("luacrawl/" .. lc.version),

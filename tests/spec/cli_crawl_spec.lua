@@ -81,12 +81,12 @@ describe("luacrawl crawl", function()
     for _, line in ipairs(lines_of(out)) do assert.not_matches("[13579]%.html$", cjson.decode(line).url) end
   end)
 
-  it("--span-hosts and --allow-host cross to other hosts", function()
+  it("--span-hosts and --allow-host (which replaces the start hosts) cross to other hosts", function()
     local url = h.url("/hostsite/", "a.crawl.test")
     local dns = " --dns-server " .. h.dns_server .. " "
     local _, out = h.sh(bin .. " crawl -q" .. dns .. url)
     assert.equal(21, #lines_of(out))
-    _, out = h.sh(bin .. " crawl -q --allow-host b.crawl.test" .. dns .. url)
+    _, out = h.sh(bin .. " crawl -q --allow-host a.crawl.test --allow-host b.crawl.test" .. dns .. url)
     assert.equal(42, #lines_of(out))
     _, out = h.sh(bin .. " crawl -q --span-hosts" .. dns .. url)
     assert.equal(63, #lines_of(out))

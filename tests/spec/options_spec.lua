@@ -1,0 +1,92 @@
+-- One meaning for each option: a crawl spec run through crawl.run and the same
+-- crawl typed as `luacrawl crawl` options fetch the same pages; outputs, --fields,
+-- content duplicates, Retry-After dates and crawl.page (docs/crawl.md).
+local lc = require "luacrawl"
+local crawl = require "luacrawl.crawl"
+local h = require "spec_helper"
+local cjson = require "cjson"
+
+lc.configure({ dns_servers = h.dns_server })
+local bin = h.luacrawl_bin
+
+local function lines_of(text)
+  local out = {}
+  for line in text:gmatch("[^\n]+") do out[#out + 1] = line end
+  return out
+end
+
+local function sorted(set)
+  local out = {}
+  for k in pairs(set) do out[#out + 1] = k end
+  table.sort(out)
+  return out
+end
+
+-- The URLs crawl.run fetches for spec (robots.txt aside).
+local function fetched_by_lua(spec)
+  local got = {}
+  spec.quiet, spec.progress, spec.signals = true, false, false
+  spec.on_response = function(page) got[page.request.url] = true end
+  crawl.run(spec)
+  return sorted(got)
+end
+
+-- The URLs `luacrawl crawl` records with the options given.
+local function fetched_by_cli(args)
+  local code, out, err = h.sh(bin .. " crawl -q --dns-server " .. h.dns_server .. " " .. args)
+  assert.equal(0, code, err)
+  local got = {}
+  for _, line in ipairs(lines_of(out)) do got[cjson.decode(line).url] = true end
+  return sorted(got)
+end
+
+local A = h.url("/hostsite/", "a.crawl.test")
+
+local function hosts_of(urls)
+  local set = {}
+  for _, u in ipairs(urls) do set[lc.url.host(u)] = true end
+  return sorted(set)
+end
+
+describe("the scope means the same in crawl.run and on the command line", function()
+  it("by default: the start URLs' hosts exactly", function()
+    local lua = fetched_by_lua({ start = { A } })
+    assert.same(lua, fetched_by_cli(A))
+    assert.same({ "a.crawl.test" }, hosts_of(lua))
+    assert.equal(21, #lua)
+  end)
+
+  it("allow.urls / --allow narrow within the start hosts", function()
+    local lua = fetched_by_lua({ start = { A }, allow = { urls = { "/hostsite/" } } })
+    assert.same(lua, fetched_by_cli("--allow /hostsite/ " .. A))
+    assert.same({ "a.crawl.test" }, hosts_of(lua))
+    assert.equal(21, #lua)
+    lua = fetched_by_lua({ start = { A }, allow = { urls = { "/hostsite/$", "/p/[0-4]\\.html$" } } })
+    assert.same(lua, fetched_by_cli("--allow '/hostsite/$' --allow '/p/[0-4]\\.html$' " .. A))
+    assert.equal(6, #lua)
+  end)
+
+  it("allow.hosts / --allow-host replace the start hosts, with subdomains", function()
+    local lua = fetched_by_lua({ start = { A }, allow = { hosts = { "a.crawl.test", "b.crawl.test" } } })
+    assert.same(lua, fetched_by_cli("--allow-host a.crawl.test --allow-host b.crawl.test " .. A))
+    assert.same({ "a.crawl.test", "b.crawl.test" }, hosts_of(lua))
+    lua = fetched_by_lua({ start = { A }, allow = { hosts = { "crawl.test" }, urls = { "/hostsite/$", "/0\\.html$" } } })
+    assert.same(lua, fetched_by_cli("--allow-host crawl.test --allow '/hostsite/$' --allow '/0\\.html$' " .. A))
+    assert.equal(6, #lua)
+  end)
+
+  it("span_hosts / --span-hosts: any host, narrowed by allow.urls", function()
+    local lua = fetched_by_lua({ start = { A }, span_hosts = true })
+    assert.same(lua, fetched_by_cli("--span-hosts " .. A))
+    assert.equal(63, #lua)
+    lua = fetched_by_lua({ start = { A }, span_hosts = true, allow = { urls = { "/hostsite/$", "/0\\.html$" } } })
+    assert.same(lua, fetched_by_cli("--span-hosts --allow '/hostsite/$' --allow '/0\\.html$' " .. A))
+    assert.equal(6, #lua)
+  end)
+
+  it("deny / --deny take URLs out of the scope", function()
+    local lua = fetched_by_lua({ start = { A }, deny = { urls = { "/1[0-9]\\.html$" } } })
+    assert.same(lua, fetched_by_cli("--deny '/1[0-9]\\.html$' " .. A))
+    assert.equal(11, #lua)
+  end)
+end)
