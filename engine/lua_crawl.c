@@ -91,18 +91,24 @@ static void hosts_add(lua_State *L, hosts_t *h, const char *host, size_t n)
  * -1 with *err set. */
 static long host_of(const char *url, size_t len, char *buf, int *err)
 {
-    if (strlen(url) != len) {
-        *err = URL_E_MALFORMED;
-        return -1;
-    }
     const char *h;
     size_t n;
     int port;
-    if (url_host_port_fast(url, len, &h, &n, &port)) {
+    if (strlen(url) == len && url_host_port_fast(url, len, &h, &n, &port)) {
         memcpy(buf, h, n);
     } else {
-        char *out = NULL;
+        /* A NUL inside is "%00", as lc.url reads it (url_escape_nul). */
+        char *esc = NULL, *out = NULL;
+        if (strlen(url) != len) {
+            if (!(esc = malloc(3 * len + 1))) {
+                *err = URL_E_NOMEM;
+                return -1;
+            }
+            url_escape_nul(url, len, esc);
+            url = esc;
+        }
         *err = url_host(url, &out);
+        free(esc);
         if (*err) return -1;
         n = strlen(out);
         if (n > URL_MAX_LENGTH) n = URL_MAX_LENGTH; /* url_host refuses longer URLs */

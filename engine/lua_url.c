@@ -14,30 +14,18 @@
 static const char SEEN_METATABLE[] = "luacrawl.seen";
 
 /* A string argument: numbers are not taken for URLs. A NUL byte inside it (the C
- * functions take strings to their first NUL) is written "%00", as the standard
- * writes it wherever it does not refuse it: in a host or a port, "%00" fails as a
- * NUL does. Leading and trailing C0 controls and spaces go first, as cleaning
- * trims them anyway. The string replaces the argument. */
+ * functions take strings to their first NUL) is written "%00" (url_escape_nul);
+ * that string replaces the argument. */
 static const char *check_url(lua_State *L, int idx, size_t *len)
 {
     if (lua_type(L, idx) != LUA_TSTRING) luaL_typerror(L, idx, "string");
     const char *s = lua_tolstring(L, idx, len);
     if (strlen(s) == *len) return s;
-    size_t a = 0, b = *len;
-    while (a < b && (unsigned char)s[a] <= 0x20)
-        a++;
-    while (b > a && (unsigned char)s[b - 1] <= 0x20)
-        b--;
-    luaL_Buffer buf;
-    luaL_buffinit(L, &buf);
-    for (size_t i = a; i < b; i++) {
-        if (s[i])
-            luaL_addchar(&buf, s[i]);
-        else
-            luaL_addlstring(&buf, "%00", 3);
-    }
-    luaL_pushresult(&buf);
+    char *buf = lua_newuserdata(L, 3 * *len + 1);
+    *len = url_escape_nul(s, *len, buf);
+    lua_pushlstring(L, buf, *len);
     lua_replace(L, idx);
+    lua_pop(L, 1);
     return lua_tolstring(L, idx, len);
 }
 

@@ -961,6 +961,25 @@ int url_normalize_slow(const char *url, const url_norm_opts_t *opts, char **out)
     return err;
 }
 
+size_t url_escape_nul(const char *s, size_t len, char *out)
+{
+    size_t a = 0, b = len, w = 0;
+    while (a < b && (unsigned char)s[a] <= 0x20)
+        a++;
+    while (b > a && (unsigned char)s[b - 1] <= 0x20)
+        b--;
+    for (size_t i = a; i < b; i++) {
+        if (s[i]) {
+            out[w++] = s[i];
+        } else {
+            memcpy(out + w, "%00", 3);
+            w += 3;
+        }
+    }
+    out[w] = '\0';
+    return w;
+}
+
 /* Parsing and hosts ----------------------------------------------------------- */
 
 /* Parse url into h (any scheme curl can parse with an authority). */

@@ -103,6 +103,14 @@ int url_resolve_into(const url_base_t *b, const char *ref, char *buf, size_t *le
  * 0 when url is not in that form (parse it the long way), 1 when it is. */
 int url_host_port_fast(const char *url, size_t len, const char **host, size_t *host_len, int *port);
 
+/* s (len bytes, NUL bytes inside it maybe) as a string the functions above take:
+ * leading and trailing C0 controls and spaces dropped (cleaning trims them anyway),
+ * each NUL left written "%00", as the WHATWG URL Standard writes it wherever it does
+ * not refuse it (in a host or a port "%00" fails as a NUL does). Into out (3 * len + 1
+ * bytes), NUL-terminated; returns the length. For bindings, whose strings carry a
+ * length. */
+size_t url_escape_nul(const char *s, size_t len, char *out);
+
 /* 64-bit xxhash (XXH3) of a string; url_fingerprint normalizes first (with
  * default options) and hashes the result; an unparsable URL hashes as given. */
 uint64_t url_hash(const char *s, size_t len);
