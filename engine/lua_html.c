@@ -287,20 +287,51 @@ static int xpath_gc(lua_State *L)
     return 0;
 }
 
+/* libxml2 2.9 compiles an expression without '(', '[' or '@' ("//a", "/html//p")
+ * to a stream pattern when it can (xmlXPathTryStreamCompile), and the stream's
+ * walk never goes deeper than 10,000 levels (xmlXPathRunStreamEval): the nodes
+ * below are lost without a word. Such an expression is compiled in parentheses,
+ * which the stream compiler refuses: (E) has E's value, and for an E without '('
+ * it is valid exactly when E is. NULL when out of memory. */
+static char *unstreamable(const char *expr, int *wrapped)
+{
+    size_t n = strlen(expr);
+    *wrapped = !strpbrk(expr, "([@");
+    char *s = malloc(n + 3);
+    if (!s) return NULL;
+    if (!*wrapped) {
+        memcpy(s, expr, n + 1);
+        return s;
+    }
+    s[0] = '(';
+    memcpy(s + 1, expr, n);
+    s[n + 1] = ')';
+    s[n + 2] = '\0';
+    return s;
+}
+
 /* expr compiled; raises on a syntax error (naming shown, the expression or the
  * selector it was made from). */
 static xmlXPathCompExprPtr compile_expr(lua_State *L, const char *expr, const char *shown)
 {
+    int wrapped;
+    char *text = unstreamable(expr, &wrapped);
+    if (!text) luaL_error(L, "xpath: out of memory");
     xmlXPathContextPtr ctx = xmlXPathNewContext(NULL);
-    if (!ctx) luaL_error(L, "xpath: out of memory");
+    if (!ctx) {
+        free(text);
+        luaL_error(L, "xpath: out of memory");
+    }
     ctx->error = quiet;
     struct muted m = mute();
-    xmlXPathCompExprPtr comp = xmlXPathCtxtCompile(ctx, (const xmlChar *)expr);
+    xmlXPathCompExprPtr comp = xmlXPathCtxtCompile(ctx, (const xmlChar *)text);
     unmute(m);
+    free(text);
     xmlError err = ctx->lastError; /* its strings live until the context goes */
     char where[1] = "";
     if (err.str1) err.str1 = where;
     err.str2 = err.str3 = err.message = err.file = NULL;
+    if (wrapped && err.int1 > 0) err.int1--; /* a position in expr, not in (expr) */
     xmlXPathFreeContext(ctx);
     if (!comp) xpath_error(L, &err, shown);
     return comp;

@@ -153,3 +153,25 @@ describe("hostile css: the same results as the single XPath expression", functio
     end
   end)
 end)
+
+describe("hostile xpath: nothing lost on a deep page", function()
+  after_each(function() lc.html.limits({ steps = DEFAULT }) end)
+
+  it("finds all 16,000 links of a page 16,000 levels deep with //a", function()
+    -- libxml2 2.9 evaluates an expression such as //a as a stream pattern that
+    -- stops 10,000 levels down: it gave 9,997 of them, descendant::a all.
+    lc.html.limits({ steps = 0 })
+    local doc = lc.html.parse(("<div><a>x</a>"):rep(16000) .. ("</div>"):rep(16000))
+    assert.equal(16000, #doc:xpath("//a"))
+    assert.equal(16000, #doc:xpath("/html/body//a"))
+    assert.equal(16000, #doc:xpath("descendant::a"))
+    assert.equal(16000, #doc:css("a"))
+  end)
+
+  it("keeps an expression's syntax errors and their positions", function()
+    local doc = lc.html.parse("<p>x</p>")
+    assert.same({ false, 'xpath: invalid expression at position 5 in "//p/"' },
+      { pcall(doc.xpath, doc, "//p/") })
+    assert.is_false((pcall(doc.xpath, doc, "//p)")))
+  end)
+end)
