@@ -209,13 +209,7 @@ function Crawler:gate(url, key)
   if self.spec.robots ~= false then
     local origin = origin_of(url)
     local rb = self.robots[origin]
-    if not rb then
-      rb = { pending = {} }
-      self.robots[origin] = rb
-      self:background_guarded(function(err)
-        self:robots_failed(origin, err, lc.is_error(err) and err.kind or "script")
-      end, self.fetch_robots, self, origin, key)
-    end
+    if not rb then rb = self:ask_robots(origin, key) end
     if rb.pending then return rb.pending end
     if not rb.rules:allowed(self.agent, url) then
       st.robots_denied = st.robots_denied + 1
@@ -223,6 +217,19 @@ function Crawler:gate(url, key)
     end
   end
   return true
+end
+
+-- The entry of origin's robots.txt, asked for now (fetch_robots, in the background).
+-- Apart from gate: a closure there would capture gate's locals, and closing them on
+-- every call (bytecode UCLO) is not compiled by LuaJIT, which then runs gate, and the
+-- traces of page:follow that call it, in the interpreter.
+function Crawler:ask_robots(origin, key)
+  local rb = { pending = {} }
+  self.robots[origin] = rb
+  self:background_guarded(function(err)
+    self:robots_failed(origin, err, lc.is_error(err) and err.kind or "script")
+  end, self.fetch_robots, self, origin, key)
+  return rb
 end
 
 -- req waits for robots.txt in pending (a list gate returned).
