@@ -21,6 +21,10 @@
 --   max_robots_size (500 KiB: the rest of a robots.txt is not read)
 --   retries (2), retry_statuses ({429, 500, 502, 503, 504, 522, 524, 408}),
 --   max_redirect (10), depth_first (false), user_agent, fetch (options for lc.fetch)
+--   contact      URL or email appended to the default User-Agent: "luacrawl/V (+contact)"
+--   cookies      (true) a cookie jar for the crawl; false for none, or a jar (lc.cookies())
+--   sitemaps     true, a list of sitemap URLs, {since = "YYYY-MM-DD"}: pages the
+--                sitemaps list are queued too (lua/luacrawl/crawl_sitemaps.lua)
 --   on_host(key, crawler) is called once per new host key. Policies in hooks can
 --   call crawler:set_delay(key, s), :backoff(key, s) and :delay(key) (in page
 --   hooks, page.crawler and page.key; req.key is the host key).
@@ -44,6 +48,8 @@ local robots = require "luacrawl.robots"
 local export = require "luacrawl.export"
 local Page = require "luacrawl.page"
 local report = require "luacrawl.report"
+local crawl_sitemaps = require "luacrawl.crawl_sitemaps"
+local identity = require "luacrawl.crawl_identity"
 local crawl_scope = require "luacrawl.crawl_scope"
 local plain_text = core.plain_text
 
@@ -315,6 +321,7 @@ function Crawler:fetch_robots(origin, key)
     if delay > self.frontier:delay_of(key) then self.frontier:set_delay(key, delay) end
     rb.crawl_delay = delay
   end
+  if self.sitemaps then self.sitemaps:robots_read(origin, rules) end
   local pending = rb.pending
   rb.pending = nil
   self.waiting_robots = self.waiting_robots - #pending
@@ -403,7 +410,8 @@ function Crawler:fetch_opts(extra)
   local o = {}
   for k, v in pairs(self.spec.fetch or {}) do o[k] = v end
   o.follow = nil
-  o.user_agent = o.user_agent or self.spec.user_agent
+  o.user_agent = o.user_agent or self.spec.user_agent or self.contact_agent
+  if o.cookies == nil then o.cookies = self.jar end
   if self.spec.public_only ~= nil then o.public_only = self.spec.public_only end
   if self.spec.deny_networks ~= nil then o.deny_networks = self.spec.deny_networks end
   for k, v in pairs(extra or {}) do o[k] = v end
@@ -909,6 +917,10 @@ local function check_spec(spec)
   check_numbers(s)
   local ok, err = pcall(core.check_networks, s.deny_networks, "crawl.run")
   if not ok then error(err, 3) end
+  ok, err = pcall(identity.check, s)
+  if ok then ok, err = pcall(crawl_sitemaps.check, s.sitemaps) end
+  if not ok then error(err, 3) end
+  s.sitemaps = err
   if s.fetch ~= nil and type(s.fetch) ~= "table" then error("crawl.run: fetch must be a table of lc.fetch options", 3) end
   -- The options every fetch of the crawl is made with, checked as lc.fetch checks
   -- them: a request that can never be built (a header with CR or LF) is refused here,
@@ -943,9 +955,11 @@ function M.new(spec)
     start_hosts = start_hosts,
     allow = allow_fn, allow_hosts = allow_hosts,
     deny = scope_rule(spec.deny, "deny"),
-    agent = spec.user_agent or ("luacrawl/" .. lc.version),
+    agent = identity.user_agent(spec),
+    contact_agent = identity.contact_agent(spec), jar = identity.jar(spec),
     retry_status = {},
   }, Crawler)
+  self.sitemaps = crawl_sitemaps.new(self, spec.sitemaps)
   self.filter = new_filter({
     seen = self.seen, stats = self.stats, normalize = spec.normalize, max_depth = spec.max_depth,
     scope = self:filter_scope(),
@@ -971,18 +985,20 @@ function Crawler:add_start(item)
   req.depth = req.depth or 0
   local host = lc.url.host(req.url)
   if host then self.start_hosts:add(host) end
+  if self.sitemaps then self.sitemaps:add_origin(req.url) end
   return self:enqueue(req)
 end
 
 function Crawler:start()
   local start = self.spec.start
   if type(start) == "string" then start = { start } end
+  if self.sitemaps then self.sitemaps:start() end
   if type(start) == "function" then
-    self.starting = 1
+    self.starting = self.starting + 1
     lc.spawn(function()
       local ok, err = pcall(start, function(item) return self:add_start(item) end)
       if not ok then self:log("error in start: " .. tostring(err)) end
-      self.starting = 0
+      self.starting = self.starting - 1
       self:poke()
     end)
   else

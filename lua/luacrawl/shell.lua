@@ -38,6 +38,7 @@ function M.pretty(v, indent, seen)
   end
   if is_node(v) then return "<" .. v.tag .. "> " .. short(v:html(), 100) end
   if t ~= "table" then return tostring(v) end
+  if getmetatable(v) == lc.Response then return M.describe(v) end
   if seen[v] then return "<cycle>" end
   if getmetatable(v) and getmetatable(v).__tostring then return tostring(v) end
   seen[v] = true
@@ -61,10 +62,21 @@ function M.pretty(v, indent, seen)
   return "{\n" .. indent .. "  " .. table.concat(parts, ",\n" .. indent .. "  ") .. "\n" .. indent .. "}"
 end
 
+-- A response as the shell shows it: its status, URL and size, not its fields (the
+-- body and parsed document are held in internal fields a table dump would show).
+-- The shell's own res (env given) is shown as the line after the first fetch.
+function M.describe(res, env)
+  local s = ("%d %s (%d bytes)"):format(res.status, res.url, #res.body)
+  if env and env.res == res then return "res = " .. s .. (env.doc and "; doc ready" or "") end
+  return "<response " .. s .. ">"
+end
+
 local function new_env(out)
   local env = setmetatable({}, { __index = _G })
   env.lc = lc
   env.view = function(v) out(M.pretty(v)) end
+  -- fetch(url [, opts]): sets res and doc, and says so as the first fetch does;
+  -- returns the response for `r = fetch(url)` (shown as M.describe shows it).
   env.fetch = function(url, opts)
     local res, err = lc.fetch(url, opts)
     if not res then return nil, err end
@@ -114,7 +126,7 @@ function M.main(args)
   if args[1] then
     local res, err = env.fetch(args[1])
     if res then
-      out(("res = %d %s (%d bytes)%s"):format(res.status, res.url, #res.body, env.doc and "; doc ready" or ""))
+      out(M.describe(res, env))
     else
       out("fetch failed: " .. tostring(err))
     end
@@ -139,7 +151,10 @@ function M.main(args)
           return ok
         end
         if collect(pcall(fn)) then
-          for i = 1, r.n do out(M.pretty(r[i])) end
+          for i = 1, r.n do
+            local v = r[i]
+            out(getmetatable(v) == lc.Response and M.describe(v, env) or M.pretty(v))
+          end
         else
           out("error: " .. tostring(r[1]))
         end

@@ -196,3 +196,59 @@ describe("crawl progress", function()
     assert.is_true(n >= 3, "progress lines: " .. n)
   end)
 end)
+
+describe("luacrawl crawl: cookies and contact", function()
+  local A = "a.crawl.test"
+
+  local function control(path)
+    local _, out = h.sh("python3 -c \"import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('"
+      .. h.url(path) .. "').read().decode())\"")
+    return cjson.decode(out)
+  end
+
+  -- The requests the server logged for path on A.
+  local function logged(path)
+    local out = {}
+    for _, e in ipairs(control("/__log?host=" .. A).requests) do
+      if e.path == path then out[#out + 1] = e end
+    end
+    return out
+  end
+
+  local function crawl(args)
+    return h.sh(("%s --dns-server %s crawl -q %s"):format(bin, h.dns_server, args))
+  end
+
+  before_each(function() control("/__reset") end)
+
+  it("keeps the cookies a site sets for the rest of the crawl, and none with --no-cookies", function()
+    local start = "'" .. h.url("/cookies/set?c=sid%3D1", A) .. "'"
+    local code, _, err = crawl("-d 1 " .. start)
+    assert.equal(0, code, err)
+    assert.equal("sid=1", logged("/cookies/show")[1].cookie)
+    control("/__reset")
+    code, _, err = crawl("-d 1 --no-cookies " .. start)
+    assert.equal(0, code, err)
+    assert.equal(cjson.null, logged("/cookies/show")[1].cookie)
+  end)
+
+  it("--contact goes into the default User-Agent, of robots.txt's request too", function()
+    local code, _, err = crawl("-d 0 --contact https://example.org/bot '" .. h.url("/echo", A) .. "'")
+    assert.equal(0, code, err)
+    local ua = logged("/echo")[1].ua
+    assert.matches("^luacrawl/[%d.]+ %(%+https://example%.org/bot%)$", ua)
+    assert.equal(ua, logged("/robots.txt")[1].ua)
+  end)
+
+  it("--contact leaves a User-Agent given with -A as it is", function()
+    local code, _, err = crawl("-d 0 -A 'mybot/1.0' --contact ops@example.org '" .. h.url("/echo", A) .. "'")
+    assert.equal(0, code, err)
+    assert.equal("mybot/1.0", logged("/echo")[1].ua)
+  end)
+
+  it("refuses a contact that is neither a URL nor an email address", function()
+    local code, _, err = crawl("--contact 'call me' '" .. h.url("/echo", A) .. "'")
+    assert.equal(2, code)
+    assert.matches("contact must be a URL", err)
+  end)
+end)
