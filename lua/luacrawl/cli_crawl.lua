@@ -37,8 +37,9 @@ usage: luacrawl crawl URL... [options]
   --deny-network CIDR    never connect to addresses in CIDR (repeatable)
   --insecure             do not verify TLS certificates
   -A, --user-agent UA    User-Agent (its product token is matched in robots.txt)
-  -o, --output FILE      pages as JSON Lines (.jsonl) or CSV (.csv); - for stdout
-                         (default: stdout)
+  -o, --output FILE      pages as JSON Lines (.jsonl), a JSON array (.json) or CSV
+                         (.csv); - for stdout (default: stdout; no progress line
+                         then on a terminal)
   --stats-json FILE      write the final stats as JSON
   --dns-server S         DNS servers, HOST[:PORT][,...]
   --max-time S           stop scheduling after S seconds

@@ -1,6 +1,7 @@
--- luacrawl.export: item outputs for crawls. JSON Lines or CSV chosen by the file
--- name's extension ("-" is JSON Lines on stdout), a Lua table (items appended), or
--- a function called with each item.
+-- luacrawl.export: item outputs for crawls. JSON Lines, JSON (.json: one array,
+-- closed when the crawl ends, by a signal too) or CSV chosen by the file name's
+-- extension ("-" is JSON Lines on stdout), a Lua table (items appended), or a
+-- function called with each item.
 --
 -- Records are buffered as whole lines and written 256 at a time (and whenever the
 -- crawl flushes, once a second), so a crawl that is stopped (even by a second
@@ -84,7 +85,12 @@ function Output:write(item)
     self.count = self.count + 1
     return true
   end
-  if self.format == "csv" then
+  if self.format == "json" then
+    local ok, text = pcall(encode, item)
+    if not ok then return nil, text end
+    self.buffer[#self.buffer + 1] = (self.opened and ",\n" or "[\n") .. text
+    self.opened = true
+  elseif self.format == "csv" then
     local ok, rows = pcall(self.csv_rows, self, item)
     if not ok then return nil, rows end
     local buffer = self.buffer
@@ -131,6 +137,10 @@ end
 
 function Output:close()
   local failed = self.failed
+  -- A JSON document is closed however the crawl ended (a signal too): a valid array.
+  if self.format == "json" and self.file and not failed then
+    self.buffer[#self.buffer + 1] = self.opened and "\n]\n" or "[]\n"
+  end
   local ok, err = self:flush()
   if self.file and self.file ~= io.stdout then
     local cok, cerr = self.file:close()
@@ -162,6 +172,7 @@ function M.open(target, opts)
     error("output must be a file name, '-', a table or a function", 2)
   end
   o.name = target
+  o.to_stdout = target == "-" or target == "/dev/stdout" or target == "/dev/fd/1"
   if target == "-" then
     o.name = "stdout"
     o.file, o.format, o.lines_held = io.stdout, "jsonl", json_lines()
@@ -173,10 +184,12 @@ function M.open(target, opts)
   if not ext and not target:match("[^/]*$"):find(".", 1, true) then ext = "jsonl" end
   if ext == "csv" then
     o.format = "csv"
-  elseif ext == "jsonl" or ext == "ndjson" or ext == "json" or ext == "jl" then
+  elseif ext == "json" then
+    o.format = "json" -- one array, written as items come and closed by close()
+  elseif ext == "jsonl" or ext == "ndjson" or ext == "jl" then
     o.format, o.lines_held = "jsonl", json_lines()
   else
-    error(("output %q: unknown format (use .jsonl or .csv)"):format(target), 2)
+    error(("output %q: unknown format (use .jsonl, .json or .csv)"):format(target), 2)
   end
   local f, err = io.open(target, opts.append and "ab" or "wb")
   if not f then error(("output %q: %s"):format(target, err), 2) end

@@ -52,6 +52,12 @@ end
 -- crawler.progress_shown when a line is left on the terminal to clear.
 function M.progress(crawler, intervals)
   local tty = core.isatty(2)
+  -- Records written to a terminal: a status line would mix into them, so none.
+  if core.isatty(1) then
+    for _, out in ipairs(crawler.outputs) do
+      if out.to_stdout then return end
+    end
+  end
   local interval = crawler.spec.progress_interval or (tty and intervals.terminal or intervals.other)
   while true do
     lc.sleep(interval)

@@ -90,3 +90,73 @@ describe("the scope means the same in crawl.run and on the command line", functi
     assert.equal(11, #lua)
   end)
 end)
+
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+describe("outputs of luacrawl crawl", function()
+  local site = h.url("/site/")
+
+  it("-o -, -o /dev/stdout write JSON Lines on stdout; -o /dev/null writes nothing", function()
+    for _, o in ipairs({ "-", "/dev/stdout" }) do
+      local code, out, err = h.sh(bin .. " crawl -q -n 3 -o " .. o .. " " .. site)
+      assert.equal(0, code, err)
+      local lines = lines_of(out)
+      assert.equal(3, #lines, o)
+      for _, l in ipairs(lines) do assert.is_string(cjson.decode(l).url) end
+    end
+    local code, out, err = h.sh(bin .. " crawl -q -n 3 -o /dev/null " .. site)
+    assert.equal(0, code, err)
+    assert.equal("", out)
+  end)
+
+  it("-o out.json writes one JSON array, [] when nothing was recorded", function()
+    local path = h.tmpname(".json")
+    assert.equal(0, (h.sh(bin .. " crawl -q -n 4 -o " .. path .. " " .. site)))
+    local doc = cjson.decode(read(path))
+    assert.equal(4, #doc)
+    assert.is_number(doc[1].status)
+    local empty = h.tmpname(".json")
+    local items = {}
+    crawl.run({ start = { site }, quiet = true, progress = false, signals = false, max_pages = 1,
+      parse = function() end, output = empty, items = items })
+    assert.same({}, cjson.decode(read(empty)))
+  end)
+
+  it("-o out.json is a valid array when SIGINT stops the crawl", function()
+    local path = h.tmpname(".json")
+    local code = h.sh(("%s crawl -q --delay 0.2 --per-host 1 -o %s %s & pid=$!; sleep 1; kill -INT $pid; wait $pid")
+      :format(bin, path, site))
+    assert.equal(130, code)
+    local doc = cjson.decode(read(path))
+    assert.is_true(#doc >= 2)
+  end)
+
+  it("on a terminal, no progress line mixes into records written to stdout", function()
+    -- stdout and stderr on one pseudo-terminal, as in a shell; the crawl lasts past
+    -- several progress intervals (0.5 s).
+    local py = [[import os, pty, sys
+status = pty.spawn(sys.argv[1:]) # copies the terminal's output to our stdout
+sys.exit(os.waitstatus_to_exitcode(status))]]
+    local script = h.tmpname(".py")
+    local f = assert(io.open(script, "w"))
+    f:write(py)
+    f:close()
+    local code, out = h.sh(("python3 %s %s crawl -n 8 --delay 0.25 --per-host 1 %s"):format(script, bin, site))
+    assert.equal(0, code)
+    assert.is_nil(out:find("\27[K", 1, true), out)
+    assert.is_nil(out:find("queued", 1, true), out) -- the progress line says it
+    local records = 0
+    for line in out:gmatch("[^\r\n]+") do
+      if line:sub(1, 1) == "{" then
+        assert.is_string(cjson.decode(line).url)
+        records = records + 1
+      end
+    end
+    assert.equal(8, records)
+  end)
+end)
