@@ -197,6 +197,7 @@ static int core_stats(lua_State *L)
     lc_set_number(L, "tasks_failed", (double)ts.failed);
     lc_set_number(L, "tasks_cancelled", (double)ts.cancelled);
     lc_set_number(L, "tasks_live", (double)ts.live);
+    lc_set_number(L, "yields_dropped", (double)ts.yields_dropped);
     if (st->dns) {
         dns_stats_t ds;
         dns_get_stats(st->dns, &ds);

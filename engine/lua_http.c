@@ -658,8 +658,22 @@ static int l_check_networks(lua_State *L)
     return 0;
 }
 
+/* core.fetch_option_names() -> the names lc.fetch reads from its options, a list:
+ * the one list a spec's fetch table is checked against (an unknown name there is
+ * a misspelling: lua/luacrawl/spec_check.lua). */
+static int l_fetch_option_names(lua_State *L)
+{
+    lua_createtable(L, O_COUNT, 0);
+    for (int i = 0; i < O_COUNT; i++) {
+        lua_pushlstring(L, opt_names[i].name, opt_names[i].len);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
 static const luaL_Reg funcs[] = {
     {"fetch", l_fetch},
+    {"fetch_option_names", l_fetch_option_names},
     {"resolve", l_resolve},
     {"address_policy", l_address_policy},
     {"check_networks", l_check_networks},

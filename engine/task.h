@@ -24,6 +24,7 @@ typedef void (*task_abort_fn)(void *arg);
 
 typedef struct sched_stats {
     unsigned long spawned, finished, failed, cancelled, live;
+    unsigned long yields_dropped; /* plain coroutine.yield(values): values lost */
 } sched_stats_t;
 
 #define TASK_METATABLE "luacrawl.task"

@@ -136,7 +136,15 @@ local function print_headers(res)
   io.stderr:write("\n")
 end
 
+-- fetch's options that take a value (their --name=value form is split first).
+local FETCH_VALUES = {
+  ["--header"] = true, ["--user-agent"] = true, ["--timeout"] = true, ["--max-size"] = true,
+  ["--max-header-size"] = true, ["--max-url-length"] = true, ["--dns-server"] = true,
+  ["--deny-network"] = true, ["--css"] = true, ["--xpath"] = true, ["--location"] = true,
+}
+
 local function parse_fetch(args)
+  args = require("luacrawl.spec_check").split_equals(args, function(a) return FETCH_VALUES[a] end)
   local o = { headers = {}, deny_networks = {} }
   local i = 1
   local function value(flag)
@@ -187,7 +195,9 @@ local function parse_fetch(args)
     elseif a == "--xpath" then
       o.xpath = value(a)
     elseif a:sub(1, 1) == "-" and a ~= "-" then
-      error(("unknown option '%s'"):format(a), 0)
+      error(require("luacrawl.spec_check").unknown_option(a, FETCH_VALUES, {
+        ["-I"] = 1, ["--head"] = 1, ["-L"] = 1, ["--insecure"] = 1, ["--location-trusted"] = 1,
+        ["--public-only"] = 1, ["-H"] = 1, ["-A"] = 1, ["-k"] = 1 }), 0)
     elseif o.url then
       error("fetch takes one URL", 0)
     else
@@ -196,6 +206,14 @@ local function parse_fetch(args)
     i = i + 1
   end
   if not o.url then error("fetch: missing URL", 0) end
+  -- Checked before anything is fetched: a URL without a scheme, a selector that
+  -- does not compile (one line each, a usage error).
+  local hint = require("luacrawl.crawl_losses").scheme_hint(o.url)
+  if hint ~= "" then error(o.url .. hint, 0) end
+  if o.css then
+    local cok, cerr = pcall(require("luacrawl.css").to_plan, o.css)
+    if not cok then error(("--css: %s"):format(plain(cerr)), 0) end
+  end
   require("luacrawl.core").check_networks(o.deny_networks, "--deny-network")
   -- A header or User-Agent with CR or LF can never be sent: a usage error now, by
   -- lc.fetch's own rule, rather than an error of the fetch.

@@ -5,6 +5,7 @@
 local lc = require "luacrawl"
 local crawl = require "luacrawl.crawl"
 local core = require "luacrawl.core"
+local spec_check = require "luacrawl.spec_check"
 
 local redact = lc.url.redact
 local null = core.json_null
@@ -102,6 +103,7 @@ local switches = {
 }
 
 function M.parse_args(args)
+  args = spec_check.split_equals(args, function(a) return flags[a] or lists[a] end)
   local o = { urls = {}, allow_hosts = {}, allow = {}, deny = {}, deny_networks = {}, sitemap_urls = {} }
   local i = 1
   while i <= #args do
@@ -127,7 +129,7 @@ function M.parse_args(args)
       o[switches[a]] = true
       i = i + 1
     elseif a:sub(1, 1) == "-" then
-      error(("unknown option '%s'"):format(a), 0)
+      error(spec_check.unknown_option(a, flags, lists, switches, { ["--help"] = true }), 0)
     else
       o.urls[#o.urls + 1] = a
       i = i + 1
@@ -172,7 +174,7 @@ end
 function M.spec(o)
   for _, u in ipairs(o.urls) do
     local p = lc.url.parse(u)
-    if not (p and p.host) then error(("not a URL: %s"):format(u), 0) end
+    if not (p and p.host) then error(("not a URL: %s%s"):format(u, require("luacrawl.crawl_losses").scheme_hint(u)), 0) end
     local scheme = p.scheme and p.scheme:lower()
     if scheme ~= "http" and scheme ~= "https" then
       error(("not an http or https URL: %s (scheme '%s')"):format(u, tostring(p.scheme)), 0)
@@ -216,7 +218,8 @@ function M.main(args)
   end
   local ok, o = pcall(M.parse_args, args)
   if not ok then
-    io.stderr:write("luacrawl: ", o, "\n", M.usage)
+    -- One line and a pointer to the usage, not the whole usage.
+    io.stderr:write("luacrawl: ", o, " (see luacrawl crawl --help)\n")
     return 2
   end
   if o.dns_server then
@@ -248,6 +251,13 @@ function M.main(args)
   end
   if stats.signal == "INT" then return 130 end
   if stats.signal == "TERM" then return 143 end
+  -- A crawl that did nothing useful fails (report.failure: no page fetched, every
+  -- start URL refused, parse failed on every page), even with -q.
+  local failed = require("luacrawl.report").failure(stats)
+  if failed then
+    io.stderr:write("luacrawl: ", failed, "\n")
+    return 5
+  end
   return 0
 end
 

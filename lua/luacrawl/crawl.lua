@@ -51,6 +51,8 @@ local report = require "luacrawl.report"
 local crawl_sitemaps = require "luacrawl.crawl_sitemaps"
 local identity = require "luacrawl.crawl_identity"
 local crawl_scope = require "luacrawl.crawl_scope"
+local spec_check = require "luacrawl.spec_check"
+local losses = require "luacrawl.crawl_losses"
 local plain_text = core.plain_text
 
 local M = {}
@@ -155,7 +157,11 @@ end
 
 function Crawler:in_scope(url, req)
   if self.deny and self.deny(url, req) then return false end
-  if self.allow then return self.allow(url, req) and true or false end
+  if self.allow then
+    local v = self.allow(url, req)
+    if v == nil then losses.allow_answer(self, v) end
+    return v and true or false
+  end
   if self.spec.span_hosts then return true end
   return self.start_hosts:match(url)
 end
@@ -218,7 +224,7 @@ function Crawler:gate(url, key)
     if not rb then rb = self:ask_robots(origin, key) end
     if rb.pending then return rb.pending end
     if not rb.rules:allowed(self.agent, url) then
-      st.robots_denied = st.robots_denied + 1
+      self:robots_refused(rb.rules)
       return false
     end
   end
@@ -297,6 +303,7 @@ function Crawler:fetch_robots(origin, key)
   if not res and err.kind == "dns" then return self:robots_unresolved(origin, err) end
   if not res then
     rules = robots.disallow_all()
+    rules.origin, rules.unreachable = lc.url.redact(origin), losses.cause(err)
     self:log(("robots.txt of %s unreachable (%s): the host is not crawled"):format(lc.url.redact(origin), tostring(err)))
   else
     local what = robots.for_status(res.status)
@@ -310,6 +317,9 @@ function Crawler:fetch_robots(origin, key)
       end
     else
       rules = robots.disallow_all()
+      if res.status >= 500 then
+        rules.origin, rules.unreachable = lc.url.redact(origin), ("HTTP status %d"):format(res.status)
+      end
       self:log(("robots.txt of %s answered %d: the host is not crawled"):format(lc.url.redact(origin), res.status))
     end
   end
@@ -340,7 +350,28 @@ function Crawler:after_robots(rules, req)
   if rules:allowed(self.agent, req.url) then
     self.frontier:push(req)
   else
-    self.stats.robots_denied = self.stats.robots_denied + 1
+    self:robots_refused(rules, req)
+  end
+end
+
+-- A request robots.txt refused: a denial; or, when the file could not be reached
+-- (RFC 9309: a network error or 5xx means "assume disallow"), an error of kind
+-- robots_unreachable, told to on_error, its cause in the report (robots_unreachable).
+function Crawler:robots_refused(rules, req)
+  local st = self.stats
+  if req and req.start_url then
+    losses.start_refused(self, req.url, rules.unreachable and "robots_unreachable" or "robots_denied", rules.unreachable)
+  end
+  if not rules.unreachable then
+    st.robots_denied = st.robots_denied + 1
+    return
+  end
+  self:count_error("robots_unreachable")
+  st.robots_unreachable = st.robots_unreachable or {}
+  st.robots_unreachable[rules.origin] = rules.unreachable
+  if req and self.spec.on_error then
+    local ok, herr = pcall(self.spec.on_error, req, lc.error("robots_unreachable", rules.unreachable))
+    if not ok then self:report(nil, herr, "error in on_error: %s") end
   end
 end
 
@@ -436,6 +467,7 @@ function Crawler:emit(item, page)
       self.stats.output_errors = self.stats.output_errors + 1
       self:log(("output %s: %s"):format(tostring(out.name), error_message(err)))
     end
+    if out.warning then losses.warn_once(self, out, out.warning) end
   end
   return true
 end
@@ -583,7 +615,8 @@ function Crawler:process(req)
       self:redirect(req, res)
     else
       local parse = req.callback or self.spec.parse or M.follow_links
-      parse(page)
+      local r = parse(page)
+      if r ~= nil then losses.parse_returned(self, r) end
     end
   end
   -- The page is handled: with free_bodies, its body and document go now rather
@@ -608,7 +641,7 @@ function Crawler:report(req, err, fmt)
   if err == "not enough memory" then collectgarbage() end -- room to report it in
   local ok, rerr = pcall(function()
     local msg = error_message(err)
-    self:log(req and fmt:format(lc.url.redact(req.url), msg) or fmt:format(msg))
+    if fmt then self:log(req and fmt:format(lc.url.redact(req.url), msg) or fmt:format(msg)) end
     if req and self.spec.on_error then
       local kind = lc.is_error(err) and err.kind or "script"
       self.spec.on_error(req, lc.error(kind, msg))
@@ -687,8 +720,9 @@ function Crawler:work(req)
         self:poke()
         error(err, 0)
       end
-      self.stats.parse_errors = self.stats.parse_errors + 1
-      self:report(req, err, "error in parse for %s: %s")
+      -- Logged once per message: a bad selector fails every page the same way.
+      local first = losses.parse_failed(self, req, err, error_message(err))
+      self:report(req, err, first and "error in parse for %s: %s" or nil)
     end
     if not dok then self:report(req, derr, "error ending %s: %s") end
     self:poke()
@@ -905,6 +939,8 @@ end
 local function check_spec(spec)
   if type(spec) ~= "table" then error("crawl.run: spec must be a table", 3) end
   if spec.start == nil then error("crawl.run: spec.start is required (URLs or a function)", 3) end
+  local kok, kerr = pcall(spec_check.check, spec, DEFAULTS)
+  if not kok then error(kerr, 3) end
   local s = {}
   for k, v in pairs(DEFAULTS) do s[k] = v end
   for k, v in pairs(spec) do s[k] = v end
@@ -986,7 +1022,11 @@ function Crawler:add_start(item)
   local host = lc.url.host(req.url)
   if host then self.start_hosts:add(host) end
   if self.sitemaps then self.sitemaps:add_origin(req.url) end
-  return self:enqueue(req)
+  req.start_url = true
+  self.stats.starts = (self.stats.starts or 0) + 1
+  local ok, why = self:enqueue(req)
+  if not ok then losses.start_refused(self, req.url, why) end
+  return ok, why
 end
 
 function Crawler:start()
@@ -1013,6 +1053,7 @@ end
 
 function Crawler:run()
   self.started = now()
+  local yields_before = lc.stats().yields_dropped
   local helpers = {}
   if self.spec.signals ~= false then helpers[#helpers + 1] = lc.spawn(self.watch_signals, self) end
   local show = self.spec.progress
@@ -1042,6 +1083,7 @@ function Crawler:run()
   if self.progress_shown then io.stderr:write("\r\27[K") end
   self:close_outputs()
   if not ok then error(err, 0) end
+  losses.finish(self, yields_before)
   local st = self:final_stats()
   if self.stats_file then
     -- A failed write is the crawler's write_error (luacrawl crawl exits 4 on it).
@@ -1054,7 +1096,12 @@ function Crawler:run()
     end
   end
   self.write_error = self.write_error or st.output_failed
-  if not self.spec.quiet then io.stderr:write(plain_text(report.format(st), "\n"), "\n") end
+  if not self.spec.quiet then
+    io.stderr:write(plain_text(report.format(st), "\n"), "\n")
+  elseif report.losses(st) then
+    -- quiet: the report's one line of what was lost, when something was.
+    io.stderr:write("luacrawl: ", plain_text(report.losses(st)), "\n")
+  end
   return st
 end
 

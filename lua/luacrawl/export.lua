@@ -65,7 +65,27 @@ function Output:csv_rows(item)
   for i, f in ipairs(fields) do cells[i] = csv_cell(item[f]) end
   rows[#rows + 1] = table.concat(cells, ",") .. "\r\n"
   self.fields = fields
+  if not self.spec_fields and self.count + self.lines > 0 then self:check_columns(item) end
   return rows
+end
+
+-- Columns taken from the first item: a later item's key that is not one is not
+-- written. Said once (out.warning, which the crawl logs), with the fix.
+function Output:check_columns(item)
+  if self.warning then return end
+  local cols = self.columns
+  if not cols then
+    cols = {}
+    for _, f in ipairs(self.fields) do cols[f] = true end
+    self.columns = cols
+  end
+  for k in pairs(item) do
+    if type(k) == "string" and not cols[k] then
+      self.warning = ("output %s: item key '%s' is not a CSV column (columns come from the first item) "
+        .. "and is not written: give the columns with fields = {...}"):format(self.name, k)
+      return
+    end
+  end
 end
 
 function Output:write(item)
@@ -160,6 +180,7 @@ function M.open(target, opts)
   local o = setmetatable({ buffer = {}, lines = 0, count = 0, lost = 0, spec_fields = opts.fields }, Output)
   if type(target) == "table" and target.path then
     -- {path = "/dev/stdout", format = "csv"}: a file whose name does not say its format.
+    o.spec_fields = target.fields or o.spec_fields
     opts.format, target = target.format, target.path
   end
   if type(target) == "function" then

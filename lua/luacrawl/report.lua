@@ -19,6 +19,7 @@ function M.new()
     retries = 0, robots_denied = 0, robots_fetched = 0, duplicates = 0, out_of_scope = 0,
     too_deep = 0, dropped = 0, invalid_urls = 0, redirects = 0, redirect_limit = 0,
     items = 0, items_lost = 0, parse_errors = 0, output_errors = 0, host_backoffs = 0, host_time_exceeded = 0,
+    starts = 0, start_refused = 0,
   }
 end
 
@@ -82,9 +83,50 @@ local function format_counts(t)
   return table.concat(parts, ", ")
 end
 
+-- What the crawl lost, one line ("lost: ..."), or nil when nothing was: every
+-- way a crawl does less than asked that is not a fetch error (those are on the
+-- errors line): start URLs not crawled, errors in parse, items an output refused,
+-- requests robots.txt denied or whose robots.txt could not be reached.
+function M.losses(st)
+  local parts = {}
+  local function add(n, what)
+    if n and n > 0 then parts[#parts + 1] = what:format(n) end
+  end
+  if (st.start_refused or 0) > 0 then
+    parts[#parts + 1] = ("%d of %d start URLs not crawled (%s)"):format(st.start_refused, st.starts or 0,
+      format_counts(st.start_refused_why or {}))
+  end
+  add(st.parse_errors, "%d errors in parse")
+  add(st.output_errors, "%d items refused or failed by the output")
+  add(st.items_lost, "%d items lost by a failed write")
+  add(st.robots_denied, "%d requests denied by robots.txt")
+  if st.robots_unreachable then
+    for origin, cause in pairs(st.robots_unreachable) do
+      parts[#parts + 1] = ("robots.txt unreachable: %s (%s)"):format(origin, cause)
+    end
+  end
+  add(st.warnings, "%d warnings (above)")
+  if not parts[1] then return nil end
+  table.sort(parts)
+  return "lost: " .. table.concat(parts, "; ")
+end
+
+-- Why a crawl did nothing useful (luacrawl crawl exits 5), or nil: no page was
+-- fetched (every start URL refused, unreachable, denied), or parse failed on every
+-- page. A crawl stopped by a signal is not judged.
+function M.failure(st)
+  if st.signal then return nil end
+  if (st.starts or 0) > 0 and st.start_refused == st.starts then
+    return "every start URL was refused"
+  end
+  if st.pages == 0 then return "no page was fetched" end
+  if st.parse_errors >= st.pages then return "parse failed on every page" end
+  return nil
+end
+
 -- The summary of final stats, a few lines (crawl.format_stats).
 function M.format(st)
-  return table.concat({
+  local lines = {
     ("pages %d (%d requests, %d bytes) in %.2f s: %.1f pages/s"):format(
       st.pages, st.requests, st.bytes, st.elapsed, st.pages_per_s),
     ("statuses: %s"):format(format_counts(st.statuses)),
@@ -92,8 +134,10 @@ function M.format(st)
       st.errors_total, st.errors_total > 0 and " (" .. format_counts(st.errors) .. ")" or "",
       st.retries, st.redirects, st.robots_denied, st.duplicates, st.items,
       (st.items_lost or 0) > 0 and (" (%d lost: %s)"):format(st.items_lost, st.output_failed or "") or ""),
-    ("stopped: %s"):format(st.stop_reason),
-  }, "\n")
+  }
+  lines[#lines + 1] = M.losses(st) -- nil when nothing was lost
+  lines[#lines + 1] = ("stopped: %s"):format(st.stop_reason)
+  return table.concat(lines, "\n")
 end
 
 -- Final stats as JSON: statuses keyed by strings.

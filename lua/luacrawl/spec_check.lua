@@ -1,0 +1,148 @@
+-- luacrawl.spec_check: the names a crawl spec may use, and the check that refuses
+-- any other (a misspelled field would otherwise be ignored: `concurency = 2` crawled
+-- at 16). The known names come from crawl.defaults (passed in) plus the fields
+-- below, which have no default; nested tables are checked against their own names
+-- (fetch: the names lc.fetch reads, from the engine). M.suggest is the "did you mean"
+-- of the spec and of the command line's options.
+local core = require "luacrawl.core"
+
+local M = {}
+
+-- Spec fields without a default in crawl.defaults (docs/crawl.md, "The spec").
+-- Modules that add a field list it here (or call M.add_fields).
+M.fields = {
+  "start", "parse", "allow", "deny", "span_hosts", "public_only", "deny_networks",
+  "max_depth", "max_pages", "max_time", "max_host_time", "throttle", "depth_first",
+  "user_agent", "fetch", "normalize", "on_host", "on_request", "on_response", "on_error",
+  "on_item", "output", "fields", "items", "stats_json", "quiet", "progress",
+  "progress_interval", "signals", "free_bodies", "contact", "cookies", "sitemaps",
+  "dedupe_content",
+}
+
+-- crawl.defaults entries that are the defaults of other fields, not fields.
+local NOT_FIELDS = { throttle_fields = true, progress_intervals = true }
+
+-- The names each nested table takes (fetch: the engine's list, read on first use).
+M.nested = {
+  allow = { "hosts", "urls", "regex" },
+  deny = { "hosts", "urls", "regex" },
+  throttle = { "target", "min_delay", "max_delay" },
+  normalize = { "sort_query", "strip", "keep_fragment" },
+  output = { "path", "format", "fields" },
+}
+
+function M.add_fields(names)
+  for _, n in ipairs(names) do M.fields[#M.fields + 1] = n end
+end
+
+-- Levenshtein distance of a and b (short names: the plain table is fine).
+local function distance(a, b)
+  local prev = {}
+  for j = 0, #b do prev[j] = j end
+  for i = 1, #a do
+    local cur = { [0] = i }
+    local ca = a:byte(i)
+    for j = 1, #b do
+      local cost = ca == b:byte(j) and 0 or 1
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    end
+    prev = cur
+  end
+  return prev[#b]
+end
+M.distance = distance
+
+-- The known name closest to name, when it is close enough to be a misspelling
+-- (at most a third of its letters off, at least 2), else nil.
+function M.suggest(name, known)
+  local best, best_d
+  local limit = math.max(2, math.floor(#name / 3))
+  for _, k in ipairs(known) do
+    local d = distance(name:lower(), k:lower())
+    if d <= limit and (not best_d or d < best_d or (d == best_d and k < best)) then best, best_d = k, d end
+  end
+  return best
+end
+
+-- " (did you mean 'x'?)" or "".
+function M.hint(name, known)
+  local s = M.suggest(name, known)
+  return s and (" (did you mean '%s'?)"):format(s) or ""
+end
+
+local function set_of(list)
+  local s = {}
+  for _, k in ipairs(list) do s[k] = true end
+  return s
+end
+
+-- Raise "crawl.run: unknown field 'k' (did you mean ...?)[ in where]" naming every
+-- string key of t not in known (sorted: the same message every run).
+local function check_keys(t, known, where)
+  local set, bad = set_of(known), {}
+  for k in pairs(t) do
+    if type(k) == "string" and not set[k] then bad[#bad + 1] = k end
+  end
+  if not bad[1] then return end
+  table.sort(bad)
+  local said = {}
+  for i, k in ipairs(bad) do said[i] = ("'%s'%s"):format(k, M.hint(k, known)) end
+  error(("crawl.run: unknown field%s %s%s"):format(bad[2] and "s" or "", table.concat(said, ", "),
+    where and (" in " .. where) or ""), 0)
+end
+
+local function is_plain_table(v)
+  return type(v) == "table" and getmetatable(v) == nil
+end
+
+-- Check spec's names (defaults: crawl.defaults). Raises with a message; returns
+-- nothing. Tables with a metatable (a jar, a regex object) are not looked into.
+function M.check(spec, defaults)
+  local known = {}
+  for k in pairs(defaults) do
+    if not NOT_FIELDS[k] then known[#known + 1] = k end
+  end
+  for _, k in ipairs(M.fields) do known[#known + 1] = k end
+  check_keys(spec, known)
+  if not M.nested.fetch then M.nested.fetch = core.fetch_option_names() end
+  for name, names in pairs(M.nested) do
+    local v = spec[name]
+    if name == "output" and is_plain_table(v) and v.path == nil then
+      for i, o in ipairs(v) do
+        if is_plain_table(o) and o.path ~= nil then check_keys(o, names, ("output[%d]"):format(i)) end
+      end
+    elseif is_plain_table(v) and (name ~= "output" or v.path ~= nil) then
+      check_keys(v, names, name)
+    end
+  end
+end
+
+-- Command lines -------------------------------------------------------------------
+
+-- args with each "--name=value" of an option that takes a value (takes_value(name)
+-- true) split in two, as getopt_long reads it; the rest as given.
+function M.split_equals(args, takes_value)
+  local out = {}
+  for _, a in ipairs(args) do
+    local name, v = a:match("^(%-%-[%w-]+)=(.*)$")
+    if name and takes_value(name) then
+      out[#out + 1], out[#out + 2] = name, v
+    else
+      out[#out + 1] = a
+    end
+  end
+  return out
+end
+
+-- "unknown option '--dept' (did you mean '--depth'?)" for an option not among the
+-- keys of the given tables (names: "--x" and "-x").
+function M.unknown_option(a, ...)
+  local known = {}
+  for _, t in ipairs({ ... }) do
+    for k in pairs(t) do known[#known + 1] = k end
+  end
+  local name = a:match("^(%-%-?[^=]+)=") or a
+  return ("unknown option '%s'%s"):format(name, M.hint(name, known))
+end
+
+return M
