@@ -53,6 +53,7 @@ local identity = require "luacrawl.crawl_identity"
 local crawl_scope = require "luacrawl.crawl_scope"
 local spec_check = require "luacrawl.spec_check"
 local losses = require "luacrawl.crawl_losses"
+local http_date = require "luacrawl.http_date"
 local plain_text = core.plain_text
 
 local M = {}
@@ -493,14 +494,11 @@ end
 
 -- Fetching one request ---------------------------------------------------------
 
+-- Seconds or an HTTP date (lua/luacrawl/http_date.lua); nil when absent or neither.
 local function retry_after(res)
   local v = res and res.headers["retry-after"]
   if not v then return nil end
-  -- delay-seconds is digits only (RFC 9110 10.2.3): tonumber would take "nan",
-  -- "inf" and hex from a server.
-  local digits = v:match("^%s*(%d+)%s*$")
-  if digits then return tonumber(digits) end
-  return nil -- HTTP dates are rare for crawlers; treated as absent
+  return http_date.retry_after(v, res.headers.date)
 end
 
 function Crawler:count_error(kind)
@@ -518,14 +516,11 @@ function Crawler:retry(req, res, kind)
   local wait = retry_after(res)
   local backoff = math.min(self.spec.max_delay, 0.5 * 2 ^ tries) * (0.5 + math.random())
   wait = math.min(wait or backoff, self.spec.max_retry_after)
-  -- Repeated 429/503 from one host: the whole host waits, not just this request.
+  -- A 429 or 503 speaks for the host: the whole host key waits, not just this
+  -- request, whatever its other pages answered meanwhile (docs/crawl.md).
   if res and (res.status == 429 or res.status == 503) then
-    local h = self.host_trouble[req.key] or 0
-    self.host_trouble[req.key] = h + 1
-    if h + 1 >= 2 then
-      self.frontier:backoff(req.key, now() + wait)
-      self.stats.host_backoffs = self.stats.host_backoffs + 1
-    end
+    self.frontier:backoff(req.key, now() + wait)
+    self.stats.host_backoffs = self.stats.host_backoffs + 1
   end
   self.delayed = self.delayed + 1
   self:background_guarded(function(err) -- the request ends here, as an error
@@ -606,7 +601,6 @@ function Crawler:process(req)
   st.bytes = st.bytes + (res.size or #res.body)
   st.statuses[res.status] = (st.statuses[res.status] or 0) + 1
   if self.retry_status[res.status] and self:retry(req, res, "http_" .. res.status) then return end
-  if res.status >= 200 and res.status < 400 then self.host_trouble[req.key] = nil end
   self:throttle(req, res)
   st.pages = st.pages + 1
   local page = apply_hook(self.spec.on_response, self:make_page(req, res))
@@ -981,7 +975,6 @@ function M.new(spec)
     seen = lc.seen(),
     stats = report.new(),
     robots = {},
-    host_trouble = {},
     workers = {}, idle = {}, nidle = 0,
     background_tasks = {},
     host_keys = {},

@@ -160,3 +160,51 @@ sys.exit(os.waitstatus_to_exitcode(status))]]
     assert.equal(8, records)
   end)
 end)
+
+describe("Retry-After and host backoff", function()
+  local http_date = require "luacrawl.http_date"
+
+  it("reads the three forms of an HTTP date", function()
+    assert.equal(784111777, http_date.parse("Sun, 06 Nov 1994 08:49:37 GMT"))
+    assert.equal(784111777, http_date.parse("Sunday, 06-Nov-94 08:49:37 GMT"))
+    assert.equal(784111777, http_date.parse("Sun Nov  6 08:49:37 1994"))
+    assert.equal(951825600, http_date.parse("Tue, 29 Feb 2000 12:00:00 GMT"))
+    assert.is_nil(http_date.parse("Sun, 06 Nov 1994 08:49:37 CET"))
+    assert.is_nil(http_date.parse("yesterday"))
+  end)
+
+  it("a Retry-After date waits until that date by the server's clock (Date)", function()
+    local date = "Sun, 06 Nov 1994 08:49:37 GMT"
+    assert.equal(3, http_date.retry_after("Sun, 06 Nov 1994 08:49:40 GMT", date))
+    assert.equal(0, http_date.retry_after("Sun, 06 Nov 1994 08:49:30 GMT", date))
+    assert.equal(7, http_date.retry_after("7"))
+    assert.is_nil(http_date.retry_after("nan"))
+  end)
+
+  it("a crawl retries a 503 at the date its Retry-After names", function()
+    local at = os.date("!%a, %d %b %Y %H:%M:%S GMT", os.time() + 3)
+    local url = h.url("/flaky/date" .. os.time() .. "?fail=1&status=503&retry_after=" .. at:gsub("[^%w]", function(c) return ("%%%02X"):format(c:byte()) end))
+    local t0 = lc.now()
+    local st = crawl.run({ start = { url }, robots = false, quiet = true, progress = false, signals = false })
+    assert.equal(1, st.retries)
+    assert.equal(1, st.statuses[200])
+    assert.is_true(lc.now() - t0 >= 1.9, "waited " .. (lc.now() - t0))
+  end)
+
+  it("a 429 puts its host in backoff though the host's other pages succeed", function()
+    local id = "busy" .. os.time()
+    local start = { h.url("/site/p/1.html"), h.url("/flaky/" .. id .. "?fail=1&status=429&retry_after=2") }
+    for i = 2, 5 do start[#start + 1] = h.url("/site/p/" .. i .. ".html") end
+    local at = {}
+    local t0 = lc.now()
+    local st = crawl.run({ start = start, robots = false, quiet = true, progress = false, signals = false,
+      per_host = 1, concurrency = 1, parse = function() end,
+      on_response = function(page) at[page.url] = at[page.url] or lc.now() end })
+    assert.equal(1, st.host_backoffs)
+    -- The start URLs go in order, one at a time: the 429 is the second answer, and
+    -- the pages after it wait out its Retry-After.
+    for i = 3, #start do
+      assert.is_true(at[start[i]] - t0 >= 1.9, start[i] .. " came " .. (at[start[i]] - t0) .. " s after the start")
+    end
+  end)
+end)
