@@ -1,7 +1,7 @@
 -- luacrawl.cli_crawl: `luacrawl crawl URL... [options]`, a one-off crawl from the
 -- command line, written as a crawl policy on luacrawl.crawl. One JSON object per
 -- fetched page: url (as requested), status, depth, content_type, length, title,
--- referrer, elapsed.
+-- referrer, elapsed, duplicate_of (--fields chooses among them and links).
 local lc = require "luacrawl"
 local crawl = require "luacrawl.crawl"
 local core = require "luacrawl.core"
@@ -41,6 +41,9 @@ usage: luacrawl crawl URL... [options]
   -o, --output FILE      pages as JSON Lines (.jsonl), a JSON array (.json) or CSV
                          (.csv); - for stdout (default: stdout; no progress line
                          then on a terminal)
+  --fields F,F,...       the record's fields, from url, status, depth, content_type,
+                         length, title, links (how many the page has), referrer,
+                         elapsed, duplicate_of (default: all but links)
   --stats-json FILE      write the final stats as JSON
   --dns-server S         DNS servers, HOST[:PORT][,...]
   --max-time S           stop scheduling after S seconds
@@ -64,7 +67,7 @@ local flags = {
   ["-c"] = "concurrency", ["--concurrency"] = "concurrency", ["--per-host"] = "per_host",
   ["--delay"] = "delay", ["--max-time"] = "max_time", ["-A"] = "user_agent",
   ["--user-agent"] = "user_agent", ["-o"] = "output", ["--output"] = "output",
-  ["--stats-json"] = "stats_json", ["--dns-server"] = "dns_server",
+  ["--stats-json"] = "stats_json", ["--dns-server"] = "dns_server", ["--fields"] = "fields",
   ["--max-host-time"] = "max_host_time", ["--timeout"] = "timeout", ["--max-size"] = "max_size",
   ["--max-redirect"] = "max_redirect", ["--max-memory"] = "max_memory", ["--max-task-cpu"] = "max_task_cpu",
   ["--max-header-size"] = "max_header_size", ["--max-url-length"] = "max_url_length",
@@ -142,7 +145,26 @@ function M.parse_args(args)
   return o
 end
 
-M.fields = { "url", "status", "depth", "content_type", "length", "title", "referrer", "elapsed" }
+M.fields = { "url", "status", "depth", "content_type", "length", "title", "referrer", "elapsed", "duplicate_of" }
+-- What --fields may choose: the default record's fields and links, the number of
+-- links an HTML page has (doc:links(): absolute, normalized, each once).
+M.field_names = { "url", "status", "depth", "content_type", "length", "title", "links", "referrer", "elapsed",
+  "duplicate_of" }
+
+-- The fields --fields names ("url,status,title"), checked; raises a usage error.
+function M.parse_fields(v)
+  local known, out = {}, {}
+  for _, f in ipairs(M.field_names) do known[f] = true end
+  for f in v:gmatch("[^,]+") do
+    f = f:match("^%s*(.-)%s*$")
+    if not known[f] then
+      error(("--fields: no field '%s' (choose from %s)"):format(f, table.concat(M.field_names, ",")), 0)
+    end
+    out[#out + 1] = f
+  end
+  if not out[1] then error("--fields needs at least one field", 0) end
+  return out
+end
 
 -- A URL with its credentials hidden; one without '@' has none (and costs no copy).
 local function hide(url)
@@ -154,17 +176,30 @@ end
 -- (the outputs here encode a record at once and keep nothing of it). Page's methods
 -- are called by name: page:is_html() would find them through a function.
 local Page = crawl.Page
-local function record(page, rec)
-  local ctype = page.headers["content-type"]
-  local title
-  if page.status < 300 and Page.is_html(page) then title = Page.html(page):title() end
+-- want: the set of fields chosen (--fields); the others are never computed.
+local function record(page, rec, want)
   -- page.referrer and page.elapsed, read where Page.__index would find them.
   local res, req = page.response, page.request
-  local referrer, elapsed = req.referrer, res and res.time.total or page.elapsed
-  rec.url, rec.status, rec.depth = hide(req.url), page.status, page.depth
-  rec.content_type, rec.length, rec.title = ctype or null, res and res.size or #page.body, title or null
-  rec.referrer = referrer and hide(referrer) or null
-  rec.elapsed = math.floor(elapsed * 1e6 + 0.5) / 1e6
+  if want.url then rec.url = hide(req.url) end
+  if want.status then rec.status = page.status end
+  if want.depth then rec.depth = page.depth end
+  if want.content_type then rec.content_type = page.headers["content-type"] or null end
+  if want.length then rec.length = res and res.size or #page.body end
+  local html = (want.title or want.links) and page.status < 300 and Page.is_html(page)
+  if want.title then rec.title = html and Page.html(page):title() or null end
+  if want.links then rec.links = html and #Page.html(page):links() or 0 end
+  if want.referrer then
+    local referrer = req.referrer
+    rec.referrer = referrer and hide(referrer) or null
+  end
+  if want.elapsed then
+    local elapsed = res and res.time.total or page.elapsed
+    rec.elapsed = math.floor(elapsed * 1e6 + 0.5) / 1e6
+  end
+  if want.duplicate_of then
+    local first = rawget(page, "duplicate_of")
+    rec.duplicate_of = first and hide(first) or null
+  end
   return rec
 end
 
@@ -186,17 +221,16 @@ function M.spec(o)
   end
   if o.deny[1] then deny = { urls = o.deny } end
   local span_hosts = o.span_hosts or nil
-  local rec = { -- record()'s table, its fields made room for at once
-    url = false, status = false, depth = false, content_type = false, length = false, title = false,
-    referrer = false, elapsed = false,
-  }
+  local fields = o.fields and M.parse_fields(o.fields) or M.fields
+  local rec, want = {}, {} -- record()'s table, its fields made room for at once
+  for _, f in ipairs(fields) do rec[f], want[f] = false, true end
   local spec = {
     start = o.urls, max_depth = o.depth, max_pages = o.max_pages, max_time = o.max_time,
     concurrency = o.concurrency, per_host = o.per_host, delay = o.delay,
     robots = not o.no_robots, user_agent = o.user_agent, quiet = o.quiet,
-    stats_json = o.stats_json, output = o.output or "-", fields = M.fields,
+    stats_json = o.stats_json, output = o.output or "-", fields = fields,
     allow = allow, deny = deny, span_hosts = span_hosts,
-    on_response = function(page) Page.emit(page, record(page, rec)) end,
+    on_response = function(page) Page.emit(page, record(page, rec, want)) end,
     free_bodies = true, -- no script here keeps a page past its handling
     fetch = { insecure = o.insecure, timeout = o.timeout, max_size = o.max_size,
       max_header_size = o.max_header_size, max_url_length = o.max_url_length },

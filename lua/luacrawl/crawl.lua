@@ -54,6 +54,7 @@ local crawl_scope = require "luacrawl.crawl_scope"
 local spec_check = require "luacrawl.spec_check"
 local losses = require "luacrawl.crawl_losses"
 local http_date = require "luacrawl.http_date"
+local crawl_dupes = require "luacrawl.crawl_dupes"
 local plain_text = core.plain_text
 
 local M = {}
@@ -585,6 +586,7 @@ function Crawler:make_page(req, res)
     url = res.url, request = req, status = res.status, headers = res.headers,
     depth = req.depth or 0, meta = req.meta, response = res, crawler = self,
   }, Page)
+  if self.dupes then self.dupes:mark(page, self.stats) end
   return page
 end
 
@@ -607,7 +609,7 @@ function Crawler:process(req)
   if page then
     if res.status >= 300 and res.status < 400 and res.headers.location then
       self:redirect(req, res)
-    else
+    elseif not (page.duplicate_of and self.spec.dedupe_content) then
       local parse = req.callback or self.spec.parse or M.follow_links
       local r = parse(page)
       if r ~= nil then losses.parse_returned(self, r) end
@@ -986,7 +988,7 @@ function M.new(spec)
     deny = scope_rule(spec.deny, "deny"),
     agent = identity.user_agent(spec),
     contact_agent = identity.contact_agent(spec), jar = identity.jar(spec),
-    retry_status = {},
+    retry_status = {}, dupes = crawl_dupes.new(spec),
   }, Crawler)
   self.sitemaps = crawl_sitemaps.new(self, spec.sitemaps)
   self.filter = new_filter({

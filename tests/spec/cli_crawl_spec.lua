@@ -71,7 +71,7 @@ describe("luacrawl crawl", function()
     local f = io.open(path)
     local header = f:read("*l"):gsub("\r$", "")
     f:close()
-    assert.equal("url,status,depth,content_type,length,title,referrer,elapsed", header)
+    assert.equal("url,status,depth,content_type,length,title,referrer,elapsed,duplicate_of", header)
     os.remove(path)
   end)
 

@@ -208,3 +208,80 @@ describe("Retry-After and host backoff", function()
     end
   end)
 end)
+
+describe("content duplicates", function()
+  local one, copy = h.url("/site/p/1.html"), h.url("/site/p/1.html?copy=1")
+
+  local function run(extra)
+    local parsed, marks = {}, {}
+    local spec = { start = { one, copy }, max_depth = 0, robots = false, quiet = true, progress = false,
+      signals = false, concurrency = 1, per_host = 1,
+      on_response = function(page) marks[page.url] = page.duplicate_of or false end,
+      parse = function(page) parsed[#parsed + 1] = page.url end }
+    for k, v in pairs(extra or {}) do spec[k] = v end
+    local st = crawl.run(spec)
+    return st, marks, parsed
+  end
+
+  it("a body seen before at another URL marks the page duplicate_of the first", function()
+    local st, marks, parsed = run()
+    assert.same({ [one] = false, [copy] = one }, marks)
+    assert.equal(2, #parsed)
+    assert.equal(1, st.content_duplicates)
+  end)
+
+  it("dedupe_content = true skips the duplicate's parse; false digests nothing", function()
+    local _, marks, parsed = run({ dedupe_content = true })
+    assert.same({ one }, parsed)
+    assert.equal(one, marks[copy])
+    _, marks = run({ dedupe_content = false })
+    assert.same({ [one] = false, [copy] = false }, marks)
+  end)
+
+  it("core.digest gives 32 hex digits, the same for the same bytes", function()
+    local core = require "luacrawl.core"
+    assert.matches("^%x+$", core.digest("a\0b"))
+    assert.equal(32, #core.digest(""))
+    assert.equal(core.digest("x"), core.digest("x"))
+    assert.not_equal(core.digest("x"), core.digest("y"))
+  end)
+
+  it("the CLI record says duplicate_of", function()
+    local code, out, err = h.sh(bin .. " crawl -q -d 0 -c 1 --per-host 1 " .. one .. " '" .. copy .. "'")
+    assert.equal(0, code, err)
+    local recs = {}
+    for _, l in ipairs(lines_of(out)) do
+      local r = cjson.decode(l)
+      recs[r.url] = r
+    end
+    assert.equal(cjson.null, recs[one].duplicate_of)
+    assert.equal(one, recs[copy].duplicate_of)
+  end)
+end)
+
+describe("--fields", function()
+  it("chooses the record's fields, links among them", function()
+    local code, out, err = h.sh(bin .. " crawl -q -d 0 --fields url,status,title,links " .. h.url("/site/p/1.html"))
+    assert.equal(0, code, err)
+    local r = cjson.decode(lines_of(out)[1])
+    local keys = {}
+    for k in pairs(r) do keys[#keys + 1] = k end
+    table.sort(keys)
+    assert.same({ "links", "status", "title", "url" }, keys)
+    assert.equal("Page 1", r.title)
+    assert.is_true(r.links > 0)
+  end)
+
+  it("sets the CSV columns, in the order given", function()
+    local path = h.tmpname(".csv")
+    assert.equal(0, (h.sh(bin .. " crawl -q -d 0 --fields links,url -o " .. path .. " " .. h.url("/site/"))))
+    assert.equal("links,url", (read(path):match("^([^\r\n]*)")))
+  end)
+
+  it("refuses a field it does not know, naming the choices", function()
+    local code, _, err = h.sh(bin .. " crawl -q --fields url,titel " .. h.url("/site/"))
+    assert.equal(2, code)
+    assert.matches("no field 'titel'", err)
+    assert.matches("links", err)
+  end)
+end)

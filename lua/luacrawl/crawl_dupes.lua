@@ -1,0 +1,33 @@
+-- luacrawl.crawl_dupes: content duplicates. Each 2xx body of a crawl is digested
+-- (core.digest: 128-bit XXH3); a page whose body a page fetched before it had is
+-- marked page.duplicate_of = that page's URL, and counted in stats.content_duplicates.
+-- dedupe_content = true also skips its parse (crawl.lua); false digests nothing.
+-- Costs a Lua string of each body and an entry per distinct body for the crawl.
+local core = require "luacrawl.core"
+
+local digest = core.digest
+
+local M = {}
+M.__index = M
+
+function M.new(spec)
+  if spec.dedupe_content == false then return nil end
+  return setmetatable({ first = {} }, M)
+end
+
+function M:mark(page, stats)
+  local status = page.status
+  if status < 200 or status >= 300 then return end
+  local body = page.body
+  if not body or body == "" then return end
+  local d = digest(body)
+  local first = self.first[d]
+  if first then
+    rawset(page, "duplicate_of", first)
+    stats.content_duplicates = (stats.content_duplicates or 0) + 1
+  else
+    self.first[d] = page.url
+  end
+end
+
+return M
