@@ -63,6 +63,8 @@ local M = {}
 M.Page = Page
 -- The summary printed at the end of a run (lua/luacrawl/report.lua).
 M.format_stats = report.format
+-- A page from a URL and a body, for testing a parse (lua/luacrawl/crawl_testing.lua).
+M.page = require("luacrawl.crawl_testing").page
 
 -- Every default of the spec, in one place (docs/crawl.md lists them, "The spec").
 -- check_spec fills a spec's missing fields from here. Two defaults depend on the run:

@@ -285,3 +285,26 @@ describe("--fields", function()
     assert.matches("links", err)
   end)
 end)
+
+describe("crawl.page: testing a parse without a crawl", function()
+  local function parse(page)
+    page:emit({ url = page.url, title = page:css1("title::text") })
+    page:follow(page:css("a.next::attr(href)"))
+  end
+
+  it("runs a spec's parse on a page made from a URL and a body; emit and follow are collected", function()
+    local page = crawl.page({ url = "http://example.org/list/", status = 200,
+      headers = { ["Content-Type"] = "text/html" },
+      body = '<html><title>List</title><a class="next" href="?p=2">next</a><a href="/x">x</a></html>' })
+    parse(page)
+    assert.same({ { url = "http://example.org/list/", title = "List" } }, page.items)
+    assert.same({ "http://example.org/list/?p=2" }, page.followed)
+    assert.equal("text/html", page.headers["content-type"])
+    assert.equal(200, page.status)
+  end)
+
+  it("refuses a table without a url", function()
+    assert.has_error(function() crawl.page({ body = "" }) end,
+      "crawl.page: expected a table with url (and body, status, headers)")
+  end)
+end)
