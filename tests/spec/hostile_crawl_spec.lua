@@ -194,7 +194,7 @@ describe("hostile crawl: numbers", function()
       local code, out, err = crawl_cli(case[1])
       assert.equal(2, code, err)
       assert.equal("", out)
-      assert.equal("luacrawl: " .. case[2], first_line(err))
+      assert.equal("luacrawl: " .. case[2] .. " (see luacrawl crawl --help)", first_line(err))
     end)
   end
 
