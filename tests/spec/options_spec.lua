@@ -308,3 +308,23 @@ describe("crawl.page: testing a parse without a crawl", function()
       "crawl.page: expected a table with url (and body, status, headers)")
   end)
 end)
+
+describe("examples/policy.lua", function()
+  local dir = h.source_dir .. "/examples"
+
+  it("passes its own busted spec, run under LuaJIT against the built module", function()
+    local cpath = package.cpath:match("([^;]*/lua/%?%.so)")
+    local code, out, err = h.sh(("cd %s && luajit \"$(command -v busted)\" --cpath='%s' --lpath='./?.lua' policy_spec.lua")
+      :format(dir, cpath))
+    assert.equal(0, code, out .. err)
+    assert.matches("1 success", out)
+  end)
+
+  it("runs as a script", function()
+    local code, out, err = h.sh(("%s run %s/policy.lua '%s'"):format(bin, dir, h.url("/items?page=1")))
+    assert.equal(0, code, err)
+    local first = cjson.decode(lines_of(out)[1])
+    assert.is_string(first.name)
+    assert.is_number(first.price)
+  end)
+end)
