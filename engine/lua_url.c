@@ -325,13 +325,14 @@ static const luaL_Reg url_funcs[] = {
     {"same_site", l_same_site}, {NULL, NULL},
 };
 
-/* core.digest(s) -> 32 lower-case hex digits: the 128-bit XXH3 of the bytes of s.
+/* core.digest(s) -> 32 lower-case hex digits: the 128-bit XXH3 of the bytes of s, a
+ * string or a response's body (read in place: no Lua string is made of it).
  * Not cryptographic: it tells equal bodies apart from different ones (content
  * duplicates in a crawl), not a forged body from a real one. */
 static int l_digest(lua_State *L)
 {
     size_t len;
-    const char *s = luaL_checklstring(L, 1, &len);
+    const char *s = lc_checkbytes(L, 1, &len);
     XXH128_hash_t h = XXH3_128bits(s, len);
     char hex[33];
     snprintf(hex, sizeof(hex), "%016" PRIx64 "%016" PRIx64, (uint64_t)h.high64, (uint64_t)h.low64);

@@ -2,7 +2,7 @@
 -- (core.digest: 128-bit XXH3); a page whose body a page fetched before it had is
 -- marked page.duplicate_of = that page's URL, and counted in stats.content_duplicates.
 -- dedupe_content = true also skips its parse (crawl.lua); false digests nothing.
--- Costs a Lua string of each body and an entry per distinct body for the crawl.
+-- Costs a pass over each body and an entry per distinct body for the crawl.
 local core = require "luacrawl.core"
 
 local digest = core.digest
@@ -18,8 +18,11 @@ end
 function M:mark(page, stats)
   local status = page.status
   if status < 200 or status >= 300 then return end
-  local body = page.body
-  if not body or body == "" then return end
+  -- The response's body as it is (outside the Lua heap), not page.body: a page's
+  -- body is made a Lua string only when a script reads it.
+  local res = rawget(page, "response")
+  local body = res and (rawget(res, "body") or rawget(res, "_body"))
+  if body == nil or #body == 0 then return end
   local d = digest(body)
   local first = self.first[d]
   if first then
