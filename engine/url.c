@@ -145,6 +145,10 @@ typedef struct layout {
     int special;
 } layout_t;
 
+/* The bytes clean() looks at twice after the authority: FORBIDDEN, # ? and '. */
+static const uint32_t CLEAN_STOP[8] = {0xffffffff, 0xd000008d, 0x50000000, 0xb8000001,
+                                       0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff};
+
 /* Whether clean() writes dst[i] == c percent-encoded. */
 static int clean_encodes(const layout_t *l, size_t i, unsigned c)
 {
@@ -198,10 +202,10 @@ static size_t userinfo(char *dst, size_t m, layout_t *l)
  * does ("a/%2e%2e/b" is "b"). Returns the new length. */
 static size_t spelled_dots(char *dst, size_t m, size_t path)
 {
+    if (!memchr(dst + path, '%', m - path)) return m; /* most URLs */
     size_t end = path;
     while (end < m && dst[end] != '?' && dst[end] != '#')
         end++;
-    if (!memchr(dst + path, '%', end - path)) return m;
     size_t w = path, i = path;
     while (i < end) {
         size_t j = i;
@@ -278,13 +282,23 @@ static size_t clean(const char *src, size_t n, const char *base, size_t base_sl,
     m = spelled_dots(dst, m, l.auth_end);
     l.frag = l.query = m;
     size_t extra = 0;
-    for (size_t i = l.auth; i < m; i++) {
+    for (size_t i = l.auth; i < l.at; i++)
+        if (clean_encodes(&l, i, (unsigned char)dst[i])) extra += 2;
+    /* What clean_encodes() says, in one pass that finds the query and fragment too:
+     * every byte of a reference's path comes here. */
+    for (size_t i = l.auth_end; i < m; i++) {
         unsigned c = (unsigned char)dst[i];
-        if (c == '#' && l.frag == m && i >= l.auth_end)
-            l.frag = i;
-        else if (c == '?' && l.query == m && i >= l.auth_end && i < l.frag)
-            l.query = i;
-        else if (clean_encodes(&l, i, c))
+        if (!in_set(CLEAN_STOP, c)) continue;
+        if (must_encode(c))
+            extra += 2;
+        else if (c == '#') {
+            if (l.frag == m)
+                l.frag = i;
+            else
+                extra += 2;
+        } else if (c == '?') {
+            if (l.query == m && l.frag == m) l.query = i;
+        } else if (c == '\'' && l.special && l.query < m && l.frag == m)
             extra += 2;
     }
     if (extra) { /* expand in place, right to left */
@@ -350,28 +364,6 @@ static CURLUcode get_part(CURLU *h, CURLUPart part, char **out, unsigned flags)
     CURLUcode rc = curl_url_get(h, part, out, flags | CURLU_PUNYCODE);
     if (utf8_locale) uselocale(old);
     return rc == CURLUE_OUT_OF_MEMORY ? CURLUE_BAD_HOSTNAME : rc;
-}
-
-/* Whether a host curl accepted is one we can look up: an IP literal in brackets
- * or letters, digits, '-', '_' and '.' (curl lets "a|b" and "%zz" through). */
-static int valid_host(const char *h, size_t n)
-{
-    if (n == 0) return 0;
-    if (h[0] == '[') return 1;
-    for (size_t i = 0; i < n; i++) {
-        unsigned c = (unsigned char)h[i];
-        if (!is_alpha(c) && !is_digit(c) && c != '-' && c != '_' && c != '.') return 0;
-    }
-    return 1;
-}
-
-/* The host h (n bytes) as curl gave it, checked by the standard's rules and ours
- * (valid_host): its kind (url_host.h), the canonical form of an address in canon
- * (URL_HOST_CANON_MAX bytes, *cn of them), or -1 if it is no host we take. */
-static int check_host(const char *h, size_t n, char *canon, size_t *cn)
-{
-    if (!valid_host(h, n)) return -1;
-    return url_host_canon(h, n, canon, cn);
 }
 
 /* Offsets into a URL as curl renders it: "scheme://authority/path?query#fragment".
@@ -467,7 +459,7 @@ static int finish(char *u, char **out)
     if (s.len > URL_MAX_LENGTH) return URL_E_TOO_LONG;
     size_t h = host_start(u, &s), e = host_end(u, h, &s), cn = 0;
     char canon[URL_HOST_CANON_MAX];
-    int kind = check_host(u + h, e - h, canon, &cn);
+    int kind = url_host_canon(u + h, e - h, canon, &cn);
     if (kind < 0) return URL_E_HOST;
     if (kind == URL_HOST_NAME) {
         for (size_t i = h; i < e; i++)
@@ -816,7 +808,7 @@ static int rebuild(scratch_t *sc, const char *u, const split_t *s, const url_nor
     size_t w = s->auth, at = host_start(u, s), e = host_end(u, at, s), cn;
     int dot = 0;
     char canon[URL_HOST_CANON_MAX];
-    int kind = check_host(u + at, e - at, canon, &cn);
+    int kind = url_host_canon(u + at, e - at, canon, &cn);
     if (kind < 0) return URL_E_HOST;
     memcpy(out, u, s->auth); /* "http://", lower-cased by curl */
     if (at > s->auth) w += norm_escapes(u + s->auth, at - s->auth, out + w, 0, &dot);
@@ -1012,7 +1004,7 @@ static int get_host(CURLU *h, char **host, int *ip)
     if (rc) return from_curl(rc);
     char canon[URL_HOST_CANON_MAX + 1];
     size_t cn;
-    int kind = check_host(*host, strlen(*host), canon, &cn);
+    int kind = url_host_canon(*host, strlen(*host), canon, &cn);
     if (kind < 0) return URL_E_HOST;
     if (kind != URL_HOST_NAME) {
         /* Written the standard's way; the strings of url_parts_t are curl's. */

@@ -1,17 +1,18 @@
-/* url_host.c: the WHATWG URL Standard's host rules that curl does not apply (url_host.h):
- * its IPv4 parser and "ends in a number" test, its IPv6 serialization, its
- * forbidden domain code points. A host a scope rule or an address policy reads must
- * be the address that is connected to, so each address has one spelling here. */
+/* url_host.c: the WHATWG URL Standard's host rules that curl does not apply
+ * (url_host.h): its IPv4 parser and "ends in a number" test, its IPv6 serialization;
+ * and the bytes a name may have (fewer than the standard allows: those DNS can look
+ * up). A host a scope rule or an address policy reads must be the address that is
+ * connected to, so each address has one spelling here. */
 #include "url_host.h"
 #include "url_chars.h"
 
 #include <arpa/inet.h>
 #include <string.h>
 
-/* The standard's forbidden domain code points, ASCII: C0 controls, space, DEL and
- * # % / : < > ? @ [ \ ] ^ | */
-static const uint32_t FORBIDDEN_DOMAIN[8] = {0xffffffff, 0xd4008029, 0x78000001, 0x90000000,
-                                             0,          0,          0,          0};
+/* The bytes of a host name we take: letters, digits, '-', '_' and '.'. The
+ * standard forbids fewer (C0 controls, space, DEL and # % / : < > ? @ [ \ ] ^ |),
+ * but a name of others ("a|b", "%zz", which curl lets through) has no DNS lookup. */
+static const uint32_t NAME_BYTES[8] = {0, 0x03ff6000, 0x87fffffe, 0x07fffffe, 0, 0, 0, 0};
 
 /* One IPv4 number (s, n bytes): decimal, octal after a "0", hex after "0x" (which
  * alone is 0). Values past 32 bits saturate at 2^32: they are errors either way.
@@ -157,7 +158,7 @@ int url_host_canon(const char *h, size_t n, char *out, size_t *outlen)
         return URL_HOST_IPV6;
     }
     for (size_t i = 0; i < n; i++)
-        if (in_set(FORBIDDEN_DOMAIN, (unsigned char)h[i])) return URL_HOST_INVALID;
+        if (!in_set(NAME_BYTES, (unsigned char)h[i])) return URL_HOST_INVALID;
     if (!url_host_ends_in_number(h, n)) return URL_HOST_NAME;
     uint32_t a;
     if (url_host_ipv4(h, n, &a) != 0) return URL_HOST_INVALID;

@@ -2,8 +2,9 @@
  * one host one spelling: IPv4 addresses in every form browsers accept ("0xc0.0250.01",
  * "999999999.", "1.2.3.4.") written in dotted decimal, a host that ends in a number
  * but is no address refused ("256.0.0.1", "foo.1.2.3.4"), IPv6 addresses written in
- * the standard's canonical form, forbidden code points refused. url.c applies them
- * to the host curl parsed; url_fast.c asks url_host_ends_in_number. */
+ * the standard's canonical form, names of other bytes than letters, digits, '-',
+ * '_' and '.' refused (which covers the standard's forbidden code points). url.c
+ * applies them to the host curl parsed; url_fast.c asks url_host_ends_in_number. */
 #ifndef LUACRAWL_URL_HOST_H
 #define LUACRAWL_URL_HOST_H
 
@@ -24,8 +25,8 @@ enum url_host_kind {
  * brackets) checked and, if an address, written canonically into out
  * (URL_HOST_CANON_MAX bytes, not NUL-terminated, *outlen bytes). Names are
  * neither copied nor changed (their case is the caller's). Returns the kind, or
- * URL_HOST_INVALID: empty, a forbidden code point, a malformed IPv6 address (a zone
- * ID too), or a name whose last label is a number but that is no IPv4 address. */
+ * URL_HOST_INVALID: empty, a byte a name may not have, a malformed IPv6 address (a
+ * zone ID too), or a name whose last label is a number but that is no IPv4 address. */
 int url_host_canon(const char *h, size_t n, char *out, size_t *outlen);
 
 /* The standard's "ends in a number": the last label of h (after one trailing dot)
