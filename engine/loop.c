@@ -336,7 +336,18 @@ double loop_now(const loop_t *loop)
 
 static int poll_timeout_ms(loop_t *loop, int block)
 {
-    if (!block || loop->dhead) return 0;
+    if (!block) return 0;
+    return loop_timeout_ms(loop);
+}
+
+int loop_fd(const loop_t *loop)
+{
+    return loop->epfd;
+}
+
+int loop_timeout_ms(loop_t *loop)
+{
+    if (loop->dhead) return 0;
     if (loop->nheap == 0) return -1;
     double wait = loop->heap[0]->when - loop_time();
     if (wait <= 0) return 0;

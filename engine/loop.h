@@ -75,4 +75,12 @@ int loop_run_once(loop_t *loop, int block);
 int loop_run(loop_t *loop);
 void loop_stop(loop_t *loop);
 
+/* For a host that runs its own loop (engine.c): the epoll fd, readable when one of
+ * the watched fds is ready (epoll fds are themselves pollable), and how long the
+ * host may wait before calling loop_run_once(loop, 0): 0 when deferred calls are
+ * queued or a timer is due, the milliseconds to the next timer, or -1 when there is
+ * no timer (only an fd event can bring work then). */
+int loop_fd(const loop_t *loop);
+int loop_timeout_ms(loop_t *loop);
+
 #endif

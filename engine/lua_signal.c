@@ -1,7 +1,9 @@
 /* lua_signal.c: the process: core.signal_watch(name), core.signal_unwatch(name),
  * core.signal_wait() -> name, and core.raise_fd_limit(). A signal that arrives while no task waits
  * is kept (up to 64) for the next signal_wait. Waiting takes no loop reference: a task waiting for
- * signals does not keep a run alive. */
+ * signals does not keep a run alive. In an engine a host program drives (st->hosted), the
+ * process's signals are the host's: watching catches none, and only lc_signals_deliver
+ * (lc_engine_stop) brings one. */
 #include "lua_state.h"
 #include "proc_limits.h"
 #include "signals.h"
@@ -97,8 +99,8 @@ static struct lc_signals *signals_of(lua_State *L, lc_state_t *st)
             luaL_error(L, "signals: out of memory");
         }
         s->names_ref = names_ref;
-        s->watch = sigwatch_new(st->loop, on_signal, s);
-        if (!s->watch) {
+        s->watch = st->hosted ? NULL : sigwatch_new(st->loop, on_signal, s);
+        if (!s->watch && !st->hosted) {
             free(s);
             luaL_unref(L, LUA_REGISTRYINDEX, names_ref);
             luaL_error(L, "signals: cannot create a signalfd");
@@ -122,11 +124,17 @@ void lc_signals_free(lc_state_t *st)
     st->signals = NULL;
 }
 
+void lc_signals_deliver(lua_State *L, lc_state_t *st, int signo)
+{
+    on_signal(signals_of(L, st), signo);
+}
+
 static int l_watch(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     int signo = signo_of(L, 1);
-    if (sigwatch_add(signals_of(L, st)->watch, signo) < 0)
+    struct lc_signals *s = signals_of(L, st);
+    if (s->watch && sigwatch_add(s->watch, signo) < 0)
         return luaL_error(L, "signal_watch: cannot watch %s", name_of(signo));
     return 0;
 }
@@ -135,7 +143,7 @@ static int l_unwatch(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     int signo = signo_of(L, 1);
-    if (st->signals) sigwatch_remove(st->signals->watch, signo);
+    if (st->signals && st->signals->watch) sigwatch_remove(st->signals->watch, signo);
     return 0;
 }
 

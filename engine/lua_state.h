@@ -31,6 +31,7 @@ typedef struct lc_state {
     struct lc_limits *limits;   /* lua_limits.c, created on first use */
     size_t body_bytes;          /* of the response bodies alive in this state (lua_body.c) */
     int running;
+    int hosted; /* driven by a host program (engine.c): signals are the host's, not ours */
     int error_mt_ref, new_response_ref, headers_mt_ref;
     int build_response_ref, build_answer_ref; /* lua_http.c's builders, as Lua functions */
     struct buf *json;                         /* lua_json.c's buffer (buf.h), made on first use */
@@ -85,6 +86,9 @@ void lc_register_json(lua_State *L);
 void lc_register_warc(lua_State *L);
 void lc_register_store(lua_State *L);
 void lc_signals_free(lc_state_t *st);
+/* Deliver signo to lc.signals.wait as if it had been caught (lc_engine_stop); raises
+ * when out of memory. */
+void lc_signals_deliver(lua_State *L, lc_state_t *st, int signo);
 void lc_limits_free(lua_State *L, lc_state_t *st);
 
 /* Response bodies (lua_body.c): push a body userdata that takes res's body (in an

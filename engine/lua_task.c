@@ -153,6 +153,50 @@ static int l_run(lua_State *L)
     return n + 1;
 }
 
+/* core.start(fn, ...) -> task
+ * For a host that drives the loop itself (engine.c): fn is spawned as the main
+ * task, as core.run does, and the run begins; the host turns it with sched_step
+ * and ends it with core.finish. */
+static int l_start(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    if (st->running) return luaL_error(L, "start: already running");
+    int nargs = lua_gettop(L) - 1;
+    st->L = L;
+    sched_set_lua(st->sched, L);
+    task_t *main = task_spawn(st->sched, L, nargs);
+    task_set_quiet(main); /* its error goes to the host, not to stderr */
+    st->running = 1;
+    sched_begin(st->sched);
+    return 1;
+}
+
+/* core.finish([task]) -> true, results... | false, err, traceback
+ * The run core.start began has ended (sched_step returned 0, or -1 and task is
+ * nil): the main task's outcome, as core.run gives it. */
+static int l_finish(lua_State *L)
+{
+    lc_state_t *st = lc_state(L);
+    st->running = 0;
+    if (lua_isnoneornil(L, 1)) {
+        lua_pushboolean(L, 0);
+        lua_pushliteral(L, "run stopped: the event loop cannot wait");
+        return 2;
+    }
+    task_t *main = task_check(L, 1);
+    int state = task_state(main);
+    if (state == 0) {
+        lua_pushboolean(L, 0);
+        lua_pushliteral(L, "run ended while the main task was still blocked");
+        return 2;
+    }
+    int n = task_join(st->sched, L, main);
+    if (state == 1) return n;
+    task_push_traceback(L, main);
+    return n + 1;
+}
+
 /* ---- task methods ---- */
 
 /* task:_join() -> true, results... | false, err (waits until the task ends) */
@@ -205,8 +249,9 @@ static const luaL_Reg task_methods[] = {
 };
 
 static const luaL_Reg core_funcs[] = {
-    {"spawn", l_spawn}, {"current", l_current}, {"suspend", l_suspend}, {"wake", l_wake},
-    {"sleep", l_sleep}, {"now", l_now},         {"run", l_run},         {NULL, NULL},
+    {"spawn", l_spawn},   {"current", l_current}, {"suspend", l_suspend}, {"wake", l_wake},
+    {"sleep", l_sleep},   {"now", l_now},         {"run", l_run},         {"start", l_start},
+    {"finish", l_finish}, {NULL, NULL},
 };
 
 void lc_register_task(lua_State *L)

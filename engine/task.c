@@ -7,6 +7,7 @@
 #include "task.h"
 
 #include <lauxlib.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,10 +56,46 @@ struct sched {
     int measure_cpu;   /* set resume_cpu at every resume */
     sched_resume_fn on_resume;
     void *on_resume_arg;
+    sched_log_fn log;
+    void *log_arg;
+    int cancel_rounds; /* of sched_step since sched_begin */
     sched_stats_t stats;
 };
 
 static char cancelled_marker;
+
+#define SCHED_CANCEL_ROUNDS 16
+
+/* What went wrong in a task nobody joins: stderr, or the host's log (engine.c). */
+static void sched_log(sched_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sched_log(sched_t *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (s->log) {
+        /* A traceback may be long: the whole message, or what fits when out of memory. */
+        char small[512];
+        va_list copy;
+        va_copy(copy, ap);
+        int n = vsnprintf(small, sizeof(small), fmt, copy);
+        va_end(copy);
+        char *msg = n >= (int)sizeof(small) ? malloc((size_t)n + 1) : NULL;
+        if (msg) vsnprintf(msg, (size_t)n + 1, fmt, ap);
+        s->log(s->log_arg, msg ? msg : small);
+        free(msg);
+    } else {
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        fflush(stderr);
+    }
+    va_end(ap);
+}
+
+void sched_set_log(sched_t *s, sched_log_fn fn, void *arg)
+{
+    s->log = fn;
+    s->log_arg = arg;
+}
 
 static double thread_cpu(void)
 {
@@ -200,15 +237,14 @@ static void finish(task_t *t, enum outcome outcome)
     if (outcome == R_FAILED && !had_joiners && !t->error_delivered) {
         if (t->lost) {
             lua_rawgeti(L, LUA_REGISTRYINDEX, s->lost_ref);
-            fprintf(stderr, "luacrawl: task %lu: %s\n", t->id, lua_tostring(L, -1));
+            sched_log(s, "luacrawl: task %lu: %s", t->id, lua_tostring(L, -1));
             lua_pop(L, 1);
         } else {
             lua_rawgeti(L, LUA_REGISTRYINDEX, t->result_ref);
             lua_getfield(L, -1, "traceback");
-            fprintf(stderr, "luacrawl: task %lu failed: %s\n", t->id, lua_tostring(L, -1));
+            sched_log(s, "luacrawl: task %lu failed: %s", t->id, lua_tostring(L, -1));
             lua_pop(L, 2);
         }
-        fflush(stderr);
     }
     luaL_unref(L, LUA_REGISTRYINDEX, t->co_ref);
     t->co_ref = LUA_NOREF;
@@ -277,10 +313,10 @@ static void report_store_error(lua_State *L, task_t *t, int status)
 {
     const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     if (status == LUA_ERRMEM)
-        fprintf(stderr, "luacrawl: task %lu: out of memory storing its outcome\n", t->id);
+        sched_log(t->s, "luacrawl: task %lu: out of memory storing its outcome", t->id);
     else
-        fprintf(stderr, "luacrawl: error in a __gc metamethod (ignored): %s\n",
-                msg ? msg : luaL_typename(L, -1));
+        sched_log(t->s, "luacrawl: error in a __gc metamethod (ignored): %s",
+                  msg ? msg : luaL_typename(L, -1));
     fflush(stderr);
     lua_pop(L, 1);
 }
@@ -657,13 +693,31 @@ int task_join(sched_t *s, lua_State *L, task_t *target)
     return lua_yield(L, 0);
 }
 
+void sched_begin(sched_t *s)
+{
+    s->cancel_rounds = 0;
+}
+
+int sched_step(sched_t *s, int block)
+{
+    int rc = loop_run_once(s->loop, block);
+    if (rc != 0) return rc < 0 ? -1 : 1;
+    /* As sched_run: nothing left to wait for, so tasks still blocked are cancelled
+     * (their cleanup runs on the next steps), a bounded number of times. */
+    if (!s->live || s->cancel_rounds >= SCHED_CANCEL_ROUNDS) return 0;
+    s->cancel_rounds++;
+    for (task_t *t = s->live; t; t = t->live_next)
+        task_cancel(t);
+    return 1;
+}
+
 int sched_run(sched_t *s)
 {
     /* When nothing is left to wait for, tasks still blocked (on a queue nobody will
      * fill, say) can never go on: cancel them so their cleanup runs, and run again.
      * A task that swallows the cancellation and blocks again is cancelled again, a
      * bounded number of times. */
-    for (int round = 0; round < 16; round++) {
+    for (int round = 0; round < SCHED_CANCEL_ROUNDS; round++) {
         int err = loop_run(s->loop);
         if (err) return err;
         if (!s->live) return 0;

@@ -95,4 +95,17 @@ void sched_on_resume(sched_t *s, sched_resume_fn fn, void *arg);
  * (loop_run): the run stopped there, with its tasks as they were. */
 int sched_run(sched_t *s);
 
+/* The same run one turn at a time, for a host's own loop (engine.c): sched_begin
+ * before the first step, then sched_step(s, 0) whenever the loop's fd is readable
+ * or its timeout has passed (block 1 waits as loop_run does). 1 while the run goes
+ * on, 0 when it has ended (the blocked tasks cancelled as sched_run does), -1 with
+ * errno set when the loop cannot wait. */
+void sched_begin(sched_t *s);
+int sched_step(sched_t *s, int block);
+
+/* Where a failed task that nobody joins is reported: stderr (fn NULL), or fn with
+ * one line of text (a traceback has newlines), valid during the call. */
+typedef void (*sched_log_fn)(void *arg, const char *msg);
+void sched_set_log(sched_t *s, sched_log_fn fn, void *arg);
+
 #endif

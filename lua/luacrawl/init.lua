@@ -554,6 +554,10 @@ M.signals = {
   wait = function() return check(core.signal_wait()) end,
 }
 
+-- lc.host: functions of the C program embedding the engine, and the script's own
+-- it may call (luacrawl/host.lua, docs/embedding.md).
+M.host = require "luacrawl.host"
+
 M.url = core.url
 -- lc.seen([expected]): a set in memory; lc.seen{ store = db, name = NAME }: a set
 -- kept in a store, with the same add, has and size.
