@@ -57,6 +57,15 @@ usage: luacrawl crawl URL... [options]
   --max-memory BYTES     Lua heap limit (default 2 GB)
   --max-task-cpu S       raise in a task that computes S seconds without waiting
   -q, --quiet            no progress, no stats on stderr
+  --warc PREFIX          archive every fetch in WARC files PREFIX-00000.warc.gz, ...
+                         (docs/crawl.md, "WARC archives")
+  --warc-max-size B      start a new WARC file past B bytes (default 1 GB)
+  --cdx                  write a CDXJ index beside each WARC file
+  --no-warc-dedupe       write a response whose payload was archived already in
+                         full (default: a revisit record)
+  --from-warc FILE...    no fetch: the pages are the archived responses of the
+                         WARC files (every argument after it that is not an
+                         http(s) URL is a file); start URLs, if any, set the scope
 Exit status: 0 done, 1 error, 2 usage (also: an output or stats file that cannot be
 created), 4 a write to the output or stats file failed (the crawl stops), 130/143
 stopped by SIGINT/SIGTERM.
@@ -72,6 +81,7 @@ local flags = {
   ["--max-redirect"] = "max_redirect", ["--max-memory"] = "max_memory", ["--max-task-cpu"] = "max_task_cpu",
   ["--max-header-size"] = "max_header_size", ["--max-url-length"] = "max_url_length",
   ["--max-robots-size"] = "max_robots_size", ["--contact"] = "contact",
+  ["--warc"] = "warc", ["--warc-max-size"] = "warc_max_size",
 }
 -- The numeric options and the range each takes ({integer?, min, max}; no max: as
 -- large as a number holds exactly), checked by the engine's one rule for numbers
@@ -83,7 +93,7 @@ local numeric = {
   delay = { false, 0, YEAR }, max_time = { false, 0, YEAR }, max_host_time = { false, 0, YEAR },
   timeout = { false, 0, YEAR }, max_task_cpu = { false, 0, YEAR }, max_redirect = { true, 0 },
   max_size = { true, 0 }, max_memory = { true, 0 }, max_header_size = { true, 0 },
-  max_url_length = { true, 0 }, max_robots_size = { true, 0 },
+  max_url_length = { true, 0 }, max_robots_size = { true, 0 }, warc_max_size = { true, 1 },
 }
 
 -- The number an option's value gives, checked against its range; raises a usage
@@ -98,16 +108,18 @@ end
 local lists = {
   ["--allow-host"] = "allow_hosts", ["--allow"] = "allow", ["--deny"] = "deny",
   ["--deny-network"] = "deny_networks", ["--sitemap"] = "sitemap_urls",
+  ["--from-warc"] = "from_warc",
 }
 local switches = {
   ["--span-hosts"] = "span_hosts", ["--no-robots"] = "no_robots", ["-q"] = "quiet", ["--quiet"] = "quiet",
   ["--insecure"] = "insecure", ["-k"] = "insecure", ["--public-only"] = "public_only",
   ["--sitemaps"] = "sitemaps", ["--no-cookies"] = "no_cookies",
+  ["--cdx"] = "cdx", ["--no-warc-dedupe"] = "no_warc_dedupe",
 }
 
 function M.parse_args(args)
   args = spec_check.split_equals(args, function(a) return flags[a] or lists[a] end)
-  local o = { urls = {}, allow_hosts = {}, allow = {}, deny = {}, deny_networks = {}, sitemap_urls = {} }
+  local o = { urls = {}, allow_hosts = {}, allow = {}, deny = {}, deny_networks = {}, sitemap_urls = {}, from_warc = {} }
   local i = 1
   while i <= #args do
     local a = args[i]
@@ -138,7 +150,19 @@ function M.parse_args(args)
       i = i + 1
     end
   end
-  if #o.urls == 0 then error("crawl: give at least one URL", 0) end
+  if o.from_warc[1] then -- --from-warc FILE...: the arguments that are not URLs are files
+    local urls = {}
+    for _, u in ipairs(o.urls) do
+      local list = u:lower():match("^https?://") and urls or o.from_warc
+      list[#list + 1] = u
+    end
+    o.urls = urls
+  elseif #o.urls == 0 then
+    error("crawl: give at least one URL", 0)
+  end
+  if (o.cdx or o.warc_max_size or o.no_warc_dedupe) and not o.warc then
+    error("--cdx, --warc-max-size and --no-warc-dedupe go with --warc PREFIX", 0)
+  end
   if o.timeout and not (o.timeout > 0 and o.timeout < math.huge) then
     error("--timeout needs a number of seconds more than 0 (there is no 'no limit')", 0)
   end
@@ -225,7 +249,7 @@ function M.spec(o)
   local rec, want = {}, {} -- record()'s table, its fields made room for at once
   for _, f in ipairs(fields) do rec[f], want[f] = false, true end
   local spec = {
-    start = o.urls, max_depth = o.depth, max_pages = o.max_pages, max_time = o.max_time,
+    start = (o.urls[1] or not o.from_warc[1]) and o.urls or nil, max_depth = o.depth, max_pages = o.max_pages, max_time = o.max_time,
     concurrency = o.concurrency, per_host = o.per_host, delay = o.delay,
     robots = not o.no_robots, user_agent = o.user_agent, quiet = o.quiet,
     stats_json = o.stats_json, output = o.output or "-", fields = fields,
@@ -239,6 +263,9 @@ function M.spec(o)
     public_only = o.public_only, deny_networks = o.deny_networks[1] and o.deny_networks or nil,
     cookies = not o.no_cookies, contact = o.contact,
     sitemaps = o.sitemap_urls[1] and o.sitemap_urls or o.sitemaps,
+    warc = o.warc and { prefix = o.warc, max_size = o.warc_max_size, cdx = o.cdx or nil,
+      dedupe = not o.no_warc_dedupe },
+    from_warc = o.from_warc[1] and o.from_warc or nil,
   }
   return spec
 end

@@ -40,6 +40,9 @@
 --                quiet): a status line on stderr refreshed every 0.5 s on a
 --                terminal, a log line every 10 s otherwise (progress_interval)
 --   signals      (true) SIGINT/SIGTERM stop the crawl gracefully; a second aborts
+--   warc         "PREFIX" or {prefix =, max_size =, cdx =, dedupe = true, info =}: every
+--                fetch archived (lua/luacrawl/crawl_warc.lua, docs/crawl.md)
+--   from_warc    WARC files: parse runs on their responses instead of fetching
 -- Returns the stats table.
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
@@ -55,6 +58,7 @@ local spec_check = require "luacrawl.spec_check"
 local losses = require "luacrawl.crawl_losses"
 local http_date = require "luacrawl.http_date"
 local crawl_dupes = require "luacrawl.crawl_dupes"
+local crawl_warc = require "luacrawl.crawl_warc"
 local plain_text = core.plain_text
 
 local M = {}
@@ -304,6 +308,7 @@ function Crawler:fetch_robots(origin, key)
   }))
   local rules
   st.robots_fetched = st.robots_fetched + 1
+  if res and self.warc then self.warc:write(res) end
   if not res and err.kind == "dns" then return self:robots_unresolved(origin, err) end
   if not res then
     rules = robots.disallow_all()
@@ -445,6 +450,7 @@ function Crawler:fetch_opts(extra)
   local o = {}
   for k, v in pairs(self.spec.fetch or {}) do o[k] = v end
   o.follow = nil
+  if self.warc then o.archive = true end
   o.user_agent = o.user_agent or self.spec.user_agent or self.contact_agent
   if o.cookies == nil then o.cookies = self.jar end
   if self.spec.public_only ~= nil then o.public_only = self.spec.public_only end
@@ -607,7 +613,9 @@ function Crawler:process(req)
   end
   st.bytes = st.bytes + (res.size or #res.body)
   st.statuses[res.status] = (st.statuses[res.status] or 0) + 1
+  if self.warc then self.warc:response(req, res) end
   if self.retry_status[res.status] and self:retry(req, res, "http_" .. res.status) then return end
+  if self.warc then self.warc:handle(req, res) end
   self:throttle(req, res)
   st.pages = st.pages + 1
   local page = apply_hook(self.spec.on_response, self:make_page(req, res))
@@ -711,6 +719,7 @@ function Crawler:work(req)
   local idle = self.idle
   while true do
     local ok, err = pcall(self.process, self, req)
+    if self.warc then pcall(self.warc.finish, self.warc, req) end -- its metadata record
     -- The request's end is counted before anything that may raise (reporting an
     -- error can fail too: out of memory, a hook's error): a count left behind
     -- would keep the crawl from ever finishing.
@@ -892,6 +901,7 @@ end
 
 function Crawler:close_outputs()
   self:each_output("close")
+  if self.warc then self.warc:close() end
 end
 
 -- Running -------------------------------------------------------------------------
@@ -939,7 +949,7 @@ end
 
 local function check_spec(spec)
   if type(spec) ~= "table" then error("crawl.run: spec must be a table", 3) end
-  if spec.start == nil then error("crawl.run: spec.start is required (URLs or a function)", 3) end
+  if spec.start == nil and spec.from_warc == nil then error("crawl.run: spec.start is required (URLs or a function)", 3) end
   local kok, kerr = pcall(spec_check.check, spec, DEFAULTS)
   if not kok then error(kerr, 3) end
   local s = {}
@@ -958,6 +968,8 @@ local function check_spec(spec)
   if ok then ok, err = pcall(crawl_sitemaps.check, s.sitemaps) end
   if not ok then error(err, 3) end
   s.sitemaps = err
+  ok, err = pcall(crawl_warc.check, s)
+  if not ok then error(err, 3) end
   if s.fetch ~= nil and type(s.fetch) ~= "table" then error("crawl.run: fetch must be a table of lc.fetch options", 3) end
   -- The options every fetch of the crawl is made with, checked as lc.fetch checks
   -- them: a request that can never be built (a header with CR or LF) is refused here,
@@ -1013,6 +1025,9 @@ function M.new(spec)
     if not f then error(("stats_json: %s"):format(err), 2) end
     self.stats_file = f
   end
+  -- spec.warc, spec.from_warc (crawl_warc.lua): last, so that an output that cannot be
+  -- created leaves no archive behind.
+  crawl_warc.attach(self)
   return self
 end
 
@@ -1047,6 +1062,7 @@ function Crawler:start()
 end
 
 function Crawler:start_and_dispatch()
+  if self.replay then return self.replay:run() end -- from_warc: no fetch at all
   self:start()
   self:dispatch()
 end

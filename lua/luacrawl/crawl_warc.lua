@@ -1,0 +1,365 @@
+-- luacrawl.crawl_warc: a crawl's WARC archive (spec.warc) and the crawl that runs a
+-- spec's parse on archives instead of the network (spec.from_warc). crawl.lua calls
+-- it at a few points: the options of every fetch (archive = true), each response
+-- fetched (written), each request handled (its metadata record), the outputs' close,
+-- and the run itself (from_warc). docs/crawl.md, "WARC archives", has the rules.
+--
+--   warc      = "PREFIX" or {prefix =, max_size =, cdx =, dedupe = (true), info = {}}
+--   from_warc = "FILE" or {"FILE", ...}
+local lc = require "luacrawl"
+local spec_check = require "luacrawl.spec_check"
+local losses = require "luacrawl.crawl_losses"
+local warc = require "luacrawl.warc"
+
+local type, pairs, ipairs, tostring, tonumber, pcall, error = type, pairs, ipairs, tostring, tonumber, pcall, error
+local concat = table.concat
+
+local M = {}
+
+spec_check.add_fields({ "warc", "from_warc" })
+spec_check.nested.warc = { "prefix", "max_size", "cdx", "dedupe", "info" }
+
+-- Checks -----------------------------------------------------------------------------
+
+-- Check and normalise s.warc and s.from_warc (raises level 0, for check_spec). A
+-- from_warc crawl needs no start URLs: without them any host is in scope.
+function M.check(s)
+  local w = s.warc
+  if w ~= nil then
+    if type(w) == "string" then w = { prefix = w } end
+    if type(w) ~= "table" or type(w.prefix) ~= "string" or w.prefix == "" then
+      error("crawl.run: warc must be a prefix (a string) or {prefix = ..., max_size =, cdx =, dedupe =}", 0)
+    end
+    if w.max_size ~= nil then
+      local ok, err = pcall(require("luacrawl.core").check_integer, w.max_size, "crawl.run: warc.max_size", 1)
+      if not ok then error(tostring(err), 0) end
+    end
+    if w.info ~= nil and type(w.info) ~= "table" then error("crawl.run: warc.info must be a table", 0) end
+    s.warc = w
+  end
+  local f = s.from_warc
+  if f ~= nil then
+    if type(f) == "string" then f = { f } end
+    if type(f) ~= "table" or type(f[1]) ~= "string" then
+      error("crawl.run: from_warc must be a WARC file name or a list of them", 0)
+    end
+    for i, name in ipairs(f) do
+      if type(name) ~= "string" then error(("crawl.run: from_warc[%d] must be a file name"):format(i), 0) end
+    end
+    if s.warc then error("crawl.run: from_warc and warc cannot go together (a crawl from archives fetches nothing)", 0) end
+    s.from_warc = f
+    if s.start == nil and s.span_hosts == nil then s.span_hosts = true end
+  end
+end
+
+-- Writing ------------------------------------------------------------------------------
+
+local Archive = {}
+Archive.__index = Archive
+
+-- The warcinfo fields of a crawl: who it is, what it was asked, how polite it is.
+local function info_of(crawler)
+  local spec = crawler.spec
+  local start = spec.start
+  if type(start) == "string" then start = { start } end
+  local starts = {}
+  if type(start) == "table" then
+    for i, u in ipairs(start) do
+      starts[i] = lc.url.redact(type(u) == "table" and tostring(u.url) or tostring(u))
+    end
+  end
+  local scope = spec.span_hosts and "any host" or "the start URLs' hosts"
+  if spec.allow then scope = type(spec.allow) == "function" and "a function (allow)" or "allow" end
+  if spec.deny then scope = scope .. ", less deny" end
+  local info = {
+    ["http-header-user-agent"] = crawler.agent,
+    robots = spec.robots == false and "ignore" or "obey",
+    start = concat(starts, " "):gsub("[%c]", ""),
+    scope = scope,
+    ["max-depth"] = spec.max_depth and tostring(spec.max_depth) or "none",
+    ["max-pages"] = spec.max_pages and tostring(spec.max_pages) or "none",
+    politeness = ("concurrency %d, per_host %d, delay %g s"):format(spec.concurrency, spec.per_host, spec.delay),
+  }
+  if spec.contact then info.operator = spec.contact end
+  for k, v in pairs(spec.warc.info or {}) do info[k] = v end
+  return info
+end
+
+-- The archive of a crawl, opened now (a prefix that cannot be written fails the
+-- spec, as an output that cannot be created does); nil without spec.warc.
+local function open_archive(crawler)
+  local w = crawler.spec.warc
+  local dedupe = w.dedupe
+  if dedupe == nil then dedupe = true end
+  local writer, err = warc.open(w.prefix, { max_size = w.max_size, cdx = w.cdx, dedupe = dedupe,
+    info = info_of(crawler) })
+  if not writer then error(("warc: %s"):format(tostring(err)), 0) end
+  local self = setmetatable({
+    writer = writer, crawler = crawler, name = w.prefix, lost = 0, records = 0,
+    handled = {}, links = {},
+  }, Archive)
+  -- The links each page queued: its metadata record's outlinks. Caught at the two
+  -- doors every queued link goes through (page:follow and redirects), by referrer.
+  local C = getmetatable(crawler).__index
+  local links = self.links
+  crawler.admit_link = function(c, url, depth, referrer)
+    local l = referrer and links[referrer]
+    if l then l[#l + 1] = url end
+    return C.admit_link(c, url, depth, referrer)
+  end
+  crawler.admit = function(c, req)
+    local l = req.referrer and links[req.referrer]
+    if l then l[#l + 1] = req.url end
+    return C.admit(c, req)
+  end
+  return self
+end
+
+-- A failed write: the archive is output, so the crawl stops as for a broken output
+-- file (crawler:output_failed: logged once, luacrawl crawl exits 4).
+function Archive:fail(err)
+  if self.failed then return end
+  self.failed = ("%s: %s"):format(self.name, tostring(err and err.message or err))
+  self.crawler:output_failed(self)
+end
+
+-- Write res (fetched with archive = true): its request and response (or revisit)
+-- records, one pair for each hop. The response record's ID, or nil.
+function Archive:write(res)
+  if self.failed or self.closed then return nil end
+  local id, err = self.writer:write(res)
+  if not id then return self:fail(err) end
+  self.records = self.records + 1
+  return id
+end
+
+-- A crawl request's response, written; remembered for its metadata record when the
+-- crawl handles it (Archive:handle), not when it is retried.
+function Archive:response(req, res)
+  local id = self:write(res)
+  if id then req._warc = id end
+end
+
+-- The crawl keeps res for req (no retry): its metadata record is written once its
+-- parse has run (Archive:finish), with the links it queued.
+function Archive:handle(req, res)
+  local id = req._warc
+  if not id then return end
+  req._warc = nil
+  local t = res.time
+  self.handled[req] = { id = id, url = res.url, ms = t and t.total and t.total * 1000 }
+  self.links[res.url] = {}
+end
+
+-- The metadata record of a request handled (after its parse, whether or not that
+-- raised): via (the referrer), depth, fetchTimeMs, an outlink line per link queued.
+function Archive:finish(req)
+  local h = self.handled[req]
+  if not h then return end
+  self.handled[req] = nil
+  local outlinks = self.links[h.url]
+  self.links[h.url] = nil
+  if self.failed or self.closed then return end
+  local fields = { depth = req.depth or 0, outlink = outlinks }
+  if h.ms then fields.fetchTimeMs = ("%.3f"):format(h.ms) end
+  if req.referrer then fields.via = req.referrer end
+  local id, err = self.writer:metadata(h.url, fields, h.id)
+  if not id then self:fail(err) end
+end
+
+-- Closed with the outputs (every way a crawl ends); a second close does nothing.
+function Archive:close()
+  if self.closed then return true end
+  self.closed = true
+  local ok, err = self.writer:close()
+  if not ok then self:fail(err) end
+  return ok
+end
+
+-- Reading: the crawl from archives -------------------------------------------------------
+
+local Replay = {}
+Replay.__index = Replay
+
+-- The response records' metadata (our metadata records, by the response they are
+-- concurrent to) and the originals that revisits refer to: a first pass over the files.
+function Replay:scan()
+  local meta, wanted, any = {}, {}, false
+  for _, path in ipairs(self.files) do
+    self:each(path, function(rec)
+      local t = rec.type
+      if t == "metadata" then
+        local to = rec.headers["WARC-Concurrent-To"]
+        local depth = rec.block:match("^depth: (%d+)\r\n") or rec.block:match("\ndepth: (%d+)\r\n")
+        if to and depth then
+          any = true
+          meta[to] = {
+            depth = tonumber(depth), via = rec.block:match("\nvia: ([^\r\n]+)") or rec.block:match("^via: ([^\r\n]+)"),
+            ms = tonumber(rec.block:match("fetchTimeMs: ([%d.]+)")),
+          }
+        end
+      elseif t == "revisit" then
+        local to = rec.headers["WARC-Refers-To"]
+        if to then wanted[to] = (wanted[to] or 0) + 1 end
+      end
+    end)
+  end
+  self.meta, self.wanted, self.ours = meta, wanted, any
+end
+
+-- Call fn(rec) for each record of path; a file that ends inside a record (a writer
+-- killed mid-write: an .open file) gives its whole records and a log line.
+function Replay:each(path, fn)
+  local ok, err = pcall(function()
+    for rec in warc.records(path) do
+      if fn(rec) == false then return end
+    end
+  end)
+  if ok then return end
+  if type(err) == "table" and err.kind == "cancelled" then error(err, 0) end
+  if type(err) == "table" and err.kind == "truncated" then
+    self.crawler:log(("%s: %s (the records before it were read)"):format(path, tostring(err)))
+    return
+  end
+  error(("from_warc: %s"):format(tostring(err)), 0)
+end
+
+-- The payload of a response record's block (what follows the HTTP head).
+local function payload_of(block)
+  local at = block:find("\r\n\r\n", 1, true)
+  return at and block:sub(at + 4) or ""
+end
+
+-- The response of rec as a crawl would have fetched it: a revisit gets its
+-- original's payload. nil when it cannot be had.
+function Replay:response_of(rec)
+  if rec.type == "revisit" then
+    local original = self.originals[rec.headers["WARC-Refers-To"] or ""]
+    if not original then
+      self.crawler.stats.warc_missing = (self.crawler.stats.warc_missing or 0) + 1
+      return nil
+    end
+    local joined = setmetatable({
+      type = "response", uri = rec.uri, ip = rec.ip, truncated = original.truncated,
+      block = rec.block .. original.payload,
+    }, warc.Record)
+    return joined:response()
+  end
+  return rec:response()
+end
+
+local function apply_hook(hook, value)
+  if not hook then return value end
+  local r = hook(value)
+  if r == false then return nil end
+  if type(r) == "table" then return r end
+  return value
+end
+
+-- One archived response through the crawl's rules and parse, as Crawler:process
+-- and the worker around it do for a fetched one.
+function Replay:page(rec, m)
+  local c, st = self.crawler, self.crawler.stats
+  local depth = m and m.depth or 0
+  local req = { url = rec.uri, depth = depth, referrer = m and m.via or nil, dont_filter = true }
+  local url, why = c.filter:check(rec.uri, depth, true)
+  if why == "scope" then url = c:in_scope(url, req) and url or nil end
+  if not url then
+    st.warc_skipped = (st.warc_skipped or 0) + 1
+    return
+  end
+  local res = self:response_of(rec)
+  if not res then return end
+  res.time = { total = (m and m.ms or 0) / 1000 }
+  st.requests = st.requests + 1
+  st.bytes = st.bytes + #res.body
+  st.statuses[res.status] = (st.statuses[res.status] or 0) + 1
+  st.pages = st.pages + 1
+  local crawl = require "luacrawl.crawl"
+  local ok, err = pcall(function()
+    local page = apply_hook(c.spec.on_response, c:make_page(req, res))
+    if not page then return end
+    if res.status >= 300 and res.status < 400 and res.headers.location then
+      st.redirects = st.redirects + 1
+    elseif not (page.duplicate_of and c.spec.dedupe_content) then
+      local r = (c.spec.parse or crawl.follow_links)(page)
+      if r ~= nil then losses.parse_returned(c, r) end
+    end
+  end)
+  if not ok then
+    if type(err) == "table" and err.kind == "cancelled" then error(err, 0) end
+    local msg = type(err) == "string" and err or tostring(err)
+    local first = losses.parse_failed(c, req, err, msg)
+    c:report(req, err, first and "error in parse for %s: %s" or nil)
+  end
+end
+
+-- The crawl from archives: each response record (in file order, the files in the
+-- order given) that the crawl handled, through scope, depth and parse; no fetch.
+function Replay:run()
+  local c = self.crawler
+  local start = c.spec.start
+  if type(start) == "string" then start = { start } end
+  for _, item in ipairs(type(start) == "table" and start or {}) do
+    local host = lc.url.host(type(item) == "table" and item.url or item)
+    if host then c.start_hosts:add(host) end
+  end
+  self:scan()
+  local meta, wanted, originals = self.meta, self.wanted, self.originals
+  local n, max = 0, c.spec.max_pages
+  for _, path in ipairs(self.files) do
+    self:each(path, function(rec)
+      if c.stopping then return false end
+      local t = rec.type
+      if t ~= "response" and t ~= "revisit" then return end
+      local left = wanted[rec.id]
+      if left and t == "response" then
+        originals[rec.id] = { payload = payload_of(rec.block), truncated = rec.truncated }
+      end
+      -- Our archives say which responses the crawl kept (a metadata record):
+      -- retried responses and robots.txt have none. Others: every response.
+      local m = meta[rec.id]
+      if m or not self.ours then
+        if max and n >= max then
+          c.stop_reason = "max_pages"
+          return false
+        end
+        n = n + 1
+        self:page(rec, m)
+        if n % 64 == 0 then lc.sleep(0) end -- signals, progress, flushes
+      end
+      if t == "revisit" then
+        local to = rec.headers["WARC-Refers-To"]
+        local k = to and wanted[to]
+        if k then
+          wanted[to] = k > 1 and k - 1 or nil
+          if k == 1 then originals[to] = nil end
+        end
+      end
+    end)
+    if c.stopping or c.stop_reason then break end
+  end
+end
+
+local function open_replay(crawler)
+  local self = setmetatable({ crawler = crawler, files = crawler.spec.from_warc, originals = {} }, Replay)
+  for _, path in ipairs(self.files) do
+    local f, err = io.open(path, "rb")
+    if not f then error(("from_warc: %s"):format(err), 0) end
+    f:close()
+  end
+  -- Links a parse follows are counted (page:follow's answer) but never queued.
+  crawler.admit_link = function() return true end
+  crawler.admit = function() return true end
+  return self
+end
+
+-- The crawl's archive (spec.warc) or its reading of archives (spec.from_warc), as
+-- crawler.warc / crawler.replay; nothing for a spec with neither.
+function M.attach(crawler)
+  local spec = crawler.spec
+  if spec.warc then crawler.warc = open_archive(crawler) end
+  if spec.from_warc then crawler.replay = open_replay(crawler) end
+end
+
+return M
