@@ -4,7 +4,10 @@
 # the shared library (luacrawl.pc) and once with the static one (luacrawl-static.pc),
 # and run each on fetch_page.lua, which fetches a page from the fixture server
 # (LC_FIXTURE_URL, from tests/fixtures/run.py --http). Also loads the installed Lua
-# module from plain luajit.
+# module from plain luajit. Then the hosts of examples/embed/ and two of the tests'
+# own (stop_host.c, two_engines.c), built the same way against the shared library,
+# crawl the fixture site (examples/embed/site_crawl.lua); poll_host and items_host
+# again under valgrind when it is installed (LC_EMBED_VALGRIND=0: not).
 #   test_embed.sh BUILD_DIR SOURCE_DIR LIBDIR
 set -eu
 build=$1 src=$2 libdir=$3
@@ -73,4 +76,75 @@ LUA_CPATH="$cmod/?.so" luajit -e 'print((require "luacrawl").version)' >"$tmp/ou
     fail "luajit cannot load the installed module from $cmod"
 [ "$(cat "$tmp/out")" = "$(pkg-config --modversion luacrawl)" ] ||
     fail "module version $(cat "$tmp/out"), luacrawl.pc says $(pkg-config --modversion luacrawl)"
-echo "install.embed: ok (shared, static, Lua module)"
+# ---- hosts that drive the engine themselves (docs/embedding.md) ----
+export LD_LIBRARY_PATH="$prefix/$libdir"
+script=$src/examples/embed/site_crawl.lua
+site=$LC_FIXTURE_URL/site/
+build_host() { # SOURCE NAME
+    cc -Wall -Wextra -Werror -o "$tmp/$2" "$1" $(pkg-config --cflags --libs luacrawl) ||
+        fail "cannot build $2 against the installed prefix"
+}
+build_host "$src/examples/embed/poll_host.c" poll_host
+build_host "$src/examples/embed/items_host.c" items_host
+build_host "$src/tests/install/stop_host.c" stop_host
+build_host "$src/tests/install/two_engines.c" two_engines
+# Pages with an item: /site/ and each /site/p/N.html (not /site/moved, a redirect).
+pages=$(($(curl -s "$LC_FIXTURE_URL/site/manifest.json" | tr ',' '\n' | grep -c '\.html"') + 1))
+[ "$pages" -gt 100 ] || fail "the fixture site has $pages pages"
+
+# poll_host: its own timer ticks while the crawl runs; every page is an item.
+"$tmp/poll_host" "$script" "$site" "$tmp/poll.jsonl" >"$tmp/out" 2>"$tmp/err" ||
+    fail "poll_host: status $?: $(cat "$tmp/err")"
+grep -q "^done: $pages items, [1-9][0-9]* progress lines, status 0$" "$tmp/out" ||
+    fail "poll_host: $(tail -1 "$tmp/out") (expected $pages items and progress lines)"
+[ "$(grep -c '^progress: ' "$tmp/out")" -ge 1 ] || fail "poll_host printed no progress"
+[ "$(wc -l <"$tmp/poll.jsonl")" -eq "$pages" ] || fail "poll_host: output has $(wc -l <"$tmp/poll.jsonl") lines"
+[ ! -s "$tmp/err" ] || fail "poll_host wrote on stderr: $(cat "$tmp/err")"
+
+# items_host: the items through the callback, the script asking the host (keep)
+# and telling it (done).
+"$tmp/items_host" "$script" "$site" "" 40 >"$tmp/out" 2>"$tmp/err" ||
+    fail "items_host: status $?: $(cat "$tmp/err")"
+[ "$(grep -c '^item {"' "$tmp/out")" -eq 40 ] || fail "items_host: $(grep -c '^item ' "$tmp/out") items, not 40"
+grep -q '^script done: {"[a-z]*":40,"[a-z]*":40}$' "$tmp/out" || fail "items_host: no 'script done' line"
+grep -q '^items: 40 (kept 40, refused 0), status 0$' "$tmp/out" || fail "items_host: $(tail -1 "$tmp/out")"
+
+# stop_host: stopped from the callback after 50 items; every item recorded before
+# the stop reached the callback, as many as the output file holds; the crawl's log
+# (its SIGINT line, its report) went to the log callback, nothing to stderr.
+SITE_CRAWL_VERBOSE=1 "$tmp/stop_host" "$script" "$site" "$tmp/stop.jsonl" 50 \
+    "$LC_FIXTURE_URL/hostsite/" >"$tmp/out" 2>"$tmp/err" || fail "stop_host: status $?"
+n=$(sed -n 's/^items //p' "$tmp/out")
+lines=$(wc -l <"$tmp/stop.jsonl")
+[ "$n" -ge 50 ] && [ "$n" -lt "$pages" ] && [ "$n" -eq "$lines" ] ||
+    fail "stop_host: $n items through the callback, $lines in the output, $pages pages"
+grep -q '^status 0$' "$tmp/out" || fail "stop_host: $(grep status "$tmp/out")"
+grep -q '^add_url: 0 {"queued":true}$' "$tmp/out" || fail "stop_host: $(grep add_url "$tmp/out")"
+grep -q "^no_such_fn: -1 no function 'no_such_fn' exposed" "$tmp/out" || fail "stop_host: lc_engine_call of a missing function"
+grep -q '^log: luacrawl: got SIGINT' "$tmp/out" || fail "stop_host: no SIGINT line in the log"
+grep -q '^log: stopped: SIGINT' "$tmp/out" || fail "stop_host: no report in the log"
+! grep -q 'not refused\|^bad item' "$tmp/out" || fail "stop_host: $(grep 'refused\|bad item' "$tmp/out")"
+[ ! -s "$tmp/err" ] || fail "stop_host wrote on stderr: $(cat "$tmp/err")"
+
+# two_engines: one poll() loop, two crawls, both whole.
+"$tmp/two_engines" "$script" "$site" "$tmp/e1.jsonl" "$tmp/e2.jsonl" >"$tmp/out" || fail "two_engines: status $?"
+for i in 0 1; do
+    grep -q "^engine $i: status 0, items $pages, stepped yes$" "$tmp/out" ||
+        fail "two_engines: $(cat "$tmp/out")"
+done
+[ "$(cat "$tmp/e1.jsonl" | wc -l)" -eq "$pages" ] && [ "$(cat "$tmp/e2.jsonl" | wc -l)" -eq "$pages" ] ||
+    fail "two_engines: outputs of $(wc -l <"$tmp/e1.jsonl") and $(wc -l <"$tmp/e2.jsonl") lines"
+
+# Under valgrind: no memory error, no definite leak (LuaJIT frees its state at
+# lua_close, which lc_engine_free calls).
+if [ "${LC_EMBED_VALGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
+    vg="valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite -q"
+    $vg "$tmp/poll_host" "$script" "$site" "$tmp/poll_vg.jsonl" 100 >"$tmp/out" 2>"$tmp/err" ||
+        fail "poll_host under valgrind: status $?: $(cat "$tmp/err")"
+    grep -q '^done: 100 items, .* status 0$' "$tmp/out" || fail "poll_host under valgrind: $(tail -1 "$tmp/out")"
+    $vg "$tmp/items_host" "$script" "$site" "" 30 >"$tmp/out" 2>"$tmp/err" ||
+        fail "items_host under valgrind: status $?: $(cat "$tmp/err")"
+    grep -q '^items: 30 (kept 30, refused 0), status 0$' "$tmp/out" || fail "items_host under valgrind: $(tail -1 "$tmp/out")"
+    echo "install.embed: hosts ok under valgrind"
+fi
+echo "install.embed: ok (shared, static, Lua module, poll_host, items_host, stop_host, two_engines)"
