@@ -119,7 +119,12 @@ function M.failure(st)
   if (st.starts or 0) > 0 and st.start_refused == st.starts then
     return "every start URL was refused"
   end
-  if st.pages == 0 then return "no page was fetched" end
+  if st.pages == 0 then
+    if (st.errors_total or 0) > 0 then
+      return ("no page was fetched (errors: %s)"):format(format_counts(st.errors or {}))
+    end
+    return "no page was fetched"
+  end
   if st.parse_errors >= st.pages then return "parse failed on every page" end
   return nil
 end
