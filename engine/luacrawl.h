@@ -5,7 +5,9 @@
  *   lc_engine_free(e);
  *
  * Link with `pkg-config --cflags --libs luacrawl` (the shared library) or
- * luacrawl-static (the archive). examples/embed.c is a complete program.
+ * luacrawl-static (the archive). examples/embed.c is a complete program;
+ * examples/embed/poll_host.c drives an engine from its own poll() loop.
+ * docs/embedding.md says who owns each pointer and which thread may call what.
  *
  * An engine is a LuaJIT state with the standard libraries and `luacrawl` loaded
  * (the Lua standard library is built in).
@@ -18,10 +20,10 @@
  * libxml2 for the process (thread-safely, once) and no engine ever tears them down:
  * a program that calls curl_global_cleanup or xmlCleanupParser itself does so after
  * its last engine is freed. What is one per process stays so:
- *   - signals: lc.signals.watch blocks the signal in the calling thread and reads it
- *     from a signalfd. Watch a signal in one engine only, keep that engine on its
- *     thread, and block the signal in the program's other threads, or the kernel
- *     may deliver it to one that does not;
+ *   - signals: an engine from lc_engine_new catches none and leaves dispositions and
+ *     masks alone (lc.signals.watch catches nothing in it; lc_engine_stop is how a
+ *     host stops a crawl). Only lc_engine_main (the luacrawl binary) watches SIGINT
+ *     and SIGTERM, from a signalfd: the signal is blocked in the calling thread;
  *   - the shell's line editor (libedit): one engine at a time in `luacrawl shell`;
  *   - the environment, read when an engine first resolves or fetches
  *     (LUACRAWL_DNS_SERVERS, the proxy variables): do not change it while engines run;
