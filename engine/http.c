@@ -104,9 +104,9 @@ struct http {
     int npool;
     proxy_env_t *penv; /* the environment's proxies; NULL: none set */
     http_headers_t *headers;
-    double dns_pruned; /* when curl last pruned its DNS cache (setup_easy) */
+    double dns_pruned;     /* when curl last pruned its DNS cache (setup_easy) */
     addr_policy_t *policy; /* the engine's (http_set_policy); NULL: none */
-    size_t held;       /* bytes of body buffers of the transfers in progress */
+    size_t held;           /* bytes of body buffers of the transfers in progress */
     http_budget_fn budget;
     void *budget_arg;
     http_stats_t stats;
