@@ -11,19 +11,28 @@
  * for one of max_inflight slots; a slot frees when c-ares answers, and the queue
  * is drained after c-ares has returned (pump), never inside one of its callbacks.
  * A timeout goes back to the queue's tail for a fresh query, up to `retries`
- * times, before it is cached as a failure. */
+ * times, before it is cached as a failure.
+ *
+ * What fails inside a c-ares callback (the loop cannot watch a socket, no timer,
+ * no deferred call) is only recorded there; pump acts on it once c-ares has
+ * returned: it cancels the channel's queries with that error, or retries the
+ * delivery. Out of memory and out of descriptors end lookups uncached. */
 #include "dns.h"
 
 #include <ares.h>
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #define MAX_ENTRIES 65536
 #define MAX_ADDRS 16
@@ -50,6 +59,8 @@ struct entry {
     double expires;
     struct dns_wait *waiters, *waiters_tail;
     int deliver_scheduled;
+    int undelivered; /* in dns->undelivered: its deferred delivery failed */
+    struct entry *unext;
     int retries_left;    /* fresh queries still allowed after a timeout */
     int holds_loop;      /* PENDING with waiters: a loop reference (hold_loop) */
     struct entry *qnext; /* in dns->queue while waiting for a slot */
@@ -68,6 +79,13 @@ struct dns {
     int nservers;
     struct entry *queue_head, *queue_tail; /* PENDING, waiting for a slot */
     int destroying;
+    struct entry *undelivered; /* RESOLVED, waiting for pump to defer delivery */
+    int sock_errno;            /* EMFILE/ENFILE from c-ares's last socket() */
+    /* A failure recorded inside a c-ares callback, for pump: it cancels the
+     * channel's queries and they end with this status and message. */
+    enum dns_status trouble;
+    const char *trouble_msg;
+    int cancelling; /* ares_cancel on behalf of trouble: see on_addrinfo */
     double ttl_min, ttl_max, ttl_negative;
     dns_stats_t stats;
 };
@@ -129,7 +147,7 @@ static void free_entry(struct entry *e)
 
 static int entry_idle(const struct entry *e)
 {
-    return e->state == RESOLVED && !e->waiters && !e->deliver_scheduled;
+    return e->state == RESOLVED && !e->waiters && !e->deliver_scheduled && !e->undelivered;
 }
 
 /* Called when the cache is full: drop expired idle entries, and if that frees
@@ -208,10 +226,45 @@ static void deliver(loop_t *loop, void *arg)
     }
 }
 
-static void schedule_delivery(struct entry *e)
+/* 0 when e's waiters will be answered (or it has none), -1 when the deferred call
+ * could not be made (out of memory). */
+static int schedule_delivery(struct entry *e)
 {
-    if (e->deliver_scheduled || !e->waiters) return;
-    if (loop_defer(e->dns->loop, deliver, e) == 0) e->deliver_scheduled = 1;
+    if (e->deliver_scheduled || !e->waiters) return 0;
+    if (loop_defer(e->dns->loop, deliver, e) < 0) return -1;
+    e->deliver_scheduled = 1;
+    return 0;
+}
+
+static void hold_loop(struct entry *e, int hold);
+
+/* Inside a c-ares callback, where no caller can be told: e waits in
+ * dns->undelivered, holding the loop, until pump manages the deferred call. */
+static void deliver_later(struct entry *e)
+{
+    if (schedule_delivery(e) == 0 || e->undelivered) return;
+    e->undelivered = 1;
+    e->unext = e->dns->undelivered;
+    e->dns->undelivered = e;
+    hold_loop(e, 1);
+}
+
+/* pump's part: defer the deliveries that failed before; those that fail again stay
+ * (arm_timer keeps a timer for them). */
+static void retry_deliveries(dns_t *dns)
+{
+    struct entry **p = &dns->undelivered;
+    while (*p) {
+        struct entry *e = *p;
+        if (schedule_delivery(e) < 0) {
+            p = &e->unext;
+            continue;
+        }
+        *p = e->unext;
+        e->unext = NULL;
+        e->undelivered = 0;
+        hold_loop(e, 0);
+    }
 }
 
 static double clamp(double v, double lo, double hi)
@@ -228,21 +281,43 @@ static void set_failure(struct entry *e, enum dns_status status, const char *fmt
     e->error = strdup(msg);
     double neg = e->dns->ttl_negative;
     if (status != DNS_NOTFOUND) neg = neg / 6 > 1 ? neg / 6 : 1;
+    /* A shortage of memory or descriptors says nothing of the name. */
+    if (status == DNS_MEMORY || status == DNS_RESOURCE) neg = 0;
     e->expires = loop_now(e->dns->loop) + neg;
 }
 
-static void add_address(struct entry *e, const struct sockaddr *sa)
+/* The lookup found no socket for its query: said as http.c says it of connections. */
+static void set_no_socket(struct entry *e, int err)
+{
+    char detail[256];
+    struct rlimit rl;
+    if (err == ENFILE || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        snprintf(detail, sizeof(detail),
+                 "too many open files in the system: no socket for the DNS query");
+    else
+        snprintf(detail, sizeof(detail),
+                 "too many open files: the process's limit of %llu is reached, no socket for "
+                 "the DNS query (raise ulimit -n, or lower the concurrency)",
+                 (unsigned long long)rl.rlim_cur);
+    set_failure(e, DNS_RESOURCE, "%s: %s", detail);
+}
+
+/* 0, or -1 when out of memory. */
+static int add_address(struct entry *e, const struct sockaddr *sa)
 {
     char buf[INET6_ADDRSTRLEN];
     const void *src = sa->sa_family == AF_INET6
                           ? (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr
                           : (const void *)&((const struct sockaddr_in *)sa)->sin_addr;
-    if (!inet_ntop(sa->sa_family, src, buf, sizeof(buf))) return;
+    if (!inet_ntop(sa->sa_family, src, buf, sizeof(buf))) return 0;
     /* 0.0.0.0 and :: mean "this host" to connect(): never a crawl target. */
-    if (strcmp(buf, "0.0.0.0") == 0 || strcmp(buf, "::") == 0) return;
+    if (strcmp(buf, "0.0.0.0") == 0 || strcmp(buf, "::") == 0) return 0;
     for (int i = 0; i < e->naddrs; i++)
-        if (strcmp(e->addrs[i], buf) == 0) return;
-    if (e->naddrs < MAX_ADDRS && (e->addrs[e->naddrs] = strdup(buf))) e->naddrs++;
+        if (strcmp(e->addrs[i], buf) == 0) return 0;
+    if (e->naddrs == MAX_ADDRS) return 0;
+    if (!(e->addrs[e->naddrs] = strdup(buf))) return -1;
+    e->naddrs++;
+    return 0;
 }
 
 /* Every c-ares status a lookup can end with, what it means and what the user is
@@ -267,7 +342,7 @@ static const struct {
     {ARES_EBADQUERY, DNS_FAILED, "not a valid host name"},
     {ARES_ENONAME, DNS_FAILED, "not a valid host name"},
     {ARES_EBADFAMILY, DNS_FAILED, "address family not supported"},
-    {ARES_ENOMEM, DNS_FAILED, "out of memory"},
+    {ARES_ENOMEM, DNS_MEMORY, "out of memory"},
     {ARES_ECANCELLED, DNS_FAILED, "lookup cancelled"},
     {ARES_EDESTRUCTION, DNS_FAILED, "lookup cancelled: the resolver is shutting down"},
     {ARES_EFILE, DNS_FAILED, "could not read the resolver configuration"},
@@ -334,18 +409,27 @@ static void on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinf
     clear_result(e);
     e->state = RESOLVED;
     if (status == ARES_SUCCESS && res) {
-        int ttl = -1;
-        for (struct ares_addrinfo_node *n = res->nodes; n; n = n->ai_next) {
+        int ttl = -1, oom = 0;
+        for (struct ares_addrinfo_node *n = res->nodes; n && !oom; n = n->ai_next) {
             if (n->ai_family != AF_INET && n->ai_family != AF_INET6) continue;
-            add_address(e, n->ai_addr);
+            oom = add_address(e, n->ai_addr) < 0;
             if (ttl < 0 || n->ai_ttl < ttl) ttl = n->ai_ttl;
         }
-        if (e->naddrs > 0) {
+        if (oom) {
+            clear_result(e);
+            set_failure(e, DNS_MEMORY, "%s: %s", "out of memory");
+        } else if (e->naddrs > 0) {
             e->status = DNS_OK;
             e->expires = loop_now(dns->loop) + clamp(ttl, dns->ttl_min, dns->ttl_max);
         } else {
             set_failure(e, DNS_NOTFOUND, "%s: %s", "no usable address for this name");
         }
+    } else if (status == ARES_ECANCELLED && dns->cancelling) {
+        set_failure(e, dns->trouble, "%s: %s", dns->trouble_msg);
+    } else if (status == ARES_ECONNREFUSED && dns->sock_errno) {
+        /* c-ares 1.18 skips a server it has no socket for, and out of servers ends
+         * the query as if each had refused it. */
+        set_no_socket(e, dns->sock_errno);
     } else {
         const char *message;
         enum dns_status st = dns_ares_status(status, &message);
@@ -360,7 +444,7 @@ static void on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinf
             set_failure(e, st, "%s: %s", message);
     }
     if (res) ares_freeaddrinfo(res);
-    schedule_delivery(e);
+    deliver_later(e);
 }
 
 /* ---- c-ares on the loop ---- */
@@ -377,13 +461,75 @@ static void on_io(loop_t *loop, int fd, int events, void *arg)
     pump(dns); /* answers freed slots, timeouts came back to the queue */
 }
 
-/* ARES_OPT_SOCK_STATE_CB */
+/* Remember the first failure c-ares's callbacks met, for pump. */
+static void record_trouble(dns_t *dns, enum dns_status status, const char *msg)
+{
+    if (dns->trouble) return;
+    dns->trouble = status;
+    dns->trouble_msg = msg;
+}
+
+/* ARES_OPT_SOCK_STATE_CB. A socket the loop cannot watch would leave its queries
+ * to time out: pump ends them at once instead. Stopping a watch cannot fail in a
+ * way that matters (the socket is being closed). */
 static void on_sock_state(void *data, ares_socket_t fd, int readable, int writable)
 {
     dns_t *dns = data;
     int events = (readable ? LOOP_READ : 0) | (writable ? LOOP_WRITE : 0);
-    loop_watch(dns->loop, fd, events, events ? on_io : NULL, dns);
+    if (loop_watch(dns->loop, fd, events, events ? on_io : NULL, dns) == 0 || !events) return;
+    if (errno == ENOMEM)
+        record_trouble(dns, DNS_MEMORY, "out of memory watching the DNS socket");
+    else
+        record_trouble(dns, DNS_RESOURCE, "the event loop could not watch the DNS socket");
 }
+
+/* ares_set_socket_functions: the system's calls, but socket() notes why it failed,
+ * which c-ares 1.18 does not pass on (see on_addrinfo). c-ares leaves sockets made
+ * by these functions as they come: non-blocking is ours to set (a blocking read
+ * would stall the loop), close-on-exec too. */
+static ares_socket_t sock_open(int family, int type, int protocol, void *data)
+{
+    dns_t *dns = data;
+    int fd = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
+    if (fd >= 0)
+        dns->sock_errno = 0;
+    else if (errno == EMFILE || errno == ENFILE)
+        dns->sock_errno = errno;
+    return fd;
+}
+
+static int sock_close(ares_socket_t fd, void *data)
+{
+    (void)data;
+    return close(fd);
+}
+
+static int sock_connect(ares_socket_t fd, const struct sockaddr *sa, ares_socklen_t len, void *data)
+{
+    (void)data;
+    return connect(fd, sa, len);
+}
+
+static ares_ssize_t sock_recvfrom(ares_socket_t fd, void *buf, size_t len, int flags,
+                                  struct sockaddr *from, ares_socklen_t *fromlen, void *data)
+{
+    (void)data;
+    return recvfrom(fd, buf, len, flags, from, fromlen);
+}
+
+static ares_ssize_t sock_sendv(ares_socket_t fd, const struct iovec *iov, int n, void *data)
+{
+    (void)data;
+    return writev(fd, iov, n);
+}
+
+static const struct ares_socket_functions sock_functions = {
+    .asocket = sock_open,
+    .aclose = sock_close,
+    .aconnect = sock_connect,
+    .arecvfrom = sock_recvfrom,
+    .asendv = sock_sendv,
+};
 
 static void on_timer(loop_t *loop, void *arg)
 {
@@ -400,10 +546,19 @@ static void arm_timer(dns_t *dns)
         loop_timer_cancel(dns->loop, dns->timer);
         dns->timer = NULL;
     }
-    if (dns->inflight == 0) return;
-    struct timeval tv, *tvp = ares_timeout(dns->channel, NULL, &tv);
-    double delay = tvp ? (double)tvp->tv_sec + (double)tvp->tv_usec / 1e6 : 1.0;
+    /* Deliveries that could not be deferred are tried again soon. */
+    double delay = dns->undelivered ? 0.01 : 1.0;
+    if (dns->inflight > 0) {
+        struct timeval tv, *tvp = ares_timeout(dns->channel, NULL, &tv);
+        double d = tvp ? (double)tvp->tv_sec + (double)tvp->tv_usec / 1e6 : 1.0;
+        if (d < delay) delay = d;
+    } else if (!dns->undelivered) {
+        return;
+    }
     dns->timer = loop_timer_add(dns->loop, delay, on_timer, dns);
+    /* Without it nothing times out a query a server never answers. */
+    if (!dns->timer && dns->inflight > 0)
+        record_trouble(dns, DNS_MEMORY, "out of memory (no timer for the DNS query)");
 }
 
 /* ---- public API ---- */
@@ -427,7 +582,9 @@ static int open_channel(dns_t *dns, int flags, ares_channel *ch)
     opts.tries = dns->tries;
     opts.flags = flags;
     int mask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES;
-    return ares_init_options(ch, &opts, flags ? mask | ARES_OPT_FLAGS : mask);
+    int rc = ares_init_options(ch, &opts, flags ? mask | ARES_OPT_FLAGS : mask);
+    if (rc == ARES_SUCCESS) ares_set_socket_functions(*ch, &sock_functions, dns);
+    return rc;
 }
 
 /* ch, or in its place a channel on its one server that hands SERVFAIL, REFUSED and
@@ -509,6 +666,8 @@ void dns_free(dns_t *dns)
     if (dns->timer) loop_timer_cancel(dns->loop, dns->timer);
     ares_destroy(dns->channel);
     for (struct entry *e = dns->queue_head; e; e = e->qnext)
+        hold_loop(e, 0);
+    for (struct entry *e = dns->undelivered; e; e = e->unext)
         hold_loop(e, 0);
     for (size_t i = 0; i < dns->nbuckets; i++) {
         struct entry *e = dns->buckets[i], *next;
@@ -622,9 +781,8 @@ static int literal_address(struct entry *e)
         return 1;
     }
     e->addrs[0] = strdup(h);
-    if (!e->addrs[0]) { /* not cached: an answer with no address would stand for good */
-        set_failure(e, DNS_FAILED, "%s: %s", "out of memory");
-        e->expires = loop_now(e->dns->loop);
+    if (!e->addrs[0]) { /* not cached (set_failure): an answer with no address */
+        set_failure(e, DNS_MEMORY, "%s: %s", "out of memory");
         return 1;
     }
     e->status = DNS_OK;
@@ -649,7 +807,7 @@ static void send_query(dns_t *dns, struct entry *e)
  * stack: a query may complete inside ares_getaddrinfo (/etc/hosts), which frees
  * its slot again before the loop goes on. A queued entry nobody waits for any more
  * (its waiters cancelled) is not sent: it is left expired, to be asked afresh. */
-static void pump(dns_t *dns)
+static void send_queued(dns_t *dns)
 {
     while (dns->queue_head && dns->inflight < dns->max_inflight) {
         struct entry *e = dns->queue_head;
@@ -666,7 +824,33 @@ static void pump(dns_t *dns)
         }
         send_query(dns, e);
     }
-    arm_timer(dns);
+}
+
+/* End every query out with the failure a c-ares callback recorded: without its
+ * socket watched, or without a timer, they would wait until the request's own
+ * timeout, or for ever. */
+static void cancel_for_trouble(dns_t *dns)
+{
+    dns->cancelling = 1;
+    ares_cancel(dns->channel);
+    dns->cancelling = 0;
+    dns->trouble = DNS_OK;
+    dns->trouble_msg = NULL;
+}
+
+/* Where no c-ares call is on the stack: send what the slots allow, act on what
+ * c-ares's callbacks recorded, keep the timer. Each pass that cancels empties the
+ * slots, and the next sends from the queue, so a shortage that lasts ends the queue
+ * too. */
+static void pump(dns_t *dns)
+{
+    for (;;) {
+        send_queued(dns);
+        retry_deliveries(dns);
+        if (!dns->trouble) arm_timer(dns);
+        if (!dns->trouble) return;
+        cancel_for_trouble(dns);
+    }
 }
 
 /* A fresh lookup of e, whose waiter is already attached. */
@@ -678,6 +862,21 @@ static void start_query(dns_t *dns, struct entry *e)
     hold_loop(e, 1);
     enqueue(dns, e);
     pump(dns);
+}
+
+/* Take w off e and free it. */
+static void unlink_waiter(struct entry *e, dns_wait_t *w)
+{
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        e->waiters = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        e->waiters_tail = w->prev;
+    free(w);
+    if (e->state == PENDING && !e->waiters) hold_loop(e, 0);
 }
 
 dns_wait_t *dns_resolve(dns_t *dns, const char *host, dns_fn fn, void *arg)
@@ -725,7 +924,11 @@ dns_wait_t *dns_resolve(dns_t *dns, const char *host, dns_fn fn, void *arg)
         e->waiters = w;
     e->waiters_tail = w;
     if (fresh) start_query(dns, e);
-    if (e->state == RESOLVED) schedule_delivery(e);
+    if (e->state == RESOLVED && schedule_delivery(e) < 0) {
+        /* Nothing would ever answer w: the caller hears of it now. */
+        unlink_waiter(e, w);
+        return NULL;
+    }
     return w;
 }
 
@@ -733,17 +936,7 @@ void dns_cancel(dns_t *dns, dns_wait_t *w)
 {
     (void)dns;
     if (!w) return;
-    struct entry *e = w->entry;
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        e->waiters = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
-    else
-        e->waiters_tail = w->prev;
-    free(w);
-    if (e->state == PENDING && !e->waiters) hold_loop(e, 0);
+    unlink_waiter(w->entry, w);
 }
 
 int dns_wait_ready(const dns_wait_t *w)

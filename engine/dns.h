@@ -22,6 +22,9 @@ enum dns_status {
     DNS_NOTFOUND, /* NXDOMAIN, or no address of the family asked for */
     DNS_TIMEOUT,  /* no server answered, after the retries */
     DNS_FAILED,   /* SERVFAIL, REFUSED, a bad name, any other failure */
+    DNS_MEMORY,   /* out of memory (ours or c-ares's): never cached */
+    DNS_RESOURCE, /* no socket for the query (EMFILE, ENFILE), or the loop could not
+                   * watch it: never cached */
 };
 
 /* What a c-ares status means, as the one table dns.c maps them with: the status

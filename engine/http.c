@@ -1139,6 +1139,19 @@ static int resolve_next(http_xfer_t *x, const char *host, dns_fn fn)
     return 0;
 }
 
+/* The kind of a failed lookup: a shortage of memory or descriptors is not the name's. */
+static enum http_error dns_error_kind(enum dns_status status)
+{
+    switch (status) {
+    case DNS_MEMORY:
+        return HTTP_E_MEMORY;
+    case DNS_RESOURCE:
+        return HTTP_E_RESOURCE;
+    default:
+        return HTTP_E_DNS;
+    }
+}
+
 /* Record an answer as a CURLOPT_RESOLVE entry; 0 to go on, -1 when x was finished. */
 static int take_answer(http_xfer_t *x, const char *host, int port, const dns_answer_t *ans)
 {
@@ -1147,7 +1160,7 @@ static int take_answer(http_xfer_t *x, const char *host, int port, const dns_ans
     stop_dns_deadline(x);
     x->dns_time = loop_time() - x->hop_started;
     if (ans->status != DNS_OK)
-        fail(x, HTTP_E_DNS, "%s", ans->error ? ans->error : "DNS lookup failed");
+        fail(x, dns_error_kind(ans->status), "%s", ans->error ? ans->error : "DNS lookup failed");
     else if (host == x->host && x->literal)
         return 0; /* an IP literal: curl needs no resolve entry (see on_resolver_start) */
     else if ((rc = add_resolve(x, host, port, ans, host == x->host)) == -1)

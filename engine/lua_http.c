@@ -569,8 +569,11 @@ static int build_answer(lua_State *L)
     struct op *op = lua_touserdata(L, 1);
     const dns_answer_t *ans = op->result;
     if (ans->status != DNS_OK) {
+        const char *kind = ans->status == DNS_MEMORY     ? "memory"
+                           : ans->status == DNS_RESOURCE ? "resource"
+                                                         : "dns";
         lua_pushnil(L);
-        lc_push_error(L, op->st, "dns", ans->error);
+        lc_push_error(L, op->st, kind, ans->error ? ans->error : "DNS lookup failed");
         return hand_over(L, op, 2);
     }
     lua_createtable(L, ans->naddrs, 0);

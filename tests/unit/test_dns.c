@@ -8,6 +8,8 @@
 #include <ares.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 struct result {
     int done;
@@ -356,6 +358,41 @@ static void a_server_that_is_not_listening_says_so(void)
     dns_free(d);
 }
 
+/* Every descriptor the process may have in use: c-ares has no socket for the query.
+ * The lookup ends at once as a shortage of descriptors, said as a connection's is,
+ * and is not cached: with descriptors back the same name resolves. */
+static void no_descriptor_for_the_query_is_a_resource_failure(void)
+{
+    const char *server = getenv("LC_DNS_SERVER");
+    dns_t *d = new_resolver(server, 1000); /* opens its files before the table fills */
+    struct rlimit old, low;
+    CHECK(getrlimit(RLIMIT_NOFILE, &old) == 0);
+    low = old;
+    low.rlim_cur = 128;
+    CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0);
+    int fds[128], nfds = 0;
+    while (nfds < 128 && (fds[nfds] = dup(0)) >= 0)
+        nfds++;
+    CHECK(nfds < 128); /* the table is full */
+
+    struct result r;
+    double start = loop_time();
+    resolve_with(d, "a.crawl.test", &r);
+    wait_all(&r, 1);
+    CHECK(r.status == DNS_RESOURCE);
+    CHECK(strstr(r.msg, "too many open files: the process's limit of 128 is reached") != NULL);
+    CHECK(loop_time() - start < 0.5);
+
+    while (nfds > 0)
+        close(fds[--nfds]);
+    CHECK(setrlimit(RLIMIT_NOFILE, &old) == 0);
+    resolve_with(d, "a.crawl.test", &r);
+    wait_all(&r, 1);
+    CHECK(r.status == DNS_OK);
+    CHECK(strcmp(r.addr, "127.0.0.2") == 0);
+    dns_free(d);
+}
+
 static void every_ares_status_has_a_meaning_of_its_own(void)
 {
     const char *msg;
@@ -365,6 +402,7 @@ static void every_ares_status_has_a_meaning_of_its_own(void)
     CHECK(dns_ares_status(ARES_ETIMEOUT, &msg) == DNS_TIMEOUT);
     CHECK(dns_ares_status(ARES_EREFUSED, &msg) == DNS_FAILED);
     CHECK(strcmp(msg, "DNS server refused the query") == 0);
+    CHECK(dns_ares_status(ARES_ENOMEM, &msg) == DNS_MEMORY);
     /* Every other code a lookup can end with: a failure with a message of ours,
      * never c-ares's own text. */
     for (int code = ARES_ENODATA; code <= ARES_ESERVICE; code++) {
@@ -410,6 +448,7 @@ int main(void)
     RUN(a_timeout_is_cached_for_less_time_than_nxdomain);
     RUN(each_server_failure_says_what_happened);
     RUN(a_server_that_is_not_listening_says_so);
+    RUN(no_descriptor_for_the_query_is_a_resource_failure);
     RUN(every_ares_status_has_a_meaning_of_its_own);
     dns_free(dns);
     loop_free(loop);
