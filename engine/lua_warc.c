@@ -40,8 +40,9 @@ static warc_t *check_writer(lua_State *L)
     return *w;
 }
 
-/* core.warc_open(target, max_size, cdx, dedupe, info) -> writer | nil, err; info is
- * warcinfo's extra fields as "name: value\r\n" lines (warc.lua checks them). */
+/* core.warc_open(target, max_size, cdx, dedupe, info, level) -> writer | nil, err; info
+ * is warcinfo's extra fields as "name: value\r\n" lines (warc.lua checks them); level
+ * the gzip level, 1 to 9 (nil: warc.h's default). */
 static int l_warc_open(lua_State *L)
 {
     const char *target = luaL_checkstring(L, 1);
@@ -50,7 +51,8 @@ static int l_warc_open(lua_State *L)
                      .cdx = lua_toboolean(L, 3),
                      .dedupe = lua_toboolean(L, 4),
                      .software = "luacrawl/" LUACRAWL_VERSION,
-                     .info = luaL_optstring(L, 5, NULL)};
+                     .info = luaL_optstring(L, 5, NULL),
+                     .level = (int)lc_opt_integer(L, 6, "warc.open: level", 0, 1, 9)};
     /* NOLINTNEXTLINE(bugprone-sizeof-expression): the userdata holds a pointer */
     warc_t **w = lua_newuserdata(L, sizeof(*w));
     *w = NULL;

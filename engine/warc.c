@@ -5,7 +5,6 @@
 
 #include "buf.h"
 #include "json.h"
-#include "sha1.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +21,10 @@
 #define ZLIB_CONST
 #include <zlib.h>
 
-#define GZIP_LEVEL 6 /* zlib's default: a third of the size of level 1's output on HTML */
+#include <openssl/evp.h>
+
+#define SHA1_LEN 20
+#define SHA1_BASE32_LEN 32 /* 160 bits in 5-bit groups, no padding needed */
 #define SERIAL_MAX 99999
 
 const char *warc_kind_name(enum warc_kind kind)
@@ -73,6 +75,8 @@ struct warc {
     int broken; /* a failed write could not be cut back off: no more writes */
     z_stream z;
     int z_ready;
+    EVP_MD *sha1;   /* fetched once: an implicit fetch per digest costs a lookup each */
+    EVP_MD_CTX *md; /* reused for every digest */
     struct buf out; /* the records of one write, compressed */
     struct buf rec; /* one record before compression */
     struct buf cdx; /* this file's index lines */
@@ -139,11 +143,42 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void digest_text(const unsigned char d[SHA1_LEN], char out[SHA1_BASE32_LEN + 6])
+/* RFC 4648 base32 (upper case) of a digest after "sha1:", as WARC tools write it: 20
+ * bytes are 32 groups of 5 bits exactly, 5 bytes making 8 characters. */
+static void digest_text(const unsigned char d[SHA1_LEN], char out[WARC_DIGEST_SIZE])
 {
-    char b32[SHA1_BASE32_LEN + 1];
-    sha1_base32(d, b32);
-    snprintf(out, SHA1_BASE32_LEN + 6, "sha1:%s", b32);
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    memcpy(out, "sha1:", 5);
+    for (int g = 0; g < 4; g++) {
+        uint64_t v = 0;
+        for (int i = 0; i < 5; i++)
+            v = v << 8 | d[5 * g + i];
+        for (int i = 0; i < 8; i++)
+            out[5 + 8 * g + i] = alphabet[(v >> (35 - 5 * i)) & 31];
+    }
+    out[5 + SHA1_BASE32_LEN] = '\0';
+}
+
+/* SHA-1 of the pieces in turn, by libcrypto (which uses the CPU's SHA instructions where
+ * it has them); md NULL: its default SHA-1. -1 when libcrypto failed. */
+static int sha1_pieces(EVP_MD_CTX *ctx, const EVP_MD *md, const char *const *piece,
+                       const size_t *len, int n, unsigned char d[SHA1_LEN])
+{
+    unsigned int dn = 0;
+    if (!EVP_DigestInit_ex(ctx, md ? md : EVP_sha1(), NULL)) return -1;
+    for (int i = 0; i < n; i++)
+        if (len[i] && !EVP_DigestUpdate(ctx, piece[i], len[i])) return -1;
+    return EVP_DigestFinal_ex(ctx, d, &dn) && dn == SHA1_LEN ? 0 : -1;
+}
+
+int warc_digest(const char *const *piece, const size_t *len, int n, char out[WARC_DIGEST_SIZE])
+{
+    unsigned char d[SHA1_LEN];
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    int rc = ctx ? sha1_pieces(ctx, NULL, piece, len, n, d) : -1;
+    EVP_MD_CTX_free(ctx);
+    if (rc == 0) digest_text(d, out);
+    return rc;
 }
 
 static int has_ctl(const char *s)
@@ -324,6 +359,18 @@ static int names_taken(warc_t *w, int *err_oom)
     return taken;
 }
 
+/* The digest of the pieces in turn, as text and (raw not NULL) raw. */
+static int sha1_of(warc_t *w, const char *const *piece, const size_t *len, int n,
+                   char out[WARC_DIGEST_SIZE], unsigned char raw[SHA1_LEN], warc_err_t *err)
+{
+    unsigned char d[SHA1_LEN];
+    if (sha1_pieces(w->md, w->sha1, piece, len, n, d) < 0)
+        return set_err(err, WARC_E_MEMORY, "SHA-1 failed (libcrypto)");
+    digest_text(d, out);
+    if (raw) memcpy(raw, d, SHA1_LEN);
+    return 0;
+}
+
 static int write_warcinfo(warc_t *w, warc_err_t *err)
 {
     struct buf info = {0};
@@ -337,26 +384,20 @@ static int write_warcinfo(warc_t *w, warc_err_t *err)
         buf_free(&info);
         return oom(err);
     }
-    char id[WARC_ID_SIZE], date[32], digest[SHA1_BASE32_LEN + 6];
-    unsigned char d[SHA1_LEN];
-    if (new_id(w, id, err) < 0) {
+    char id[WARC_ID_SIZE], date[32], digest[WARC_DIGEST_SIZE];
+    const char *piece = info.p;
+    size_t len = info.n;
+    if (new_id(w, id, err) < 0 || sha1_of(w, &piece, &len, 1, digest, NULL, err) < 0) {
         buf_free(&info);
         return -1;
     }
     format_date(now(), date);
-    sha1_t s;
-    sha1_init(&s);
-    sha1_update(&s, info.p, info.n);
-    sha1_final(&s, d);
-    digest_text(d, digest);
     record_t r = {.type = "warcinfo",
                   .id = id,
                   .date = date,
                   .filename = base_name(w->path),
                   .content_type = "application/warc-fields",
                   .block_digest = digest};
-    const char *piece = info.p;
-    size_t len = info.n;
     w->out.n = 0;
     w->warcinfo_id[0] = '\0';
     int rc = add_record(w, &r, &piece, &len, 1);
@@ -491,9 +532,15 @@ warc_t *warc_open(const char *target, const warc_opts_t *opts, warc_err_t *err)
     w->software = strdup(opts->software ? opts->software : "luacrawl");
     w->info = opts->info ? strdup(opts->info) : NULL;
     if (!w->prefix || !w->software || (opts->info && !w->info)) goto no_memory;
-    w->z_ready =
-        deflateInit2(&w->z, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
-    if (!w->z_ready) goto no_memory;
+    if (w->opts.level < 0 || w->opts.level > 9) {
+        set_err(err, WARC_E_USAGE, "gzip level %d: 1 (fastest) to 9 (smallest)", w->opts.level);
+        goto fail;
+    }
+    w->z_ready = deflateInit2(&w->z, w->opts.level ? w->opts.level : WARC_DEFAULT_LEVEL, Z_DEFLATED,
+                              15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+    w->sha1 = EVP_MD_fetch(NULL, "SHA1", NULL);
+    w->md = EVP_MD_CTX_new();
+    if (!w->z_ready || !w->sha1 || !w->md) goto no_memory;
     if (open_file(w, err) < 0) goto fail;
     return w;
 no_memory:
@@ -520,6 +567,8 @@ int warc_close(warc_t *w, warc_err_t *err)
     if (!w) return 0;
     int rc = close_file(w, err);
     if (w->z_ready) deflateEnd(&w->z);
+    EVP_MD_CTX_free(w->md);
+    EVP_MD_free(w->sha1);
     for (size_t i = 0; i < w->seen_cap; i++)
         free(w->seen[i].ref);
     free(w->seen);
@@ -788,19 +837,6 @@ static int add_cdx(warc_t *w, const char *url, double date, const char *mime, in
 
 /* ---- records ---- */
 
-static void sha1_of(const char *const *piece, const size_t *len, int n,
-                    char out[SHA1_BASE32_LEN + 6], unsigned char raw[SHA1_LEN])
-{
-    sha1_t s;
-    unsigned char d[SHA1_LEN];
-    sha1_init(&s);
-    for (int i = 0; i < n; i++)
-        sha1_update(&s, piece[i], len[i]);
-    sha1_final(&s, d);
-    digest_text(d, out);
-    if (raw) memcpy(raw, d, SHA1_LEN);
-}
-
 int warc_write_exchange(warc_t *w, const warc_exchange_t *ex, char id_out[WARC_ID_SIZE],
                         warc_err_t *err)
 {
@@ -812,7 +848,7 @@ int warc_write_exchange(warc_t *w, const warc_exchange_t *ex, char id_out[WARC_I
     struct buf head = {0};
     if (fixed_head(ex->head ? ex->head : "", ex->head_len, &head) < 0) return oom(err);
     char resp_id[WARC_ID_SIZE], req_id[WARC_ID_SIZE], date[32];
-    char block_digest[SHA1_BASE32_LEN + 6], payload_digest[SHA1_BASE32_LEN + 6];
+    char block_digest[WARC_DIGEST_SIZE], payload_digest[WARC_DIGEST_SIZE];
     unsigned char payload_raw[SHA1_LEN];
     if (new_id(w, resp_id, err) < 0 || new_id(w, req_id, err) < 0) {
         buf_free(&head);
@@ -820,7 +856,10 @@ int warc_write_exchange(warc_t *w, const warc_exchange_t *ex, char id_out[WARC_I
     }
     format_date(ex->date, date);
     const char *payload = ex->payload ? ex->payload : "";
-    sha1_of(&payload, &ex->payload_len, 1, payload_digest, payload_raw);
+    if (sha1_of(w, &payload, &ex->payload_len, 1, payload_digest, payload_raw, err) < 0) {
+        buf_free(&head);
+        return -1;
+    }
     int status;
     char mime[128];
     head_facts(head.p, head.n, &status, mime, sizeof(mime));
@@ -850,18 +889,24 @@ int warc_write_exchange(warc_t *w, const warc_exchange_t *ex, char id_out[WARC_I
         r.refers_id = r.refers_date + strlen(r.refers_date) + 1;
         r.truncated = NULL;
     }
-    sha1_of(pieces, lens, npieces, block_digest, NULL);
+    if (sha1_of(w, pieces, lens, npieces, block_digest, NULL, err) < 0) {
+        buf_free(&head);
+        return -1;
+    }
     w->out.n = 0;
     int bad = add_record(w, &r, pieces, lens, npieces) < 0;
     unsigned long long resp_len = w->out.n;
     if (!bad && ex->request_len) {
-        char req_block[SHA1_BASE32_LEN + 6], req_payload[SHA1_BASE32_LEN + 6];
+        char req_block[WARC_DIGEST_SIZE], req_payload[WARC_DIGEST_SIZE];
         const char *req = ex->request, *end = memmem(req, ex->request_len, "\r\n\r\n", 4);
         size_t body_off = end ? (size_t)(end + 4 - req) : ex->request_len;
         const char *body = req + body_off;
         size_t body_len = ex->request_len - body_off;
-        sha1_of(&req, &ex->request_len, 1, req_block, NULL);
-        sha1_of(&body, &body_len, 1, req_payload, NULL);
+        if (sha1_of(w, &req, &ex->request_len, 1, req_block, NULL, err) < 0 ||
+            sha1_of(w, &body, &body_len, 1, req_payload, NULL, err) < 0) {
+            buf_free(&head);
+            return -1;
+        }
         record_t q = {.type = "request",
                       .id = req_id,
                       .date = date,
@@ -895,10 +940,9 @@ int warc_write_metadata(warc_t *w, const char *url, double date, const char *con
         return set_err(err, WARC_E_USAGE, "a URL or record ID with spaces or control characters");
     if (too_long(len)) return set_err(err, WARC_E_USAGE, "metadata too long for a record");
     if (ready(w, err) < 0) return -1;
-    char id[WARC_ID_SIZE], when[32], digest[SHA1_BASE32_LEN + 6];
-    if (new_id(w, id, err) < 0) return -1;
+    char id[WARC_ID_SIZE], when[32], digest[WARC_DIGEST_SIZE];
+    if (new_id(w, id, err) < 0 || sha1_of(w, &fields, &len, 1, digest, NULL, err) < 0) return -1;
     format_date(date, when);
-    sha1_of(&fields, &len, 1, digest, NULL);
     record_t r = {.type = "metadata",
                   .id = id,
                   .date = when,

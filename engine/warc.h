@@ -37,11 +37,16 @@ const char *warc_kind_name(enum warc_kind kind);
 
 #define WARC_DEFAULT_MAX_SIZE 1000000000ull /* 1 GB, as Heritrix and wget's --warc-max-size */
 #define WARC_ID_SIZE 48                     /* "<urn:uuid:" 36 ">" and a NUL */
+#define WARC_DIGEST_SIZE 38                 /* "sha1:", 32 base32 characters, a NUL */
+/* gzip level of the records: zlib's fastest. Level 6 (zlib's default) makes smaller
+ * files, for several times the CPU on the crawl's one thread (docs/benchmarks.md). */
+#define WARC_DEFAULT_LEVEL 1
 
 typedef struct warc_opts {
     unsigned long long max_size; /* a file is closed once it holds this much; 0: the default */
     int cdx;                     /* a CDXJ index beside each file */
     int dedupe;                  /* revisit records for a payload already written by this writer */
+    int level;                   /* gzip level, 1 (fastest) to 9 (smallest); 0: the default */
     const char *software;        /* warcinfo's software field ("luacrawl/VERSION") */
     const char *info;            /* more warcinfo fields, "name: value\r\n" lines; NULL: none */
 } warc_opts_t;
@@ -87,6 +92,10 @@ int warc_write_exchange(warc_t *w, const warc_exchange_t *ex, char id[WARC_ID_SI
  * 0, or -1 with err set and nothing written. */
 int warc_write_metadata(warc_t *w, const char *url, double date, const char *concurrent_to,
                         const char *fields, size_t len, char id[WARC_ID_SIZE], warc_err_t *err);
+
+/* "sha1:" and the base32 SHA-1 of the n pieces taken in turn, as WARC-Block-Digest and
+ * WARC-Payload-Digest give it (the writer's digests). 0, or -1 when libcrypto failed. */
+int warc_digest(const char *const *piece, const size_t *len, int n, char out[WARC_DIGEST_SIZE]);
 
 /* ---- reading ---- */
 

@@ -4,7 +4,7 @@
 -- fetched (written), each request handled (its metadata record), the outputs' close,
 -- and the run itself (from_warc). docs/crawl.md, "WARC archives", has the rules.
 --
---   warc      = "PREFIX" or {prefix =, max_size =, cdx =, dedupe = (true), info = {}}
+--   warc      = "PREFIX" or {prefix =, max_size =, cdx =, dedupe = (true), level = (1), info = {}}
 --   from_warc = "FILE" or {"FILE", ...}
 local lc = require "luacrawl"
 local spec_check = require "luacrawl.spec_check"
@@ -17,7 +17,7 @@ local concat = table.concat
 local M = {}
 
 spec_check.add_fields({ "warc", "from_warc" })
-spec_check.nested.warc = { "prefix", "max_size", "cdx", "dedupe", "info" }
+spec_check.nested.warc = { "prefix", "max_size", "cdx", "dedupe", "level", "info" }
 
 -- Checks -----------------------------------------------------------------------------
 
@@ -32,6 +32,10 @@ function M.check(s)
     end
     if w.max_size ~= nil then
       local ok, err = pcall(require("luacrawl.core").check_integer, w.max_size, "crawl.run: warc.max_size", 1)
+      if not ok then error(tostring(err), 0) end
+    end
+    if w.level ~= nil then
+      local ok, err = pcall(require("luacrawl.core").check_integer, w.level, "crawl.run: warc.level", 1, 9)
       if not ok then error(tostring(err), 0) end
     end
     if w.info ~= nil and type(w.info) ~= "table" then error("crawl.run: warc.info must be a table", 0) end
@@ -92,7 +96,7 @@ local function open_archive(crawler)
   local dedupe = w.dedupe
   if dedupe == nil then dedupe = true end
   local writer, err = warc.open(w.prefix, { max_size = w.max_size, cdx = w.cdx, dedupe = dedupe,
-    info = info_of(crawler) })
+    level = w.level, info = info_of(crawler) })
   if not writer then error(("warc: %s"):format(tostring(err)), 0) end
   local self = setmetatable({
     writer = writer, crawler = crawler, name = w.prefix, lost = 0, records = 0,

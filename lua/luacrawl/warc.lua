@@ -1,7 +1,7 @@
 -- luacrawl.warc (lc.warc): WARC archives, written from fetches and read back as
 -- responses (engine/warc.c, warc_read.c; the binding is engine/lua_warc.c).
 --
---   local w = lc.warc.open(prefix_or_file [, {max_size =, cdx =, dedupe =, info = {}}])
+--   local w = lc.warc.open(prefix_or_file [, {max_size =, cdx =, dedupe =, level =, info = {}}])
 --       -> writer | nil, err
 --   w:write(res)        -- res from lc.fetch(url, {archive = true}): request and response
 --                          records (a revisit with dedupe) for each hop -> record ID | nil, err
@@ -47,7 +47,7 @@ function M.open(target, opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("warc.open: options must be a table", 2) end
   local handle, err = core.warc_open(target, opts.max_size, opts.cdx, opts.dedupe,
-    info_text(opts.info))
+    info_text(opts.info), opts.level)
   if not handle then return nil, err end
   return setmetatable({ _w = handle }, Writer)
 end

@@ -232,6 +232,28 @@ describe("lc.warc writing", function()
     end
   end)
 
+  it("writes the same records at any gzip level, and refuses a level outside 1-9", function()
+    local sizes = {}
+    for _, level in ipairs({ 1, 9 }) do
+      local file = h.tmpname(".warc.gz")
+      lc.run(function()
+        local w = assert(lc.warc.open(file, { level = level }))
+        assert(w:write(assert(lc.fetch(h.url("/site/p/1.html"), { archive = true }))))
+        assert(w:close())
+      end)
+      local list = records(file)
+      assert.equal("response", list[2].type)
+      local code, out = h.sh(("python3 %q %q"):format(tools .. "/warc_check.py", file))
+      assert.equal(0, code, out)
+      local f = assert(io.open(file, "rb"))
+      sizes[level] = f:seek("end")
+      f:close()
+    end
+    assert.is_true(sizes[9] <= sizes[1])
+    assert.has_error(function() lc.warc.open(h.tmpname(".warc.gz"), { level = 0 }) end)
+    assert.has_error(function() lc.warc.open(h.tmpname(".warc.gz"), { level = 10 }) end)
+  end)
+
   it("puts the info fields in each warcinfo record", function()
     local file = h.tmpname(".warc.gz")
     lc.run(function()
