@@ -15,6 +15,7 @@
 #include <libxml/xpathInternals.h>
 #include <limits.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -978,6 +979,10 @@ static void new_metatable(lua_State *L, const char *name, const luaL_Reg *method
     lua_pop(L, 1);
 }
 
+/* libxml2 2.9 asks for one xmlInitParser before threads parse; it is never undone
+ * (xmlCleanupParser would pull the library from under engines still alive). */
+static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
+
 void lc_register_html(lua_State *L)
 {
     static const luaL_Reg doc_meta[] = {
@@ -988,7 +993,7 @@ void lc_register_html(lua_State *L)
     static const luaL_Reg select_meta[] = {{"__gc", select_gc}, {NULL, NULL}};
     static const luaL_Reg linkset_meta[] = {
         {"__gc", linkset_gc}, {"__len", linkset_len}, {NULL, NULL}};
-    xmlInitParser();
+    pthread_once(&xml_once, xmlInitParser);
     new_metatable(L, DOC_MT, doc_meta);
     /* The counter gc_debt keeps; freed with the state, after the last document. */
     lc_getmetatable(L, DOC_MT);
