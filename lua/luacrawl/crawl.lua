@@ -12,6 +12,7 @@
 --                (default: the start URLs' hosts exactly; span_hosts = true for any
 --                host; allow.hosts replaces them, with subdomains; allow.urls narrows
 --                within the hosts in scope: lua/luacrawl/crawl_scope.lua)
+--   public_only, deny_networks: the address policy of every fetch (lc.fetch's options)
 --   max_depth, max_pages (requests for new URLs: retries and redirect hops are
 --                not counted), max_time (seconds before scheduling stops),
 --                max_host_time (seconds a host key gets from its first request)
