@@ -18,8 +18,8 @@
 static int on;
 static char reason[96];
 
-int curl_overrides_allowed(const char *no_overrides, unsigned version_num, const char *version,
-                           char *why, size_t why_len)
+int lc_overrides_allowed(const char *no_overrides, unsigned version_num, const char *version,
+                         char *why, size_t why_len)
 {
     if (no_overrides && *no_overrides && strcmp(no_overrides, "0") != 0) {
         snprintf(why, why_len, "LUACRAWL_NO_OVERRIDES is set");
@@ -39,16 +39,16 @@ int curl_overrides_allowed(const char *no_overrides, unsigned version_num, const
 __attribute__((constructor)) static void decide(void)
 {
     const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
-    on = curl_overrides_allowed(getenv("LUACRAWL_NO_OVERRIDES"), v ? v->version_num : 0,
-                                v ? v->version : NULL, reason, sizeof(reason));
+    on = lc_overrides_allowed(getenv("LUACRAWL_NO_OVERRIDES"), v ? v->version_num : 0,
+                              v ? v->version : NULL, reason, sizeof(reason));
 }
 
-int curl_overrides_on(void)
+int lc_overrides_on(void)
 {
     return on;
 }
 
-const char *curl_overrides_off_reason(void)
+const char *lc_overrides_off_reason(void)
 {
     return on ? NULL : reason;
 }

@@ -10,16 +10,16 @@
 
 #include <stddef.h>
 
-int curl_overrides_on(void);
+int lc_overrides_on(void);
 
 /* Why they are off ("LUACRAWL_NO_OVERRIDES is set", "libcurl 8.5.0 is not one they
  * were tested with"), or NULL when on. */
-const char *curl_overrides_off_reason(void);
+const char *lc_overrides_off_reason(void);
 
 /* The decision, apart for its tests: 1 when the overrides may be on with
  * LUACRAWL_NO_OVERRIDES's value no_overrides (NULL when unset) and libcurl's
  * version_num and version; 0, with why written, when not. */
-int curl_overrides_allowed(const char *no_overrides, unsigned version_num, const char *version,
-                           char *why, size_t why_len);
+int lc_overrides_allowed(const char *no_overrides, unsigned version_num, const char *version,
+                         char *why, size_t why_len);
 
 #endif

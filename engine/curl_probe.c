@@ -22,7 +22,7 @@
 /* The loop whose owner vouches for the probes made on this thread. */
 static _Thread_local const loop_t *vouching;
 
-void curl_probe_vouch(const loop_t *loop, int on)
+void lc_probe_vouch(const loop_t *loop, int on)
 {
     vouching = on ? loop : NULL;
 }
@@ -37,7 +37,7 @@ static int loop_events(short events)
     return e;
 }
 
-int curl_probe_answer(struct pollfd *fds, unsigned long n)
+int lc_probe_answer(struct pollfd *fds, unsigned long n)
 {
     const loop_t *loop = vouching;
     if (!loop) return 0;

@@ -4,10 +4,10 @@
  * came in right after it sent the request. The loop already knows whether those
  * sockets were ready at its last wait (loop_fd_quiet in loop.h).
  *
- * curl_probe_answer(fds, n) returns 1, with every revents cleared, when "nothing
+ * lc_probe_answer(fds, n) returns 1, with every revents cleared, when "nothing
  * ready" holds for all of fds by the loop's account; 0 when the kernel must be
- * asked. It answers only between curl_probe_vouch(loop, 1) and
- * curl_probe_vouch(loop, 0) on the same thread: http.c vouches around its calls
+ * asked. It answers only between lc_probe_vouch(loop, 1) and
+ * lc_probe_vouch(loop, 0) on the same thread: http.c vouches around its calls
  * into curl, so that only curl's probes of the loop's own sockets are answered. The
  * luacrawl binary's poll() asks it first, when its overrides are on (poll_shim.c,
  * curl_overrides.h); the library and the Lua module only vouch, and nobody asks. */
@@ -17,7 +17,7 @@
 #include "loop.h"
 
 struct pollfd;
-void curl_probe_vouch(const loop_t *loop, int on);
-int curl_probe_answer(struct pollfd *fds, unsigned long n);
+void lc_probe_vouch(const loop_t *loop, int on);
+int lc_probe_answer(struct pollfd *fds, unsigned long n);
 
 #endif

@@ -633,9 +633,9 @@ static curl_socket_t on_open_socket(void *arg, curlsocktype purpose, struct curl
 static void socket_action(http_t *http, curl_socket_t fd, int flags)
 {
     int running = 0;
-    curl_probe_vouch(http->loop, 1);
+    lc_probe_vouch(http->loop, 1);
     CURLMcode mc = curl_multi_socket_action(http->multi, fd, flags, &running);
-    curl_probe_vouch(http->loop, 0);
+    lc_probe_vouch(http->loop, 0);
     end_stalled(http, mc);
     check_done(http);
 }

@@ -96,7 +96,7 @@ int curl_msnprintf(char *buffer, size_t maxlength, const char *fmt, ...)
     va_list ap;
     int n;
     va_start(ap, fmt);
-    if (maxlength && curl_overrides_on() && simple(fmt)) {
+    if (maxlength && lc_overrides_on() && simple(fmt)) {
         size_t total = format(buffer, maxlength, fmt, &ap);
         n = (int)(total < maxlength ? total : maxlength - 1); /* what was written */
     } else {
@@ -111,7 +111,7 @@ char *curl_maprintf(const char *fmt, ...)
     va_list ap;
     char buf[1024], *s = NULL;
     va_start(ap, fmt);
-    if (curl_overrides_on() && simple(fmt)) {
+    if (lc_overrides_on() && simple(fmt)) {
         va_list try;
         va_copy(try, ap);
         size_t n = format(buf, sizeof(buf), fmt, &try);

@@ -15,7 +15,7 @@
 
 int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
-    if (timeout == 0 && curl_overrides_on() && curl_probe_answer(fds, n)) return 0;
+    if (timeout == 0 && lc_overrides_on() && lc_probe_answer(fds, n)) return 0;
     struct timespec ts, *tp = NULL;
     if (timeout >= 0) {
         ts.tv_sec = timeout / 1000;

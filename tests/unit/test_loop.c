@@ -236,12 +236,12 @@ static void a_forgotten_fd_number_reused_is_registered_anew(void)
     loop_free(loop);
 }
 
-/* Whether curl_probe_answer answers a zero-timeout probe of fd for events (1:
+/* Whether lc_probe_answer answers a zero-timeout probe of fd for events (1:
  * "nothing ready", without asking the kernel). */
 static int answered(int fd, short events)
 {
     struct pollfd pfd = {.fd = fd, .events = events, .revents = POLLIN};
-    int r = curl_probe_answer(&pfd, 1);
+    int r = lc_probe_answer(&pfd, 1);
     if (r) CHECK(pfd.revents == 0);
     return r;
 }
@@ -251,25 +251,25 @@ static void probes_are_answered_only_for_what_the_last_wait_saw(void)
     int p[2];
     ssize_t got;
     loop_t *loop = loop_watching_pipe(p, &got);
-    curl_probe_vouch(loop, 1);
+    lc_probe_vouch(loop, 1);
     CHECK(!answered(p[0], POLLIN)); /* registered after the last wait: unknown */
     spin(loop, 1);
     CHECK(answered(p[0], POLLIN | POLLPRI)); /* the wait saw nothing */
     CHECK(!answered(p[0], POLLOUT));         /* not watched for writing */
     CHECK(!answered(p[1], POLLOUT));         /* not watched at all */
     struct pollfd two[2] = {{.fd = -1, .events = POLLIN}, {.fd = p[0], .events = POLLIN}};
-    CHECK(curl_probe_answer(two, 2)); /* poll() skips a negative fd */
-    curl_probe_vouch(loop, 0);
+    CHECK(lc_probe_answer(two, 2)); /* poll() skips a negative fd */
+    lc_probe_vouch(loop, 0);
     CHECK(!answered(p[0], POLLIN)); /* nobody vouches */
-    curl_probe_vouch(loop, 1);
+    lc_probe_vouch(loop, 1);
     /* What arrives after the wait is the next wait's to report: until then the
      * answer is the last wait's, as if the probe had come a moment earlier. */
     CHECK(write(p[1], "ab", 2) == 2);
     CHECK(answered(p[0], POLLIN));
-    curl_probe_vouch(loop, 0);
+    lc_probe_vouch(loop, 0);
     spin(loop, 1); /* reported and handed to the callback, which read it */
     CHECK(got == 2);
-    curl_probe_vouch(loop, 1);
+    lc_probe_vouch(loop, 1);
     CHECK(answered(p[0], POLLIN));
     /* Parked, then closed by the peer: the wait reports it, the loop unregisters
      * it, and from then only the kernel can answer. */
@@ -278,7 +278,7 @@ static void probes_are_answered_only_for_what_the_last_wait_saw(void)
     close(p[1]);
     spin(loop, 1);
     CHECK(!answered(p[0], POLLIN));
-    curl_probe_vouch(loop, 0);
+    lc_probe_vouch(loop, 0);
     loop_forget(loop, p[0]);
     close(p[0]);
     loop_free(loop);
@@ -312,12 +312,12 @@ static void a_reported_fd_is_not_answered_before_its_callback(void)
     CHECK(loop_watch(loop, b[0], LOOP_READ, on_pair, &pr) == 0);
     spin(loop, 1);
     CHECK(write(a[1], "x", 1) == 1 && write(b[1], "y", 1) == 1);
-    curl_probe_vouch(loop, 1);
+    lc_probe_vouch(loop, 1);
     spin(loop, 1);
     CHECK(pr.calls == 2);
     CHECK(pr.probed_other == 0);
     CHECK(answered(a[0], POLLIN) && answered(b[0], POLLIN)); /* both handed over */
-    curl_probe_vouch(loop, 0);
+    lc_probe_vouch(loop, 0);
     CHECK(loop_watch(loop, a[0], 0, NULL, NULL) == 0 && loop_watch(loop, b[0], 0, NULL, NULL) == 0);
     close(a[0]);
     close(a[1]);
@@ -369,9 +369,9 @@ static void a_full_batch_leaves_every_fd_to_the_kernel(void)
     }
     CHECK(wrong == 0);
     CHECK(quiet == 0);
-    curl_probe_vouch(loop, 1);
+    lc_probe_vouch(loop, 1);
     CHECK(!answered(p[opened - 1][0], POLLIN) || !readable(p[opened - 1][0]));
-    curl_probe_vouch(loop, 0);
+    lc_probe_vouch(loop, 0);
     spin(loop, 1); /* the rest: a wait that was not full */
     CHECK(got == opened);
     quiet = 0;
@@ -449,9 +449,9 @@ static void urgent_data_is_left_to_the_kernel(void)
     CHECK(poll(&pfd, 1, 1000) == 1 && (pfd.revents & POLLPRI));
     spin(loop, 2);
     CHECK(!loop_fd_quiet(loop, b, LOOP_READ));
-    curl_probe_vouch(loop, 1);
+    lc_probe_vouch(loop, 1);
     CHECK(!answered(b, POLLIN | POLLPRI));
-    curl_probe_vouch(loop, 0);
+    lc_probe_vouch(loop, 0);
     CHECK(loop_watch(loop, b, 0, NULL, NULL) == 0);
     close(a);
     close(b);

@@ -78,24 +78,24 @@ static void the_gate_follows_the_environment_and_the_version(void)
     const char *env = getenv("LUACRAWL_NO_OVERRIDES");
     int allowed = !(env && *env && strcmp(env, "0") != 0);
     unsigned v = curl_version_info(CURLVERSION_NOW)->version_num;
-    CHECK(curl_overrides_on() == (allowed && v >> 8 == 0x0758));
-    CHECK(!curl_overrides_on() == (curl_overrides_off_reason() != NULL));
-    printf("  overrides %s%s\n", curl_overrides_on() ? "on" : "off: ",
-           curl_overrides_on() ? "" : curl_overrides_off_reason());
+    CHECK(lc_overrides_on() == (allowed && v >> 8 == 0x0758));
+    CHECK(!lc_overrides_on() == (lc_overrides_off_reason() != NULL));
+    printf("  overrides %s%s\n",
+           lc_overrides_on() ? "on" : "off: ", lc_overrides_on() ? "" : lc_overrides_off_reason());
 }
 
 static void the_gate_allows_7_88_only_and_obeys_the_environment(void)
 {
     char why[96];
-    CHECK(curl_overrides_allowed(NULL, 0x075801, "7.88.1", why, sizeof(why)));
-    CHECK(curl_overrides_allowed("", 0x075800, "7.88.0", why, sizeof(why)));
-    CHECK(curl_overrides_allowed("0", 0x0758ff, "7.88.255", why, sizeof(why)));
-    CHECK(!curl_overrides_allowed("1", 0x075801, "7.88.1", why, sizeof(why)));
+    CHECK(lc_overrides_allowed(NULL, 0x075801, "7.88.1", why, sizeof(why)));
+    CHECK(lc_overrides_allowed("", 0x075800, "7.88.0", why, sizeof(why)));
+    CHECK(lc_overrides_allowed("0", 0x0758ff, "7.88.255", why, sizeof(why)));
+    CHECK(!lc_overrides_allowed("1", 0x075801, "7.88.1", why, sizeof(why)));
     CHECK(strcmp(why, "LUACRAWL_NO_OVERRIDES is set") == 0);
-    CHECK(!curl_overrides_allowed(NULL, 0x075700, "7.87.0", why, sizeof(why)));
-    CHECK(!curl_overrides_allowed(NULL, 0x080500, "8.5.0", why, sizeof(why)));
+    CHECK(!lc_overrides_allowed(NULL, 0x075700, "7.87.0", why, sizeof(why)));
+    CHECK(!lc_overrides_allowed(NULL, 0x080500, "8.5.0", why, sizeof(why)));
     CHECK(strcmp(why, "libcurl 8.5.0 is not one they were tested with") == 0);
-    CHECK(!curl_overrides_allowed(NULL, 0, NULL, why, sizeof(why)));
+    CHECK(!lc_overrides_allowed(NULL, 0, NULL, why, sizeof(why)));
 }
 
 int main(void)

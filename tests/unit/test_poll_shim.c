@@ -38,13 +38,13 @@ static void probes_go_to_the_loop_only_when_on_and_vouched(void)
     loop_run_once(loop, 0);
     CHECK(write(p[1], "x", 1) == 1);
     CHECK(probe(p[0], 0) == 1); /* nobody vouches */
-    curl_probe_vouch(loop, 1);
-    CHECK(probe(p[0], 0) == (curl_overrides_on() ? 0 : 1));
+    lc_probe_vouch(loop, 1);
+    CHECK(probe(p[0], 0) == (lc_overrides_on() ? 0 : 1));
     CHECK(probe(p[0], 10) == 1); /* not a probe: a wait */
     CHECK(probe(p[0], -1) == 1); /* nor this */
     CHECK(probe(p[1], 0) == 0);  /* a pipe's write end has nothing to read */
-    curl_probe_vouch(loop, 0);
-    printf("  overrides %s\n", curl_overrides_on() ? "on" : curl_overrides_off_reason());
+    lc_probe_vouch(loop, 0);
+    printf("  overrides %s\n", lc_overrides_on() ? "on" : lc_overrides_off_reason());
     CHECK(loop_watch(loop, p[0], 0, NULL, NULL) == 0);
     close(p[0]);
     close(p[1]);
