@@ -2,6 +2,7 @@
  * table of payloads for revisits. warc_read.c reads them back; warc.h says what each
  * promises. */
 #include "warc.h"
+#include "warc_err.h"
 
 #include "buf.h"
 #include "json.h"
@@ -31,24 +32,6 @@ const char *warc_kind_name(enum warc_kind kind)
 {
     static const char *const names[] = {"ok", "io", "memory", "format", "truncated", "usage"};
     return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "io";
-}
-
-static int set_err(warc_err_t *err, enum warc_kind kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int set_err(warc_err_t *err, enum warc_kind kind, const char *fmt, ...)
-{
-    va_list ap;
-    err->kind = kind;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof(err->message), fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static int oom(warc_err_t *err)
-{
-    return set_err(err, WARC_E_MEMORY, "out of memory");
 }
 
 /* ---- the writer ---- */

@@ -2,6 +2,7 @@
  * stream for the whole file) or plain text, one at a time; and the HTTP message in a
  * record's block (warc.h). */
 #include "warc.h"
+#include "warc_err.h"
 
 #include "buf.h"
 
@@ -15,24 +16,6 @@
 
 #define READ_CHUNK 65536
 #define MAX_HEAD (1u << 20) /* a record's WARC header block */
-
-static int set_err(warc_err_t *err, enum warc_kind kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int set_err(warc_err_t *err, enum warc_kind kind, const char *fmt, ...)
-{
-    va_list ap;
-    err->kind = kind;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof(err->message), fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static int oom(warc_err_t *err)
-{
-    return set_err(err, WARC_E_MEMORY, "out of memory");
-}
 
 static void trim(const char **s, size_t *n)
 {
