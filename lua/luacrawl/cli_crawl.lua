@@ -66,9 +66,15 @@ usage: luacrawl crawl URL... [options]
   --from-warc FILE...    no fetch: the pages are the archived responses of the
                          WARC files (every argument after it that is not an
                          http(s) URL is a file); start URLs, if any, set the scope
+  --state FILE           keep the crawl in FILE (SQLite): run the same command
+                         again to go on where it stopped, even after kill -9
+                         (docs/crawl.md, "Long crawls")
+  --commit-interval S    seconds between commits of the state (default 0: after each turn of the loop in which pages ended)
+  --state-force          go on with a state made by another crawl (other start
+                         URLs or scope)
 Exit status: 0 done, 1 error, 2 usage (also: an output or stats file that cannot be
-created), 4 a write to the output or stats file failed (the crawl stops), 130/143
-stopped by SIGINT/SIGTERM.
+created; a state file that cannot be used or written), 4 a write to the output or
+stats file failed (the crawl stops), 130/143 stopped by SIGINT/SIGTERM.
 ]==]
 
 local flags = {
@@ -82,6 +88,7 @@ local flags = {
   ["--max-header-size"] = "max_header_size", ["--max-url-length"] = "max_url_length",
   ["--max-robots-size"] = "max_robots_size", ["--contact"] = "contact",
   ["--warc"] = "warc", ["--warc-max-size"] = "warc_max_size",
+  ["--state"] = "state", ["--commit-interval"] = "commit_interval",
 }
 -- The numeric options and the range each takes ({integer?, min, max}; no max: as
 -- large as a number holds exactly), checked by the engine's one rule for numbers
@@ -94,6 +101,7 @@ local numeric = {
   timeout = { false, 0, YEAR }, max_task_cpu = { false, 0, YEAR }, max_redirect = { true, 0 },
   max_size = { true, 0 }, max_memory = { true, 0 }, max_header_size = { true, 0 },
   max_url_length = { true, 0 }, max_robots_size = { true, 0 }, warc_max_size = { true, 1 },
+  commit_interval = { false, 0, 24 * 3600 },
 }
 
 -- The number an option's value gives, checked against its range; raises a usage
@@ -114,7 +122,7 @@ local switches = {
   ["--span-hosts"] = "span_hosts", ["--no-robots"] = "no_robots", ["-q"] = "quiet", ["--quiet"] = "quiet",
   ["--insecure"] = "insecure", ["-k"] = "insecure", ["--public-only"] = "public_only",
   ["--sitemaps"] = "sitemaps", ["--no-cookies"] = "no_cookies",
-  ["--cdx"] = "cdx", ["--no-warc-dedupe"] = "no_warc_dedupe",
+  ["--cdx"] = "cdx", ["--no-warc-dedupe"] = "no_warc_dedupe", ["--state-force"] = "state_force",
 }
 
 function M.parse_args(args)
@@ -266,6 +274,7 @@ function M.spec(o)
     warc = o.warc and { prefix = o.warc, max_size = o.warc_max_size, cdx = o.cdx or nil,
       dedupe = not o.no_warc_dedupe },
     from_warc = o.from_warc[1] and o.from_warc or nil,
+    state = o.state, state_force = o.state_force or nil, commit_interval = o.commit_interval,
   }
   return spec
 end
@@ -304,6 +313,11 @@ function M.main(args)
     return 2
   end
   local stats = crawler:run()
+  -- The state could not be written (disk full, ...): its last commit is intact.
+  if crawler.state_error then
+    if o.quiet then io.stderr:write("luacrawl: ", crawler.state_error, "\n") end
+    return 2
+  end
   -- Records that could not be written: the run failed, whatever stopped it.
   if crawler.write_error then
     -- Logged already, unless -q; an error that fails the run is said in any case.

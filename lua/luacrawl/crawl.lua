@@ -60,6 +60,7 @@ local losses = require "luacrawl.crawl_losses"
 local http_date = require "luacrawl.http_date"
 local crawl_dupes = require "luacrawl.crawl_dupes"
 local crawl_warc = require "luacrawl.crawl_warc"
+local crawl_state = require "luacrawl.crawl_state"
 local plain_text = core.plain_text
 
 local M = {}
@@ -255,6 +256,7 @@ end
 
 -- req waits for robots.txt in pending (a list gate returned).
 function Crawler:wait_robots(pending, req)
+  self.frontier:hold(req) -- a durable frontier keeps it meanwhile
   pending[#pending + 1] = req
   self.waiting_robots = self.waiting_robots + 1
   return true
@@ -360,6 +362,7 @@ function Crawler:after_robots(rules, req)
   if rules:allowed(self.agent, req.url) then
     self.frontier:push(req)
   else
+    self.frontier:forget(req)
     self:robots_refused(rules, req)
   end
 end
@@ -418,6 +421,7 @@ function Crawler:robots_failed(origin, err, kind)
   pcall(self.log, self, "robots.txt of " .. lc.url.redact(origin) .. ": " .. msg)
   if self.stopping then return end
   for _, req in ipairs(pending) do
+    self.frontier:forget(req)
     self:count_error(kind)
     if self.spec.on_error then
       local e = kind == "dns" and err or lc.error(kind, msg)
@@ -464,6 +468,22 @@ function Crawler:emit(item, page)
   item = apply_hook(self.spec.on_item, item, page)
   if not item then return false end
   self.stats.items = self.stats.items + 1
+  -- With a state, a page's items reach the outputs when its request is done
+  -- (Crawler:work), in the same step as the state's record of it.
+  local req = self.state and page and page.request
+  if req and req.working then
+    local held = req.held
+    if not held then
+      held = {}
+      req.held = held
+    end
+    held[#held + 1] = item
+    return true
+  end
+  return self:write_item(item)
+end
+
+function Crawler:write_item(item)
   for _, out in ipairs(self.outputs) do
     -- An output that raises (a function output, an item it cannot encode) refuses
     -- the item as one that returns nil, err does.
@@ -536,6 +556,7 @@ function Crawler:retry(req, res, kind)
     self.stats.host_backoffs = self.stats.host_backoffs + 1
   end
   self.delayed = self.delayed + 1
+  self.frontier:retry(req) -- a durable frontier keeps its row meanwhile
   self:background_guarded(function(err) -- the request ends here, as an error
     self:request_failed(req, err, "error retrying %s: %s")
   end, function()
@@ -608,6 +629,7 @@ function Crawler:process(req)
   local res, err = lc.fetch(req.url, self:request_opts(req))
   if not res then
     if self.spec.retry_kinds[err.kind] and self:retry(req, nil, err.kind) then return end
+    if self.state then self.state:failed(req, err.kind) end
     self:count_error(err.kind)
     if self.spec.on_error then self.spec.on_error(req, err) end
     return
@@ -617,6 +639,7 @@ function Crawler:process(req)
   if self.warc then self.warc:response(req, res) end
   if self.retry_status[res.status] and self:retry(req, res, "http_" .. res.status) then return end
   if self.warc then self.warc:handle(req, res) end
+  if self.state then self.state:fetched(req, res) end
   self:throttle(req, res)
   st.pages = st.pages + 1
   local page = apply_hook(self.spec.on_response, self:make_page(req, res))
@@ -625,6 +648,7 @@ function Crawler:process(req)
       self:redirect(req, res)
     elseif not (page.duplicate_of and self.spec.dedupe_content) then
       local parse = req.callback or self.spec.parse or M.follow_links
+      if type(parse) == "string" then parse = self:callback(parse) end
       local r = parse(page)
       if r ~= nil then losses.parse_returned(self, r) end
     end
@@ -632,6 +656,13 @@ function Crawler:process(req)
   -- The page is handled: with free_bodies, its body and document go now rather
   -- than at the next collection.
   if self.spec.free_bodies then res:release() end
+end
+
+-- A callback given by its name (a request kept in a state, or follow's own choice).
+function Crawler:callback(name)
+  local fn = self.spec.callbacks and self.spec.callbacks[name]
+  if not fn then error(("no callback named '%s' in the spec's callbacks"):format(name), 0) end
+  return fn
 end
 
 -- The parse used when a spec gives none: follow every link of HTML pages.
@@ -719,12 +750,14 @@ function Crawler:work(req)
   local me = lc_current()
   local idle = self.idle
   while true do
+    if self.state then req.working = true end
     local ok, err = pcall(self.process, self, req)
     if self.warc then pcall(self.warc.finish, self.warc, req) end -- its metadata record
     -- The request's end is counted before anything that may raise (reporting an
     -- error can fail too: out of memory, a hook's error): a count left behind
     -- would keep the crawl from ever finishing.
     self.active = self.active - 1
+    if req.working then self:write_held(req, ok or not is_cancel(err)) end
     local dok, derr = pcall(self.frontier.done, self.frontier, req, now())
     if not ok then
       if is_cancel(err) then
@@ -736,6 +769,7 @@ function Crawler:work(req)
       self:report(req, err, first and "error in parse for %s: %s" or nil)
     end
     if not dok then self:report(req, derr, "error ending %s: %s") end
+    if self.state then self.state:page_ended() end
     self:poke()
     local n = self.nidle + 1
     idle[n] = me
@@ -744,12 +778,28 @@ function Crawler:work(req)
   end
 end
 
+-- With a state: the items a page emitted, written as its request is done (not when
+-- it was cancelled: then it is not done, and is fetched again at the next run).
+function Crawler:write_held(req, done)
+  req.working = nil
+  local held = req.held
+  req.held = nil
+  if not done then
+    req.retrying = true -- its row stays
+    return
+  end
+  for _, item in ipairs(held or {}) do
+    local ok, err = pcall(self.write_item, self, item)
+    if not ok then self:report(req, err, "error writing an item of %s: %s") end
+  end
+end
+
 function Crawler:launch(req)
   local key = req.key
   if not self.host_first[key] then self.host_first[key] = now() end
   if self:host_time_spent(key) then
-    local dropped = self.frontier:drop_host(key)
-    self.stats.host_time_exceeded = self.stats.host_time_exceeded + 1 + #dropped
+    local dropped, on_disk = self.frontier:drop_host(key)
+    self.stats.host_time_exceeded = self.stats.host_time_exceeded + 1 + #dropped + (on_disk or 0)
     self:poke()
     return
   end
@@ -970,6 +1020,7 @@ local function check_spec(spec)
   if not ok then error(err, 3) end
   s.sitemaps = err
   ok, err = pcall(crawl_warc.check, s)
+  if ok then ok, err = pcall(crawl_state.check, s) end
   if not ok then error(err, 3) end
   if s.fetch ~= nil and type(s.fetch) ~= "table" then error("crawl.run: fetch must be a table of lc.fetch options", 3) end
   -- The options every fetch of the crawl is made with, checked as lc.fetch checks
@@ -991,7 +1042,6 @@ function M.new(spec)
   local allow_fn, allow_hosts = crawl_scope.allow(spec.allow, start_hosts, spec.span_hosts)
   local self = setmetatable({
     spec = spec,
-    frontier = frontier.new({ per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first }),
     seen = lc.seen(),
     stats = report.new(),
     robots = {},
@@ -1008,6 +1058,27 @@ function M.new(spec)
     contact_agent = identity.contact_agent(spec), jar = identity.jar(spec),
     retry_status = {}, dupes = crawl_dupes.new(spec),
   }, Crawler)
+  -- spec.state (crawl_state.lua): the frontier, the seen set and the outputs' lengths
+  -- from the state file; else the frontier in memory.
+  local fopts = { per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first }
+  self.state = crawl_state.open(self)
+  if self.state then
+    self.frontier = self.state:frontier(fopts, function(req) return self:resume_gate(req) end)
+    self.state:restore_seen(self.seen)
+    self.state.on_error = function(err) self:state_failed(err) end
+  else
+    self.frontier = frontier.new(fopts)
+  end
+  local ok, err = pcall(self.open_outputs, self)
+  if not ok then
+    if self.state then self.state:close() end
+    error(err, 2)
+  end
+  return self
+end
+
+function Crawler:open_outputs()
+  local spec = self.spec
   self.sitemaps = crawl_sitemaps.new(self, spec.sitemaps)
   self.filter = new_filter({
     seen = self.seen, stats = self.stats, normalize = spec.normalize, max_depth = spec.max_depth,
@@ -1016,8 +1087,11 @@ function M.new(spec)
   for _, s in ipairs(spec.retry_statuses) do self.retry_status[s] = true end
   local outputs = spec.output
   if type(outputs) ~= "table" or outputs.path then outputs = { outputs } end
+  local state = self.state
   for _, o in ipairs(outputs) do
-    self.outputs[#self.outputs + 1] = export.open(o, { fields = spec.fields })
+    local path = type(o) == "table" and o.path or o
+    local resume_at = state and type(path) == "string" and path ~= "-" and (state:output_length(path) or 0) or nil
+    self.outputs[#self.outputs + 1] = export.open(o, { fields = spec.fields, resume_at = resume_at })
   end
   if spec.items then self.outputs[#self.outputs + 1] = export.open(spec.items) end
   if spec.stats_json then
@@ -1029,7 +1103,26 @@ function M.new(spec)
   -- spec.warc, spec.from_warc (crawl_warc.lua): last, so that an output that cannot be
   -- created leaves no archive behind.
   crawl_warc.attach(self)
-  return self
+end
+
+-- A request of an earlier run, read back from the state: through the rules of
+-- Crawler:gate again (its host's robots.txt, read anew in this run). The answer of
+-- frontier_sqlite's resume_gate.
+function Crawler:resume_gate(req)
+  local ok = self:gate(req.url, req.key)
+  if ok == true or ok == false then return ok end
+  ok[#ok + 1] = req -- held by the frontier already
+  self.waiting_robots = self.waiting_robots + 1
+  return ok
+end
+
+-- The state could not be written (crawl_state.lua): the crawl stops; luacrawl crawl
+-- exits 2. What the last commit holds is intact.
+function Crawler:state_failed(err)
+  if self.state_error then return end
+  self.state_error = tostring(err.message or err)
+  self:log(self.state_error .. ": stopping the crawl (the state keeps what its last commit holds)")
+  self:stop("state_error")
 end
 
 function Crawler:add_start(item)
@@ -1064,11 +1157,25 @@ end
 
 function Crawler:start_and_dispatch()
   if self.replay then return self.replay:run() end -- from_warc: no fetch at all
+  if self.state then self.frontier:resume() end -- the requests of earlier runs first
   self:start()
   self:dispatch()
 end
 
+-- A state whose crawl finished: said, and nothing fetched.
+function Crawler:finished_before()
+  self.started = now()
+  io.stderr:write(("luacrawl: state %s: this crawl finished on %s; nothing to fetch\n"):format(
+    self.spec.state, os.date("!%Y-%m-%d %H:%M:%S UTC", self.state.finished_at)))
+  self.state:close()
+  self:close_outputs()
+  local st = self:final_stats()
+  st.finished_before = true
+  return st
+end
+
 function Crawler:run()
+  if self.state and self.state.finished_at then return self:finished_before() end
   self.started = now()
   local yields_before = lc.stats().yields_dropped
   local helpers = {}
@@ -1076,7 +1183,9 @@ function Crawler:run()
   local show = self.spec.progress
   if show == nil then show = not self.spec.quiet end
   if show then helpers[#helpers + 1] = lc.spawn(self.progress, self) end
-  if #self.outputs > 0 then
+  if self.state then
+    helpers[#helpers + 1] = lc.spawn(self.state.commit_loop, self.state, self) -- flushes the outputs too
+  elseif #self.outputs > 0 then
     helpers[#helpers + 1] = lc.spawn(function()
       while true do
         lc.sleep(1)
@@ -1098,6 +1207,9 @@ function Crawler:run()
     for _, s in ipairs({ "INT", "TERM" }) do lc.signals.unwatch(s) end
   end
   if self.progress_shown then io.stderr:write("\r\27[K") end
+  -- The last commit comes before the outputs close: a JSON array's closing bracket
+  -- is not part of what a resume appends to.
+  if self.state then self.state:finish(self, ok and self.stop_reason == "done" and not self.aborted) end
   self:close_outputs()
   if not ok then error(err, 0) end
   losses.finish(self, yields_before)
