@@ -9,6 +9,7 @@ local spec_check = require "luacrawl.spec_check"
 
 local redact = lc.url.redact
 local null = core.json_null
+local unpack = unpack or table.unpack
 
 local M = {}
 
@@ -72,6 +73,10 @@ usage: luacrawl crawl URL... [options]
   --commit-interval S    seconds between commits of the state (default 0: after each turn of the loop in which pages ended)
   --state-force          go on with a state made by another crawl (other start
                          URLs or scope)
+  --recrawl AGE          with the --state of a finished crawl: fetch again the
+                         pages done more than AGE ago (seconds, or 30m, 12h,
+                         7d), with their validators; the record's "changed"
+                         says whether each changed
 Exit status: 0 done, 1 error, 2 usage (also: an output or stats file that cannot be
 created; a state file that cannot be used or written), 4 a write to the output or
 stats file failed (the crawl stops), 130/143 stopped by SIGINT/SIGTERM.
@@ -88,7 +93,7 @@ local flags = {
   ["--max-header-size"] = "max_header_size", ["--max-url-length"] = "max_url_length",
   ["--max-robots-size"] = "max_robots_size", ["--contact"] = "contact",
   ["--warc"] = "warc", ["--warc-max-size"] = "warc_max_size",
-  ["--state"] = "state", ["--commit-interval"] = "commit_interval",
+  ["--state"] = "state", ["--commit-interval"] = "commit_interval", ["--recrawl"] = "recrawl",
 }
 -- The numeric options and the range each takes ({integer?, min, max}; no max: as
 -- large as a number holds exactly), checked by the engine's one rule for numbers
@@ -181,7 +186,7 @@ M.fields = { "url", "status", "depth", "content_type", "length", "title", "refer
 -- What --fields may choose: the default record's fields and links, the number of
 -- links an HTML page has (doc:links(): absolute, normalized, each once).
 M.field_names = { "url", "status", "depth", "content_type", "length", "title", "links", "referrer", "elapsed",
-  "duplicate_of" }
+  "duplicate_of", "changed" }
 
 -- The fields --fields names ("url,status,title"), checked; raises a usage error.
 function M.parse_fields(v)
@@ -228,6 +233,10 @@ local function record(page, rec, want)
     local elapsed = res and res.time.total or page.elapsed
     rec.elapsed = math.floor(elapsed * 1e6 + 0.5) / 1e6
   end
+  if want.changed then
+    local changed = rawget(page, "changed")
+    if changed == nil then rec.changed = null else rec.changed = changed end
+  end
   if want.duplicate_of then
     local first = rawget(page, "duplicate_of")
     rec.duplicate_of = first and hide(first) or null
@@ -254,6 +263,10 @@ function M.spec(o)
   if o.deny[1] then deny = { urls = o.deny } end
   local span_hosts = o.span_hosts or nil
   local fields = o.fields and M.parse_fields(o.fields) or M.fields
+  if o.recrawl and not o.fields then -- a recrawl's record says whether the page changed
+    fields = { unpack(M.fields) }
+    fields[#fields + 1] = "changed"
+  end
   local rec, want = {}, {} -- record()'s table, its fields made room for at once
   for _, f in ipairs(fields) do rec[f], want[f] = false, true end
   local spec = {
@@ -275,8 +288,17 @@ function M.spec(o)
       dedupe = not o.no_warc_dedupe },
     from_warc = o.from_warc[1] and o.from_warc or nil,
     state = o.state, state_force = o.state_force or nil, commit_interval = o.commit_interval,
+    recrawl = o.recrawl and M.age(o.recrawl),
   }
   return spec
+end
+
+-- Seconds from an age: "3600", "90s", "30m", "12h", "7d"; raises a usage error.
+local UNITS = { s = 1, m = 60, h = 3600, d = 86400 }
+function M.age(v)
+  local n, unit = tostring(v):match("^(%d+%.?%d*)([smhd]?)$")
+  if not n then error(("--recrawl needs an age: seconds, or a number with s, m, h or d (got '%s')"):format(v), 0) end
+  return tonumber(n) * UNITS[unit ~= "" and unit or "s"]
 end
 
 function M.main(args)

@@ -617,7 +617,7 @@ end
 function Crawler:make_page(req, res)
   local page = setmetatable({
     url = res.url, request = req, status = res.status, headers = res.headers,
-    depth = req.depth or 0, meta = req.meta, response = res, crawler = self,
+    depth = req.depth or 0, meta = req.meta, response = res, crawler = self, changed = req.changed,
   }, Page)
   if self.dupes then self.dupes:mark(page, self.stats) end
   return page
@@ -642,8 +642,13 @@ function Crawler:process(req)
   if self.state then self.state:fetched(req, res) end
   self:throttle(req, res)
   st.pages = st.pages + 1
+  if req.recrawl then -- fetched again by a recrawl (crawl_state.lua)
+    req.changed = crawl_state.changed(req, res)
+    if not req.changed then st.unchanged = (st.unchanged or 0) + 1 end
+  end
   local page = apply_hook(self.spec.on_response, self:make_page(req, res))
-  if page then
+  -- A page a recrawl found unchanged has nothing new to parse (unless the spec asks).
+  if page and not (page.changed == false and not self.spec.parse_unchanged) then
     if res.status >= 300 and res.status < 400 and res.headers.location then
       self:redirect(req, res)
     elseif not (page.duplicate_of and self.spec.dedupe_content) then

@@ -27,7 +27,7 @@ local json_encode, json_decode = core.json_encode, core.json_decode
 
 local M = {}
 
-spec_check.add_fields({ "state", "state_force", "commit_interval", "recrawl", "callbacks" })
+spec_check.add_fields({ "state", "state_force", "commit_interval", "recrawl", "parse_unchanged", "callbacks" })
 
 -- 0: a commit after the pages that end in one turn of the event loop (a kill then
 -- costs only the requests in flight); S > 0: one every S seconds (a kill also costs
@@ -159,7 +159,10 @@ function M.open(crawler)
   if not spec.state then return nil end
   local db, err = lc.store.open(spec.state)
   if not db then error(err, 0) end
-  local self = setmetatable({ db = db, path = spec.state, spec = spec }, State)
+  local self = setmetatable({
+    db = db, path = spec.state, spec = spec,
+    host_key = function(url) return crawler:host_key(url) end,
+  }, State)
   local ok, oerr = pcall(self.setup, self, crawler)
   if not ok then
     pcall(db.close, db)
@@ -190,9 +193,6 @@ function State:setup(crawler)
   self.resumed = stored ~= nil
   db:set_meta("crawl.identity", id)
   self.finished_at = self:meta("crawl.finished")
-  if self.finished_at and spec.recrawl then
-    self:start_recrawl()
-  end
   self.totals = self:meta("crawl.totals") or {}
   self.outputs = self:meta("crawl.outputs") or {}
   self.record_done = db:sql("INSERT OR REPLACE INTO crawl_done(url, status, final_url, fetched_at, etag,"
@@ -208,6 +208,7 @@ function State:frontier(opts, resume_gate)
   for k, v in pairs(opts) do o[k] = v end
   o.pack, o.unpack, o.resume_gate = packer(self.spec), unpacker(self.spec), resume_gate
   self.f = frontier_sqlite.open(self.db, o)
+  if self.finished_at and self.spec.recrawl then self:start_recrawl() end
   return self.f
 end
 
@@ -225,9 +226,16 @@ function State:output_length(name)
 end
 
 function State:fetched(req, res)
-  local h = res.headers
-  local ok, err = pcall(self.record_done.exec, self.record_done, req.url, res.status, res.url, os.time(),
-    h.etag, h["last-modified"], core.digest(res.body), nil, req.depth or 0)
+  local h, before = res.headers, req.recrawl
+  local status, etag, lm, digest = res.status, h.etag, h["last-modified"], nil
+  if before and status == 304 then -- unchanged: what was known of it stays
+    status, digest = before.status, before.digest
+    etag, lm = etag or before.etag, lm or before.last_modified
+  else
+    digest = core.digest(res.body)
+  end
+  local ok, err = pcall(self.record_done.exec, self.record_done, req.url, status, res.url, os.time(),
+    etag, lm, digest, nil, req.depth or 0)
   if not ok then self:failed_write(err) end
 end
 
@@ -342,10 +350,33 @@ function State:close()
 end
 
 -- A recrawl of a finished state: every page done more than spec.recrawl seconds ago
--- goes back in the frontier, with its validators. Done in State:setup, before the
--- frontier is read.
+-- goes back in the frontier, with its validators (If-None-Match, If-Modified-Since)
+-- and its digest: crawl.lua tells a changed page from an unchanged one (changed).
+-- The crawl is not finished until they are done again.
 function State:start_recrawl()
-  error(lc.error("io", "recrawl is not built yet"), 0)
+  local due = self.db:sql("SELECT url, depth, status, etag, last_modified, digest FROM crawl_done"
+    .. " WHERE fetched_at <= ?1 ORDER BY depth"):rows(os.time() - self.spec.recrawl)
+  if #due == 0 then return end
+  for _, r in ipairs(due) do
+    local url, etag, lm = r[1], r[4], r[5]
+    local headers
+    if etag or lm then headers = { ["If-None-Match"] = etag, ["If-Modified-Since"] = lm } end
+    self.f:push({
+      url = url, depth = r[2], key = self.host_key(url), headers = headers,
+      recrawl = { status = r[3], etag = etag, last_modified = lm, digest = r[6] },
+    })
+  end
+  self.db:set_meta("crawl.finished", nil)
+  self.finished_at = nil
+  self.recrawling = #due
+end
+
+-- Whether a page fetched again by a recrawl changed: a 304, or the same status and
+-- body digest as before, is unchanged.
+function M.changed(req, res)
+  local before = req.recrawl
+  if res.status == 304 then return false end
+  return not (before.digest and res.status == before.status and core.digest(res.body) == before.digest)
 end
 
 return M
