@@ -135,6 +135,17 @@ static int store_l_close(lua_State *L)
     return 1;
 }
 
+/* db:abandon(): close without committing: what was written since the last commit is
+ * dropped, as a kill would drop it (a crawl whose outputs no longer match it). */
+static int store_l_abandon(lua_State *L)
+{
+    struct store_ud *u = lc_toudata_either(L, 1, STORE_METATABLE, NULL);
+    if (!u) luaL_typerror(L, 1, "store");
+    store_abandon(u->s);
+    u->s = NULL;
+    return 0;
+}
+
 /* Collected unclosed: dropped as a kill would drop it, what was not committed lost. */
 static int store_l_gc(lua_State *L)
 {
@@ -562,17 +573,10 @@ static void new_metatable(lua_State *L, const char *name, const luaL_Reg *method
 void lc_register_store(lua_State *L)
 {
     static const luaL_Reg store_methods[] = {
-        {"commit", store_l_commit},
-        {"close", store_l_close},
-        {"path", store_l_path},
-        {"bytes", store_l_bytes},
-        {"meta", store_l_meta},
-        {"set_meta", store_l_set_meta},
-        {"queue", store_l_queue},
-        {"seen", store_l_seen},
-        {"sql", store_l_sql},
-        {"_cache", store_l_cache},
-        {NULL, NULL},
+        {"commit", store_l_commit},     {"close", store_l_close},  {"abandon", store_l_abandon},
+        {"path", store_l_path},         {"bytes", store_l_bytes},  {"meta", store_l_meta},
+        {"set_meta", store_l_set_meta}, {"queue", store_l_queue},  {"seen", store_l_seen},
+        {"sql", store_l_sql},           {"_cache", store_l_cache}, {NULL, NULL},
     };
     static const luaL_Reg queue_methods[] = {
         {"push", queue_l_push},     {"pop", queue_l_pop}, {"ack", queue_l_ack},

@@ -847,6 +847,8 @@ function Crawler:dispatch()
       break
     end
     local wait
+    -- With a state committed at every turn: before the slots of ended pages are used.
+    if self.state and self.state.interval == 0 then self.state:commit_pending(self) end
     while self.active < spec.concurrency and self:page_budget_left() do
       local req
       req, wait = self.frontier:pop(now())
@@ -1189,7 +1191,11 @@ function Crawler:run()
   if show == nil then show = not self.spec.quiet end
   if show then helpers[#helpers + 1] = lc.spawn(self.progress, self) end
   if self.state then
-    helpers[#helpers + 1] = lc.spawn(self.state.commit_loop, self.state, self) -- flushes the outputs too
+    -- The state's commits flush the outputs too: at the dispatcher (commit_interval
+    -- 0, Crawler:dispatch) or every commit_interval seconds.
+    if self.state.interval > 0 then
+      helpers[#helpers + 1] = lc.spawn(self.state.commit_loop, self.state, self)
+    end
   elseif #self.outputs > 0 then
     helpers[#helpers + 1] = lc.spawn(function()
       while true do

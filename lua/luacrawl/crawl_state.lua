@@ -7,7 +7,8 @@
 --                            committed length of each output file
 --   state:fetched(req, res)  a page fetched: its row in crawl_done (status, final URL,
 --   state:failed(req, kind)  time, validators, digest), or its error
---   state:commit(crawler)    every commit_interval seconds: outputs flushed, their
+--   state:commit(crawler)    before new requests start in the slots of pages that
+--                            ended (or every commit_interval seconds): outputs flushed, their
 --                            lengths, the seen set's new fingerprints and the stats
 --                            written, and the transaction committed
 --   state:finish(crawler)    at the end: the last commit, "finished" when nothing is
@@ -29,9 +30,9 @@ local M = {}
 
 spec_check.add_fields({ "state", "state_force", "commit_interval", "recrawl", "parse_unchanged", "callbacks" })
 
--- 0: a commit after the pages that end in one turn of the event loop (a kill then
--- costs only the requests in flight); S > 0: one every S seconds (a kill also costs
--- the pages done since the last commit, fetched again at the next run).
+-- 0: a commit before the dispatcher starts new requests in the slots of pages that
+-- ended (a kill then costs only the requests in flight); S > 0: one every S seconds (a
+-- kill also costs the pages done since the last commit, fetched again at the next run).
 M.default_commit_interval = 0
 
 local DONE_SQL = {
@@ -162,6 +163,7 @@ function M.open(crawler)
   local self = setmetatable({
     db = db, path = spec.state, spec = spec,
     host_key = function(url) return crawler:host_key(url) end,
+    interval = spec.commit_interval or M.default_commit_interval,
   }, State)
   local ok, oerr = pcall(self.setup, self, crawler)
   if not ok then
@@ -276,6 +278,7 @@ function State:commit(crawler)
   end
   crawler:flush_outputs()
   if crawler.stats.output_failed then return false end
+  self.dirty = false
   local ok, err = pcall(function()
     local lengths = {}
     for _, out in ipairs(crawler.outputs) do
@@ -295,30 +298,25 @@ function State:commit(crawler)
   return true
 end
 
--- The task that commits while the crawl runs (crawl.lua spawns it): every
--- commit_interval seconds, or with an interval of 0 after each turn of the event
--- loop in which pages ended (page_ended wakes it).
+-- The task that commits every commit_interval seconds while the crawl runs (crawl.lua
+-- spawns it when the interval is more than 0).
 function State:commit_loop(crawler)
-  local interval = self.spec.commit_interval or M.default_commit_interval
   while true do
-    if interval > 0 then
-      lc.sleep(interval)
-    else
-      self.committer = lc.current()
-      lc._suspend()
-      self.committer = nil
-      lc.sleep(0) -- past the other pages ending in this turn: one commit for them all
-    end
+    lc.sleep(self.interval)
     self:commit(crawler)
   end
 end
 
+-- With commit_interval 0 (the default), the dispatcher commits (commit_pending) before
+-- it starts a request in a slot a page freed: the pages done and not committed and the
+-- requests in flight are then never more than concurrency together, and a kill costs
+-- at most that. Every page ended since the dispatcher last ran goes in one commit.
 function State:page_ended()
-  local c = self.committer
-  if c then
-    self.committer = nil
-    lc._wake(c)
-  end
+  self.dirty = true
+end
+
+function State:commit_pending(crawler)
+  if self.dirty then self:commit(crawler) end
 end
 
 -- The crawl ended: a last commit; finished when nothing is left (the frontier empty
@@ -326,6 +324,7 @@ end
 function State:finish(crawler, done)
   if self.closed then return end
   local ok = self:commit(crawler)
+  if not ok then return self:close(true) end
   if ok and done and crawler.frontier:empty() then
     local fok, err = pcall(function()
       self:set_meta("crawl.finished", os.time())
@@ -337,12 +336,13 @@ function State:finish(crawler, done)
   self:close()
 end
 
--- Close the store without committing what came after the last commit.
-function State:close()
+-- Close the store; abandon (or a failed state): without committing what came after
+-- the last commit (an output closed or broken since no longer matches it).
+function State:close(abandon)
   if self.closed then return end
   self.closed = true
-  if self.error then
-    pcall(self.db.close, self.db) -- fails as the store failed: nothing more is written
+  if self.error or abandon then
+    self.db:abandon()
   else
     local ok, err = self.db:close()
     if not ok then self:failed_write(err) end

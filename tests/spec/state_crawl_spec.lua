@@ -53,7 +53,10 @@ end
 -- Run the crawl; with signal, send it that signal after `after` seconds.
 local function run(state, out, extra, signal, after)
   local cmd = crawl_cmd(state, out, extra)
-  if signal then
+  if signal == "INT2" then -- a second SIGINT aborts: requests in flight cancelled, outputs closed
+    cmd = ("bash -c %s"):format(q(("%s & p=$!; sleep %.3f; kill -INT $p 2>/dev/null; sleep 0.02; "
+      .. "kill -INT $p 2>/dev/null; wait $p"):format(cmd, after)))
+  elseif signal then
     cmd = ("bash -c %s"):format(q(("%s & p=$!; sleep %.3f; kill -%s $p 2>/dev/null; wait $p"):format(cmd, after, signal)))
   end
   return h.sh(cmd)
@@ -156,6 +159,14 @@ describe("luacrawl crawl --state", function()
       end
       check_output(out)
     end
+  end)
+
+  it("aborted by a second SIGINT: every page once, refetching at most the pages in flight", function()
+    local _, again, _, out = crawl_with_stops("INT2", { 0.05, 0.35 }, 130, "--delay 0.002")
+    for i, n in ipairs(again) do
+      assert.is_true(n <= CONCURRENCY, ("run %d after an abort fetched %d pages again"):format(i + 1, n))
+    end
+    check_output(out)
   end)
 
   it("in max_pages steps: each run goes on where the last stopped", function()
