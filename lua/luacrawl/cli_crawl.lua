@@ -14,7 +14,8 @@ local M = {}
 
 M.usage = [==[
 usage: luacrawl crawl URL... [options]
-  -d, --depth N          follow links at most N deep (default: no limit)
+  -d, --max-depth N      follow links at most N deep (default: no limit; --depth N
+                         is the same option)
   -n, --max-pages N      fetch at most N pages
   -c, --concurrency N    requests in flight in all (default 16)
   --per-host N           requests in flight per host (default 2)
@@ -72,7 +73,7 @@ stopped by SIGINT/SIGTERM.
 ]==]
 
 local flags = {
-  ["-d"] = "depth", ["--depth"] = "depth", ["-n"] = "max_pages", ["--max-pages"] = "max_pages",
+  ["-d"] = "depth", ["--max-depth"] = "depth", ["--depth"] = "depth", ["-n"] = "max_pages", ["--max-pages"] = "max_pages",
   ["-c"] = "concurrency", ["--concurrency"] = "concurrency", ["--per-host"] = "per_host",
   ["--delay"] = "delay", ["--max-time"] = "max_time", ["-A"] = "user_agent",
   ["--user-agent"] = "user_agent", ["-o"] = "output", ["--output"] = "output",

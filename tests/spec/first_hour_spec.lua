@@ -137,6 +137,19 @@ describe("command line options", function()
     assert.equal(1, count(out, "\n"))
   end)
 
+  it("-d is the short form of --max-depth (max_depth); --depth is the same option", function()
+    local counts = {}
+    for _, opt in ipairs({ "-d 0", "--max-depth 0", "--max-depth=0", "--depth 0", "-d 1" }) do
+      local code, out, err = h.sh(bin .. " crawl -q " .. opt .. " " .. h.url("/site/"))
+      assert.equal(0, code, err)
+      counts[#counts + 1] = count(out, "\n")
+    end
+    assert.same({ 1, 1, 1, 1 }, { counts[1], counts[2], counts[3], counts[4] })
+    assert.is_true(counts[5] > 1)
+    local _, help = h.sh(bin .. " crawl --help")
+    assert.matches("%-d, %-%-max%-depth N", help)
+  end)
+
   it("-d -1 says it must be >= 0, in one line", function()
     local code, _, err = h.sh(bin .. " crawl -d -1 " .. h.url("/site/"))
     assert.equal(2, code)
