@@ -58,6 +58,41 @@ describe("the final report", function()
     assert.matches("lost: 2 of 3 start URLs not crawled %(invalid_urls: 1, out_of_scope: 1%)", err)
   end)
 
+  it("counts a start URL denied by a robots.txt already fetched, as one that waited for it", function()
+    local code, _, err = run_script([[
+      local lc = require "luacrawl"
+      local crawl = require "luacrawl.crawl"
+      local parsed, queued = false, nil
+      crawl.run { max_depth = 0, progress = false,
+        -- The second start URL comes once the first page (so its robots.txt) is in.
+        start = function(add)
+          add("FIXTURE")
+          for _ = 1, 500 do
+            if parsed then break end
+            lc.sleep(0.01)
+          end
+          assert(parsed, "the first page was not parsed")
+          queued = add(("FIXTURE"):gsub("/site/$", "/private/x"))
+        end,
+        parse = function(page) parsed = true end }
+      assert(queued == false, "the denied start URL was queued")
+    ]])
+    assert.equal(0, code, err)
+    assert.matches("start URL http://[^ ]+/private/x not crawled: denied by robots.txt", err)
+    assert.matches("lost: 1 of 2 start URLs not crawled %(robots_denied: 1%)", err)
+    assert.matches("robots denied 1", err)
+  end)
+
+  it("counts a start URL that on_request dropped", function()
+    local code, _, err = run_script([[
+      require("luacrawl.crawl").run { start = { "FIXTURE", "FIXTURE?drop" }, max_depth = 0, progress = false,
+        on_request = function(req) if req.url:find("drop", 1, true) then return false end end }
+    ]])
+    assert.equal(0, code, err)
+    assert.matches("start URL http://[^ ]+/site/%?drop not crawled: dropped by on_request", err)
+    assert.matches("lost: 1 of 2 start URLs not crawled %(dropped: 1%)", err)
+  end)
+
   it("says nothing of losses when nothing was lost", function()
     local code, _, err = h.sh(bin .. " crawl -q -d 0 " .. h.url("/site/"))
     assert.equal(0, code, err)
