@@ -250,6 +250,39 @@ describe("CSV columns", function()
     f:close()
   end)
 
+  it("come from the spec's fields, in order, for every CSV output; an output's own fields win", function()
+    local a, b = h.tmpname(".csv"), h.tmpname(".csv")
+    local code, _, err = run_script(([[
+      require("luacrawl.crawl").run { start = "FIXTURE", max_depth = 0, progress = false,
+        fields = { "title", "url" }, output = { %q, { path = %q, fields = { "url" } } },
+        parse = function(page) page:emit { url = page.url, title = page:css1("title::text"), extra = 1 } end }
+    ]]):format(a, b))
+    assert.equal(0, code, err)
+    local url = h.url("/site/")
+    local function read(path)
+      local f = assert(io.open(path, "rb"))
+      local text = f:read("*a")
+      f:close()
+      return text
+    end
+    assert.equal("title,url\r\nSite," .. url .. "\r\n", read(a))
+    assert.equal("url\r\n" .. url .. "\r\n", read(b))
+    assert.not_matches("not a CSV column", err) -- columns chosen: no warning
+  end)
+
+  it("refuses fields that are not a list of keys, before the crawl", function()
+    for _, bad in ipairs({ '"url,title"', "{}", '{ "url", 2 }', 'output = { path = "OUT", fields = "url" }' }) do
+      local spec = bad:find("output", 1, true) and bad:gsub("OUT", h.tmpname(".csv"))
+        or ("output = %q, fields = %s"):format(h.tmpname(".csv"), bad)
+      local code, out, err = run_script(([[
+        require("luacrawl.crawl").run { start = "FIXTURE", quiet = true, %s, parse = function(page) page:emit { url = page.url } end }
+      ]]):format(spec))
+      assert.equal(1, code, bad)
+      assert.equal("", out)
+      assert.matches("fields must be a list of item keys, as {\"url\", \"title\"}", err)
+    end
+  end)
+
   it("taken from the first item, warn when a later key is dropped", function()
     local path = h.tmpname(".csv")
     local _, _, err = run_script(([[
