@@ -67,8 +67,7 @@ static char cancelled_marker;
 #define SCHED_CANCEL_ROUNDS 16
 
 /* What went wrong in a task nobody joins: stderr, or the host's log (engine.c). */
-static void sched_log(sched_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sched_log(sched_t *s, const char *fmt, ...)
+void sched_log(sched_t *s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
