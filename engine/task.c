@@ -6,7 +6,6 @@
  * no resume ever nests inside a curl, c-ares or timer callback. */
 #include "task.h"
 
-#include <lauxlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -16,7 +16,7 @@
 
 #include "loop.h"
 
-#include <lua.h>
+#include "lua_api.h"
 
 typedef struct sched sched_t;
 typedef struct task task_t;
