@@ -37,7 +37,7 @@ usage: luacrawl crawl URL... [options]
   --public-only          connect only to public addresses: never to loopback,
                          private (RFC 1918), link-local, ... (docs/crawl.md)
   --deny-network CIDR    never connect to addresses in CIDR (repeatable)
-  --insecure             do not verify TLS certificates
+  -k, --insecure         do not verify TLS certificates
   -A, --user-agent UA    User-Agent (its product token is matched in robots.txt)
   -o, --output FILE      pages as JSON Lines (.jsonl), a JSON array (.json) or CSV
                          (.csv); - for stdout (default: stdout; no progress line
