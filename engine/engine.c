@@ -7,8 +7,6 @@
 #include "proc_limits.h"
 
 #include <errno.h>
-#include <lauxlib.h>
-#include <lua.h>
 #include <lualib.h>
 #include <signal.h>
 #include <stdio.h>

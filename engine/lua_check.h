@@ -10,7 +10,7 @@
 #ifndef LUACRAWL_LUA_CHECK_H
 #define LUACRAWL_LUA_CHECK_H
 
-#include <lua.h>
+#include "lua_api.h"
 
 /* 2^53: the integers a Lua number (a double) holds exactly run to here. */
 #define LC_INT_MAX 9007199254740992LL

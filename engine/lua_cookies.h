@@ -4,7 +4,7 @@
 
 #include "cookies.h"
 
-#include <lua.h>
+#include "lua_api.h"
 
 /* The jar of the cookie jar value at idx; NULL when it is something else. */
 cookies_t *lc_tocookies(lua_State *L, int idx);

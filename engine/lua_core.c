@@ -253,6 +253,7 @@ static void pin_module(void)
 
 int luaopen_luacrawl(lua_State *L)
 {
+    lc_need_luajit(L); /* under another Lua, before any other call (lua_api.h) */
     pin_module();
     /* The collector keeps the host's pause (LuaJIT's default: 200%). Bodies live
      * outside the Lua heap (lua_body.c), so a crawl's heap holds small objects

@@ -1,7 +1,6 @@
 /* lua_embed.c: makes the embedded Lua modules loadable with require. */
 #include "lua_embed.h"
 
-#include <lauxlib.h>
 #include <string.h>
 
 static const struct lua_embedded *find(const char *name)
@@ -44,6 +43,7 @@ void lua_embed_preload(lua_State *L)
 
 int lua_embed_open(lua_State *L, const char *name)
 {
+    lc_need_luajit(L); /* require "luacrawl.crawl" first, under another Lua */
     lua_getglobal(L, "require");
     lua_pushliteral(L, "luacrawl");
     lua_call(L, 1, 0);

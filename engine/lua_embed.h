@@ -3,7 +3,7 @@
 #ifndef LUACRAWL_LUA_EMBED_H
 #define LUACRAWL_LUA_EMBED_H
 
-#include <lua.h>
+#include "lua_api.h"
 #include <stddef.h>
 
 struct lua_embedded {

@@ -63,16 +63,15 @@ static void set_kept_body(lua_State *L, int idx)
 /* Say what made an attempt fail (the error on top of L, popped); 1 if it was out
  * of memory. The builders' own errors are all a failed malloc ("out of memory
  * ..."): they count as such, or a failure that is not a finalizer's would be
- * tried again and again. */
-static int report_build_error(lua_State *L, int status)
+ * tried again and again. Said where the scheduler's reports go: an embedding
+ * host's log callback (lc_engine_on_log), else stderr. */
+static int report_build_error(lc_state_t *st, lua_State *L, int status)
 {
     const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     int mem = status == LUA_ERRMEM || (msg && strstr(msg, "out of memory"));
-    if (!mem) {
-        fprintf(stderr, "luacrawl: error in a __gc metamethod (ignored): %s\n",
-                msg ? msg : luaL_typename(L, -1));
-        fflush(stderr);
-    }
+    if (!mem)
+        sched_log(st->sched, "luacrawl: error in a __gc metamethod (ignored): %s",
+                  msg ? msg : luaL_typename(L, -1));
     lua_pop(L, 1);
     return mem;
 }
@@ -92,7 +91,7 @@ static void deliver(struct op *op, int builder)
         lua_pushlightuserdata(L, op);
         status = lua_pcall(L, 1, 0, 0);
         if (status == 0) break;
-        mem += report_build_error(L, status);
+        mem += report_build_error(op->st, L, status);
     }
     set_kept_body(L, 0);
     int n = op->nresults;

@@ -8,8 +8,7 @@
 #include "loop.h"
 #include "task.h"
 
-#include <lauxlib.h>
-#include <lua.h>
+#include "lua_api.h"
 
 /* These never return: they unwind to the nearest pcall. lua.h and lauxlib.h do not
  * say so, and without it the compiler and clang-tidy take the code after them as

@@ -6,7 +6,6 @@
  * no resume ever nests inside a curl, c-ares or timer callback. */
 #include "task.h"
 
-#include <lauxlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,8 +66,7 @@ static char cancelled_marker;
 #define SCHED_CANCEL_ROUNDS 16
 
 /* What went wrong in a task nobody joins: stderr, or the host's log (engine.c). */
-static void sched_log(sched_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sched_log(sched_t *s, const char *fmt, ...)
+void sched_log(sched_t *s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

@@ -16,7 +16,7 @@
 
 #include "loop.h"
 
-#include <lua.h>
+#include "lua_api.h"
 
 typedef struct sched sched_t;
 typedef struct task task_t;
@@ -107,5 +107,9 @@ int sched_step(sched_t *s, int block);
  * one line of text (a traceback has newlines), valid during the call. */
 typedef void (*sched_log_fn)(void *arg, const char *msg);
 void sched_set_log(sched_t *s, sched_log_fn fn, void *arg);
+
+/* Say one message (printf's fmt, no newline) where sched_set_log sends reports: for
+ * what goes wrong outside any task, which no task's error can carry. */
+void sched_log(sched_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -209,13 +209,17 @@ local function parse_fetch(args)
     i = i + 1
   end
   if not o.url then error("fetch: missing URL", 0) end
-  -- Checked before anything is fetched: a URL without a scheme, a selector that
-  -- does not compile (one line each, a usage error).
+  -- Checked before anything is fetched: a URL without a scheme, a selector or an
+  -- XPath expression that does not compile (one line each, a usage error).
   local hint = require("luacrawl.crawl_losses").scheme_hint(o.url)
   if hint ~= "" then error(o.url .. hint, 0) end
   if o.css then
     local cok, cerr = pcall(require("luacrawl.css").to_plan, o.css)
     if not cok then error(("--css: %s"):format(plain(cerr)), 0) end
+  end
+  if o.xpath then
+    local xok, xerr = pcall(require("luacrawl.core").html.compile, o.xpath)
+    if not xok then error(("--xpath: %s"):format(plain(xerr)), 0) end
   end
   require("luacrawl.core").check_networks(o.deny_networks, "--deny-network")
   -- A header or User-Agent with CR or LF can never be sent: a usage error now, by

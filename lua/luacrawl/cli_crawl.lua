@@ -15,7 +15,8 @@ local M = {}
 
 M.usage = [==[
 usage: luacrawl crawl URL... [options]
-  -d, --depth N          follow links at most N deep (default: no limit)
+  -d, --max-depth N      follow links at most N deep (default: no limit; --depth N
+                         is the same option)
   -n, --max-pages N      fetch at most N pages
   -c, --concurrency N    requests in flight in all (default 16)
   --per-host N           requests in flight per host (default 2)
@@ -37,7 +38,7 @@ usage: luacrawl crawl URL... [options]
   --public-only          connect only to public addresses: never to loopback,
                          private (RFC 1918), link-local, ... (docs/crawl.md)
   --deny-network CIDR    never connect to addresses in CIDR (repeatable)
-  --insecure             do not verify TLS certificates
+  -k, --insecure         do not verify TLS certificates
   -A, --user-agent UA    User-Agent (its product token is matched in robots.txt)
   -o, --output FILE      pages as JSON Lines (.jsonl), a JSON array (.json) or CSV
                          (.csv); - for stdout (default: stdout; no progress line
@@ -70,7 +71,7 @@ usage: luacrawl crawl URL... [options]
   --state FILE           keep the crawl in FILE (SQLite): run the same command
                          again to go on where it stopped, even after kill -9
                          (docs/crawl.md, "Long crawls")
-  --commit-interval S    seconds between commits of the state (default 0: after each turn of the loop in which pages ended)
+  --commit-interval S    seconds between commits of the state (default 0: before the slots of ended pages are reused)
   --state-force          go on with a state made by another crawl (other start
                          URLs or scope)
   --recrawl AGE          with the --state of a finished crawl: fetch again the
@@ -83,7 +84,7 @@ stats file failed (the crawl stops), 130/143 stopped by SIGINT/SIGTERM.
 ]==]
 
 local flags = {
-  ["-d"] = "depth", ["--depth"] = "depth", ["-n"] = "max_pages", ["--max-pages"] = "max_pages",
+  ["-d"] = "depth", ["--max-depth"] = "depth", ["--depth"] = "depth", ["-n"] = "max_pages", ["--max-pages"] = "max_pages",
   ["-c"] = "concurrency", ["--concurrency"] = "concurrency", ["--per-host"] = "per_host",
   ["--delay"] = "delay", ["--max-time"] = "max_time", ["-A"] = "user_agent",
   ["--user-agent"] = "user_agent", ["-o"] = "output", ["--output"] = "output",

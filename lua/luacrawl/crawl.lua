@@ -202,9 +202,9 @@ function Crawler:scoped(url, req)
 end
 
 -- Queue a request (a table with url, depth, ...) unless the admission rules refuse
--- it (invalid, too deep, out of scope, a duplicate: self.filter, which counts them)
--- or on_request drops it. Returns true when queued; false and the name of the count
--- when refused.
+-- it (invalid, too deep, out of scope, a duplicate: self.filter, which counts them),
+-- on_request drops it or gate refuses it. Returns true when queued; false, the name
+-- of the count and, for robots_unreachable, its cause when refused.
 function Crawler:enqueue(req)
   if self.stopping then return false end
   local url, why = self.filter:check(req.url, req.depth or 0, req.dont_filter)
@@ -216,13 +216,14 @@ end
 
 -- What every request that on_request kept goes through before it is queued: its
 -- host's time budget, the first sight of the host (on_host), robots.txt. Returns
--- true (queue it), false (refused, and counted), or the list of the requests
--- waiting for its origin's robots.txt (fetched now if it was not asked for yet).
+-- true (queue it), false and the name of the count (refused, and counted; and the
+-- cause, when robots.txt was unreachable), or the list of the requests waiting for
+-- its origin's robots.txt (fetched now if it was not asked for yet).
 function Crawler:gate(url, key)
   local st = self.stats
   if self:host_time_spent(key) then
     st.host_time_exceeded = st.host_time_exceeded + 1
-    return false
+    return false, "host_time_exceeded"
   end
   if not self.host_keys[key] then
     self.host_keys[key] = true
@@ -234,8 +235,9 @@ function Crawler:gate(url, key)
     if not rb then rb = self:ask_robots(origin, key) end
     if rb.pending then return rb.pending end
     if not rb.rules:allowed(self.agent, url) then
-      self:robots_refused(rb.rules)
-      return false
+      local rules = rb.rules
+      self:robots_refused(rules)
+      return false, rules.unreachable and "robots_unreachable" or "robots_denied", rules.unreachable
     end
   end
   return true
@@ -269,11 +271,11 @@ function Crawler:admit(req)
   req = apply_hook(self.spec.on_request, req)
   if not req then
     st.dropped = st.dropped + 1
-    return false
+    return false, "dropped"
   end
   req.key = req.key or self:host_key(req.url)
-  local ok = self:gate(req.url, req.key)
-  if ok == false then return false end
+  local ok, why, cause = self:gate(req.url, req.key)
+  if ok == false then return false, why, cause end
   if ok ~= true then return self:wait_robots(ok, req) end
   self.frontier:push(req)
   self:poke()
@@ -1140,8 +1142,8 @@ function Crawler:add_start(item)
   if self.sitemaps then self.sitemaps:add_origin(req.url) end
   req.start_url = true
   self.stats.starts = (self.stats.starts or 0) + 1
-  local ok, why = self:enqueue(req)
-  if not ok then losses.start_refused(self, req.url, why) end
+  local ok, why, cause = self:enqueue(req)
+  if not ok then losses.start_refused(self, req.url, why, cause) end
   return ok, why
 end
 

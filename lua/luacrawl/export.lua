@@ -170,6 +170,23 @@ function Output:close()
   return ok, err
 end
 
+-- CSV columns given by a spec: a list of names, checked when the output opens (a
+-- string or a number among them would fail every row, or make a column never filled).
+local function check_fields(fields, where)
+  if fields == nil then return nil end
+  local ok = type(fields) == "table" and fields[1] ~= nil
+  if ok then
+    for k, f in pairs(fields) do
+      if type(k) ~= "number" or type(f) ~= "string" or f == "" then ok = false end
+    end
+  end
+  if not ok then
+    error(('%sfields must be a list of item keys, as {"url", "title"} (got %s)'):format(where,
+      type(fields) == "string" and ("%q"):format(fields) or type(fields)), 0)
+  end
+  return fields
+end
+
 -- Open an output for target: "items.jsonl", "items.csv", "-", {path=, format=}, a
 -- table (items appended) or a function.
 -- opts.fields fixes the CSV columns (else the sorted keys of the first item).
@@ -177,10 +194,11 @@ function M.open(target, opts)
   opts = opts or {}
   -- lines: records held, not yet written; count: records written (a file's when
   -- a write of them succeeded); lost: records a failed write lost.
-  local o = setmetatable({ buffer = {}, lines = 0, count = 0, lost = 0, spec_fields = opts.fields }, Output)
+  local o = setmetatable({ buffer = {}, lines = 0, count = 0, lost = 0, spec_fields = check_fields(opts.fields, "crawl.run: ") },
+    Output)
   if type(target) == "table" and target.path then
     -- {path = "/dev/stdout", format = "csv"}: a file whose name does not say its format.
-    o.spec_fields = target.fields or o.spec_fields
+    o.spec_fields = check_fields(target.fields, ("output %q: "):format(tostring(target.path))) or o.spec_fields
     opts.format, target = target.format, target.path
   end
   if type(target) == "function" then

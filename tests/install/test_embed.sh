@@ -8,9 +8,14 @@
 # own (stop_host.c, two_engines.c), built the same way against the shared library,
 # crawl the fixture site (examples/embed/site_crawl.lua); poll_host and items_host
 # again under valgrind when it is installed (LC_EMBED_VALGRIND=0: not).
+# A sanitizer build's libraries are instrumented (install.embed.sanitize): the ASan
+# runtime must then be in the executable, so every program here is compiled with
+# LC_EMBED_CFLAGS too (-fsanitize=...), and plain luajit runs with LC_EMBED_PRELOAD
+# (the sanitizer runtimes) in LD_PRELOAD.
 #   test_embed.sh BUILD_DIR SOURCE_DIR LIBDIR
 set -eu
 build=$1 src=$2 libdir=$3
+cflags=${LC_EMBED_CFLAGS:-}
 : "${LC_FIXTURE_URL:?run me through tests/fixtures/run.py --http}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -58,13 +63,13 @@ check_program() { # NAME: run $tmp/NAME and compare its output
 }
 
 # Shared: the program needs libluacrawl.so.0 at run time.
-cc -o "$tmp/embed_shared" "$src/examples/embed.c" $(pkg-config --cflags --libs luacrawl)
+cc $cflags -o "$tmp/embed_shared" "$src/examples/embed.c" $(pkg-config --cflags --libs luacrawl)
 readelf -d "$tmp/embed_shared" | grep -q 'NEEDED.*\[libluacrawl\.so\.0\]' ||
     fail "embed_shared does not need libluacrawl.so.0"
 LD_LIBRARY_PATH="$prefix/$libdir" check_program embed_shared
 
 # Static: the engine is inside the program.
-cc -o "$tmp/embed_static" "$src/examples/embed.c" $(pkg-config --cflags --libs luacrawl-static)
+cc $cflags -o "$tmp/embed_static" "$src/examples/embed.c" $(pkg-config --cflags --libs luacrawl-static)
 if readelf -d "$tmp/embed_static" | grep -q 'NEEDED.*libluacrawl'; then
     fail "embed_static needs libluacrawl.so"
 fi
@@ -72,7 +77,7 @@ check_program embed_static
 
 # The Lua module where luacrawl.pc says it is, loaded by plain luajit.
 cmod=$(pkg-config --variable=INSTALL_CMOD luacrawl)
-LUA_CPATH="$cmod/?.so" luajit -e 'print((require "luacrawl").version)' >"$tmp/out" ||
+LUA_CPATH="$cmod/?.so" LD_PRELOAD="${LC_EMBED_PRELOAD:-${LD_PRELOAD:-}}" luajit -e 'print((require "luacrawl").version)' >"$tmp/out" ||
     fail "luajit cannot load the installed module from $cmod"
 [ "$(cat "$tmp/out")" = "$(pkg-config --modversion luacrawl)" ] ||
     fail "module version $(cat "$tmp/out"), luacrawl.pc says $(pkg-config --modversion luacrawl)"
@@ -81,7 +86,7 @@ export LD_LIBRARY_PATH="$prefix/$libdir"
 script=$src/examples/embed/site_crawl.lua
 site=$LC_FIXTURE_URL/site/
 build_host() { # SOURCE NAME
-    cc -Wall -Wextra -Werror -o "$tmp/$2" "$1" $(pkg-config --cflags --libs luacrawl) ||
+    cc -Wall -Wextra -Werror $cflags -o "$tmp/$2" "$1" $(pkg-config --cflags --libs luacrawl) ||
         fail "cannot build $2 against the installed prefix"
 }
 build_host "$src/examples/embed/poll_host.c" poll_host
@@ -147,4 +152,4 @@ if [ "${LC_EMBED_VALGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
     grep -q '^items: 30 (kept 30, refused 0), status 0$' "$tmp/out" || fail "items_host under valgrind: $(tail -1 "$tmp/out")"
     echo "install.embed: hosts ok under valgrind"
 fi
-echo "install.embed: ok (shared, static, Lua module, poll_host, items_host, stop_host, two_engines)"
+echo "install.embed: ok (shared, static, Lua module, poll_host, items_host, stop_host, two_engines)${cflags:+ built with $cflags}"

@@ -58,6 +58,41 @@ describe("the final report", function()
     assert.matches("lost: 2 of 3 start URLs not crawled %(invalid_urls: 1, out_of_scope: 1%)", err)
   end)
 
+  it("counts a start URL denied by a robots.txt already fetched, as one that waited for it", function()
+    local code, _, err = run_script([[
+      local lc = require "luacrawl"
+      local crawl = require "luacrawl.crawl"
+      local parsed, queued = false, nil
+      crawl.run { max_depth = 0, progress = false,
+        -- The second start URL comes once the first page (so its robots.txt) is in.
+        start = function(add)
+          add("FIXTURE")
+          for _ = 1, 500 do
+            if parsed then break end
+            lc.sleep(0.01)
+          end
+          assert(parsed, "the first page was not parsed")
+          queued = add(("FIXTURE"):gsub("/site/$", "/private/x"))
+        end,
+        parse = function(page) parsed = true end }
+      assert(queued == false, "the denied start URL was queued")
+    ]])
+    assert.equal(0, code, err)
+    assert.matches("start URL http://[^ ]+/private/x not crawled: denied by robots.txt", err)
+    assert.matches("lost: 1 of 2 start URLs not crawled %(robots_denied: 1%)", err)
+    assert.matches("robots denied 1", err)
+  end)
+
+  it("counts a start URL that on_request dropped", function()
+    local code, _, err = run_script([[
+      require("luacrawl.crawl").run { start = { "FIXTURE", "FIXTURE?drop" }, max_depth = 0, progress = false,
+        on_request = function(req) if req.url:find("drop", 1, true) then return false end end }
+    ]])
+    assert.equal(0, code, err)
+    assert.matches("start URL http://[^ ]+/site/%?drop not crawled: dropped by on_request", err)
+    assert.matches("lost: 1 of 2 start URLs not crawled %(dropped: 1%)", err)
+  end)
+
   it("says nothing of losses when nothing was lost", function()
     local code, _, err = h.sh(bin .. " crawl -q -d 0 " .. h.url("/site/"))
     assert.equal(0, code, err)
@@ -137,6 +172,19 @@ describe("command line options", function()
     assert.equal(1, count(out, "\n"))
   end)
 
+  it("-d is the short form of --max-depth (max_depth); --depth is the same option", function()
+    local counts = {}
+    for _, opt in ipairs({ "-d 0", "--max-depth 0", "--max-depth=0", "--depth 0", "-d 1" }) do
+      local code, out, err = h.sh(bin .. " crawl -q " .. opt .. " " .. h.url("/site/"))
+      assert.equal(0, code, err)
+      counts[#counts + 1] = count(out, "\n")
+    end
+    assert.same({ 1, 1, 1, 1 }, { counts[1], counts[2], counts[3], counts[4] })
+    assert.is_true(counts[5] > 1)
+    local _, help = h.sh(bin .. " crawl --help")
+    assert.matches("%-d, %-%-max%-depth N", help)
+  end)
+
   it("-d -1 says it must be >= 0, in one line", function()
     local code, _, err = h.sh(bin .. " crawl -d -1 " .. h.url("/site/"))
     assert.equal(2, code)
@@ -200,6 +248,39 @@ describe("CSV columns", function()
     local f = assert(io.open(path))
     assert.equal("a,b\r\n,2\r\n", f:read("*a"))
     f:close()
+  end)
+
+  it("come from the spec's fields, in order, for every CSV output; an output's own fields win", function()
+    local a, b = h.tmpname(".csv"), h.tmpname(".csv")
+    local code, _, err = run_script(([[
+      require("luacrawl.crawl").run { start = "FIXTURE", max_depth = 0, progress = false,
+        fields = { "title", "url" }, output = { %q, { path = %q, fields = { "url" } } },
+        parse = function(page) page:emit { url = page.url, title = page:css1("title::text"), extra = 1 } end }
+    ]]):format(a, b))
+    assert.equal(0, code, err)
+    local url = h.url("/site/")
+    local function read(path)
+      local f = assert(io.open(path, "rb"))
+      local text = f:read("*a")
+      f:close()
+      return text
+    end
+    assert.equal("title,url\r\nSite," .. url .. "\r\n", read(a))
+    assert.equal("url\r\n" .. url .. "\r\n", read(b))
+    assert.not_matches("not a CSV column", err) -- columns chosen: no warning
+  end)
+
+  it("refuses fields that are not a list of keys, before the crawl", function()
+    for _, bad in ipairs({ '"url,title"', "{}", '{ "url", 2 }', 'output = { path = "OUT", fields = "url" }' }) do
+      local spec = bad:find("output", 1, true) and bad:gsub("OUT", h.tmpname(".csv"))
+        or ("output = %q, fields = %s"):format(h.tmpname(".csv"), bad)
+      local code, out, err = run_script(([[
+        require("luacrawl.crawl").run { start = "FIXTURE", quiet = true, %s, parse = function(page) page:emit { url = page.url } end }
+      ]]):format(spec))
+      assert.equal(1, code, bad)
+      assert.equal("", out)
+      assert.matches("fields must be a list of item keys, as {\"url\", \"title\"}", err)
+    end
   end)
 
   it("taken from the first item, warn when a later key is dropped", function()
