@@ -307,13 +307,18 @@ function Crawler:fetch_robots(origin, key)
   -- Redirects are followed up to robots_redirects hops within the origin's site
   -- (registrable domain, as Google does); a 3xx left over (off the site, or past the
   -- hops) makes the file unavailable: robots.for_status.
-  local res, err = lc.fetch(origin .. "/robots.txt", self:fetch_opts({
-    follow = self.spec.robots_redirects, follow_site = true,
-    max_size = self.spec.max_robots_size, truncate = true,
-  }))
+  -- With a state, a robots.txt an earlier run read less than a day ago is used again.
+  local res, err = self.state and self.state:robots(origin)
+  if not res then
+    res, err = lc.fetch(origin .. "/robots.txt", self:fetch_opts({
+      follow = self.spec.robots_redirects, follow_site = true,
+      max_size = self.spec.max_robots_size, truncate = true,
+    }))
+    st.robots_fetched = st.robots_fetched + 1
+    if res and self.warc then self.warc:write(res) end
+    if res and self.state then self.state:save_robots(origin, res) end
+  end
   local rules
-  st.robots_fetched = st.robots_fetched + 1
-  if res and self.warc then self.warc:write(res) end
   if not res and err.kind == "dns" then return self:robots_unresolved(origin, err) end
   if not res then
     rules = robots.disallow_all()

@@ -39,7 +39,12 @@ local DONE_SQL = {
   "CREATE TABLE IF NOT EXISTS crawl_done(url TEXT PRIMARY KEY, status INTEGER, final_url TEXT,"
     .. " fetched_at REAL NOT NULL, etag TEXT, last_modified TEXT, digest TEXT, error TEXT, depth INTEGER)"
     .. " WITHOUT ROWID",
+  "CREATE TABLE IF NOT EXISTS crawl_robots(origin TEXT PRIMARY KEY, status INTEGER NOT NULL, location TEXT,"
+    .. " body TEXT NOT NULL, fetched_at REAL NOT NULL) WITHOUT ROWID",
 }
+
+-- RFC 9309 2.4: a robots.txt may be cached for up to 24 hours.
+M.robots_max_age = 24 * 3600
 
 -- Check the spec's state fields (raises level 0, for check_spec).
 function M.check(s)
@@ -200,7 +205,26 @@ function State:setup(crawler)
   self.record_done = db:sql("INSERT OR REPLACE INTO crawl_done(url, status, final_url, fetched_at, etag,"
     .. " last_modified, digest, error, depth) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
   self.seen_store = db:seen("crawl")
+  self.robots_get = db:sql("SELECT status, location, body FROM crawl_robots WHERE origin = ?1 AND fetched_at > ?2")
+  self.robots_put = db:sql("INSERT OR REPLACE INTO crawl_robots(origin, status, location, body, fetched_at)"
+    .. " VALUES (?1, ?2, ?3, ?4, ?5)")
   db:commit()
+end
+
+-- The robots.txt of origin an earlier run (or this one) read less than a day ago, as
+-- the response the crawl reads it from (status, body, Location), or nil.
+function State:robots(origin)
+  if self.error then return nil end
+  local ok, status, location, body = pcall(self.robots_get.one, self.robots_get, origin, os.time() - M.robots_max_age)
+  if not ok or not status then return nil end
+  return { status = status, body = body, headers = { location = location } }
+end
+
+function State:save_robots(origin, res)
+  if self.error then return end
+  local ok, err = pcall(self.robots_put.exec, self.robots_put, origin, res.status, res.headers.location,
+    res.body or "", os.time())
+  if not ok then self:failed_write(err) end
 end
 
 -- The frontier over this state; resume_gate lets requests of an earlier run through
@@ -210,6 +234,7 @@ function State:frontier(opts, resume_gate)
   for k, v in pairs(opts) do o[k] = v end
   o.pack, o.unpack, o.resume_gate = packer(self.spec), unpacker(self.spec), resume_gate
   self.f = frontier_sqlite.open(self.db, o)
+  self.f.on_error = function(err) self:failed_write(err) end
   if self.finished_at and self.spec.recrawl then self:start_recrawl() end
   return self.f
 end

@@ -80,6 +80,18 @@ function DF:resume()
   for _, key in ipairs(hosts) do self:refill(key) end
 end
 
+-- A statement run; a failure of the store (disk full, I/O) is told once to on_error
+-- (the crawl stops on it) and the frontier goes on in memory: the store refuses every
+-- later write, and the next run starts from its last commit.
+function DF:run(stmt, method, ...)
+  if self.failed then return nil end
+  local ok, a, b = pcall(stmt[method], stmt, ...)
+  if ok then return a, b end
+  self.failed = a
+  if self.on_error then self.on_error(a) end
+  return nil
+end
+
 function DF:mark_loaded(sid, key)
   if self.loaded[sid] then return end
   self.loaded[sid] = key
@@ -97,7 +109,12 @@ end
 -- The row of req, written now unless it has one.
 function DF:row(req)
   if req.sid then return req.sid end
-  local _, id = self.insert:exec(req.key, req.priority or 0, req.depth or 0, req.url, req.referrer, self.pack(req))
+  local _, id = self:run(self.insert, "exec", req.key, req.priority or 0, req.depth or 0, req.url, req.referrer,
+    self.pack(req))
+  if not id then -- the store failed: an id of memory only
+    self.lost_ids = (self.lost_ids or 0) - 1
+    id = self.lost_ids
+  end
   req.sid = id
   return id
 end
@@ -134,7 +151,7 @@ function DF:refill(key)
   if on_disk == 0 then return end
   local want = self.window - self.mem:queued_of(key)
   if want <= 0 then return end
-  local rows = self.next_rows:rows(key, want + (self.nloaded[key] or 0))
+  local rows = self:run(self.next_rows, "rows", key, want + (self.nloaded[key] or 0)) or {}
   local loaded, gate = self.loaded, self.resume_gate
   for _, r in ipairs(rows) do
     if want <= 0 or on_disk <= 0 then break end
@@ -152,7 +169,7 @@ function DF:refill(key)
         self.mem:push(req)
         want = want - 1
       elseif ok == false then
-        self.delete:exec(sid)
+        self:run(self.delete, "exec", sid)
       else
         self:mark_loaded(sid, key) -- held until the gate's robots.txt is in
       end
@@ -193,7 +210,7 @@ end
 function DF:forget(req)
   local sid = req.sid
   if not sid then return end
-  self.delete:exec(sid)
+  self:run(self.delete, "exec", sid)
   self:unload(sid)
   req.sid = nil
 end
@@ -202,7 +219,7 @@ end
 function DF:retry(req)
   if not req.sid then return end
   req.retrying = true
-  self.update_extra:exec(req.sid, self.pack(req))
+  self:run(self.update_extra, "exec", req.sid, self.pack(req))
 end
 
 function DF:backoff(key, untill)
@@ -235,7 +252,7 @@ function DF:drop_host(key)
   local dropped = self.mem:drop_host(key)
   for _, req in ipairs(dropped) do self:unload(req.sid) end
   local on_disk = self.disk[key] or 0
-  self.drop_rows:exec(key)
+  self:run(self.drop_rows, "exec", key)
   -- Rows in flight or held were deleted with the others: their ends find none.
   for sid, k in pairs(self.loaded) do
     if k == key then self:unload(sid) end

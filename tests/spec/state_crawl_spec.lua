@@ -173,6 +173,12 @@ describe("luacrawl crawl --state", function()
     local _, again, _, out = crawl_with_stops(nil, nil, 0, "-n 150")
     for i, n in ipairs(again) do assert.equal(0, n, ("run %d fetched %d pages again"):format(i + 1, n)) end
     check_output(out)
+    -- robots.txt was read once: the later runs took it from the state.
+    local robots = 0
+    for _, r in ipairs(control("/__log").requests) do
+      if r.path == "/robots.txt" then robots = robots + 1 end
+    end
+    assert.equal(1, robots)
   end)
 
   it("keeps CSV and JSON outputs whole across kills: one header, one valid array", function()
@@ -218,6 +224,33 @@ describe("luacrawl crawl --state", function()
     code, _, err = h.sh(("%s crawl %s --state %s -o %s -q -n 5 --state-force"):format(h.luacrawl_bin,
       q(h.url("/site/p/1.html")), q(state), q(out)))
     assert.equal(0, code, err)
+  end)
+
+  it("a disk that fills up mid-crawl: exit 2 naming it; the next run goes on from the last commit", function()
+    h.with_tmpfs("300k", function(dir)
+      control("/__reset")
+      local state, out = dir .. "/crawl.db", h.tmpname(".jsonl")
+      local code, _, err = run(state, out, "")
+      assert.equal(2, code, err)
+      assert.matches("no space left", err)
+      assert.is_true(select(2, read_output(out)) < select(2, manifest()), "the crawl did not stop")
+      assert.equal(0, h.sh("mount -o remount,size=64m " .. dir))
+      code, _, err = run(state, out, "")
+      assert.equal(0, code, err)
+      check_output(out)
+    end, "state_crawl_spec")
+  end)
+
+  it("a state on a read-only file system: exit 2, saying so", function()
+    h.with_tmpfs("8m", function(dir)
+      local state, out = dir .. "/crawl.db", h.tmpname(".jsonl")
+      local code, _, err = run(state, out, "-n 20")
+      assert.equal(0, code, err)
+      assert.equal(0, h.sh("mount -o remount,ro " .. dir))
+      code, _, err = run(state, out, "")
+      assert.equal(2, code)
+      assert.matches("cannot be written", err)
+    end, "state_crawl_spec")
   end)
 
   it("refuses a damaged, empty, locked or read-only state with exit status 2, and keeps the output", function()
