@@ -206,7 +206,7 @@ end
 -- on_request drops it or gate refuses it. Returns true when queued; false, the name
 -- of the count and, for robots_unreachable, its cause when refused.
 function Crawler:enqueue(req)
-  if self.stopping then return false end
+  if self.refuse_new then return false end
   local url, why = self.filter:check(req.url, req.depth or 0, req.dont_filter)
   if why == "scope" then url, why = self:scoped(url, req) end
   if not url then return false, why end
@@ -355,7 +355,7 @@ function Crawler:fetch_robots(origin, key)
   rb.pending = nil
   self.waiting_robots = self.waiting_robots - #pending
   for _, req in ipairs(pending) do
-    if not self.stopping then
+    if not self.refuse_new then
       -- One request's error (a rule that raises, no memory) ends that request only.
       local ok, e = pcall(self.after_robots, self, rules, req)
       if not ok then self:request_failed(req, e, "error letting %s through robots.txt: %s") end
@@ -550,7 +550,14 @@ end
 -- Put req back after a delay; true if it will be retried.
 function Crawler:retry(req, res, kind)
   local tries = (req.retries or 0)
-  if tries >= self.spec.retries or self.stopping then return false end
+  if tries >= self.spec.retries then return false end
+  if self.stopping then
+    if not self.state then return false end
+    -- Stopping with a state: the request stays in it, and the next run retries it.
+    req.retries = tries + 1
+    self.frontier:retry(req)
+    return true, kind
+  end
   req.retries = tries + 1
   self.stats.retries = self.stats.retries + 1
   local wait = retry_after(res)
@@ -883,9 +890,12 @@ function Crawler:drain(grace)
 end
 
 -- Stop scheduling (a signal, max_pages, max_time): queued requests are dropped.
+-- Without a state, nothing new is queued from then on (refuse_new); with one, the
+-- requests that pages ending now find are kept in it for the next run.
 function Crawler:stop(reason)
   if self.stopping then return end
   self.stopping = true
+  self.refuse_new = not self.state
   self.stop_reason = self.stop_reason or reason
   self:poke()
 end

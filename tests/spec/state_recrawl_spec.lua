@@ -142,3 +142,39 @@ describe("a recrawl of a crawl's state", function()
     assert.equal(r.frontier, r.hosts[1].queued)
   end)
 end)
+
+describe("crawl.run with a state", function()
+  it("keeps a request's callback by its name and its meta across runs", function()
+    control("/__reset", "POST")
+    local state = h.tmpname(".db")
+    local seen_meta = {}
+    local function product(page)
+      seen_meta[#seen_meta + 1] = page.meta and page.meta.from
+    end
+    local spec = {
+      start = h.url("/site/"), state = state, quiet = true, max_pages = 1,
+      callbacks = { product = product },
+      parse = function(page)
+        for i = 1, 5 do page:follow(h.url("/site/p/" .. i .. ".html"), { callback = product, meta = { from = i } }) end
+      end,
+    }
+    local st = crawl.run(spec)
+    assert.equal(1, st.pages)
+    assert.same({}, seen_meta)
+    spec.max_pages = nil
+    st = crawl.run(spec)
+    assert.equal(5, st.pages)
+    table.sort(seen_meta)
+    assert.same({ 1, 2, 3, 4, 5 }, seen_meta)
+  end)
+
+  it("refuses, with the fix, a callback not named in callbacks", function()
+    control("/__reset", "POST")
+    local st = crawl.run({
+      start = h.url("/site/"), state = h.tmpname(".db"), quiet = true,
+      parse = function(page) page:follow(h.url("/site/p/1.html"), { callback = function() end }) end,
+    })
+    assert.equal(1, st.parse_errors)
+    assert.equal(1, st.pages)
+  end)
+end)
