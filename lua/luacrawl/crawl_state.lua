@@ -52,6 +52,9 @@ function M.check(s)
   if st ~= nil and (type(st) ~= "string" or st == "") then
     error("crawl.run: state must be the path of a state file (a string)", 0)
   end
+  if st ~= nil and s.from_warc ~= nil then
+    error("crawl.run: state does not go with from_warc (a replay fetches nothing to keep)", 0)
+  end
   if s.commit_interval ~= nil then
     local ok, err = pcall(core.check_number, s.commit_interval, "crawl.run: commit_interval", 0, 24 * 3600)
     if not ok then error(tostring(err), 0) end

@@ -212,6 +212,18 @@ describe("luacrawl crawl --state", function()
     end
   end)
 
+  it("with --warc: a run after a kill starts a new archive file, the killed one left .open", function()
+    control("/__reset")
+    local state, out, prefix = h.tmpname(".db"), h.tmpname(".jsonl"), h.tmpname("-arc")
+    local code = run(state, out, "--delay 0.002 --warc " .. q(prefix), "KILL", 0.3)
+    assert.equal(137, code)
+    local code2, _, err = run(state, out, "--warc " .. q(prefix))
+    assert.equal(0, code2, err)
+    assert.is_truthy(io.open(prefix .. "-00000.warc.gz.open", "rb"), "the killed run's file")
+    assert.is_truthy(io.open(prefix .. "-00001.warc.gz", "rb"), "the next run's file")
+    check_output(out)
+  end)
+
   it("refuses the state of another crawl, unless --state-force", function()
     local state, out = h.tmpname(".db"), h.tmpname(".jsonl")
     local code, _, err = run(state, out, "-n 10")
