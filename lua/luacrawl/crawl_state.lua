@@ -108,6 +108,25 @@ function M.identity(spec)
   })
 end
 
+-- What differs between two identities, in words: "start URLs http://a/ (this crawl:
+-- http://b/)", "allow, span_hosts".
+function M.differences(stored, current)
+  local ok, a = pcall(json_decode, stored)
+  local b = json_decode(current)
+  if not ok or type(a) ~= "table" then return "an identity this luacrawl does not read" end
+  local parts = {}
+  local function starts(v) return type(v) == "table" and table.concat(v, " ") or tostring(v) end
+  if canonical(a.start) ~= canonical(b.start) then
+    parts[#parts + 1] = ("start URLs %s; this crawl: %s"):format(starts(a.start), starts(b.start))
+  end
+  local scope = {}
+  for _, k in ipairs({ "allow", "deny", "span_hosts", "max_depth", "host_key" }) do
+    if canonical(a[k]) ~= canonical(b[k]) then scope[#scope + 1] = k end
+  end
+  if #scope > 0 then parts[#parts + 1] = "another scope: " .. table.concat(scope, ", ") end
+  return #parts > 0 and table.concat(parts, "; ") or "another identity"
+end
+
 -- Requests' fields besides their columns, as JSON; a callback by its name in
 -- spec.callbacks (a function cannot be stored).
 local TRANSIENT = { retrying = true, held = true }
@@ -175,7 +194,7 @@ function M.open(crawler)
   }, State)
   local ok, oerr = pcall(self.setup, self, crawler)
   if not ok then
-    pcall(db.close, db)
+    db:abandon()
     error(state_error(oerr), 0)
   end
   return self
@@ -197,8 +216,8 @@ function State:setup(crawler)
   local id = M.identity(spec)
   local stored = db:meta("crawl.identity")
   if stored and stored ~= id and not spec.state_force then
-    error(lc.error("incompatible", ("state %s was made by another crawl (%s); this crawl is %s: use another state "
-      .. "file, or --state-force (state_force = true) to go on with it"):format(self.path, stored, id)), 0)
+    error(lc.error("incompatible", ("state %s was made by another crawl (%s): use another state file, or "
+      .. "--state-force (state_force = true) to go on with it"):format(self.path, M.differences(stored, id))), 0)
   end
   self.resumed = stored ~= nil
   db:set_meta("crawl.identity", id)

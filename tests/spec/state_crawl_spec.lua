@@ -232,6 +232,7 @@ describe("luacrawl crawl --state", function()
       q(out)))
     assert.equal(2, code)
     assert.matches("was made by another crawl", err)
+    assert.matches("start URLs " .. h.url("/site/"):gsub("%p", "%%%0") .. "; this crawl: ", err)
     assert.matches("%-%-state%-force", err)
     code, _, err = h.sh(("%s crawl %s --state %s -o %s -q -n 5 --state-force"):format(h.luacrawl_bin,
       q(h.url("/site/p/1.html")), q(state), q(out)))
