@@ -383,48 +383,6 @@ static int seen_l_tostring(lua_State *L)
     return 1;
 }
 
-/* set:add_fps(bytes): add the fingerprints packed in bytes (8 each, native order: an
- * lc.seen's journal, set:take_journal()) */
-static int seen_l_add_fps(lua_State *L)
-{
-    struct handle_ud *h = check_handle(L, SEEN_METATABLE, "store seen set");
-    size_t len;
-    const char *p = luaL_checklstring(L, 2, &len);
-    if (len % 8) return luaL_argerror(L, 2, "fingerprints are 8 bytes each");
-    for (size_t off = 0; off < len; off += 8) {
-        uint64_t fp;
-        memcpy(&fp, p + off, 8);
-        store_err_t e;
-        if (store_seen_add(h->obj, &fp, 1, NULL, &e) != 0) return raise_err(L, h->owner, &e);
-    }
-    return 0;
-}
-
-struct load_ctx {
-    lua_State *L;
-    void *seen_ud;
-    char err[160];
-};
-
-static int load_one(uint64_t fp, void *ud)
-{
-    struct load_ctx *c = ud;
-    return lc_seen_add(c->L, c->seen_ud, fp, c->err, sizeof(c->err)) < 0 ? 1 : 0;
-}
-
-/* set:load_into(seen): add every fingerprint of the stored set to the lc.seen set */
-static int seen_l_load_into(lua_State *L)
-{
-    struct handle_ud *h = check_handle(L, SEEN_METATABLE, "store seen set");
-    if (!lc_toseen(L, 2)) return luaL_argerror(L, 2, "an lc.seen set");
-    struct load_ctx c = {L, lua_touserdata(L, 2), ""};
-    store_err_t e;
-    int r = store_seen_each(h->obj, load_one, &c, &e);
-    if (r < 0) return raise_err(L, h->owner, &e);
-    if (r > 0) return luaL_error(L, "%s", c.err);
-    return 0;
-}
-
 /* Statement handles --------------------------------------------------------------- */
 
 /* Bind the arguments from idx on: nil, booleans (0/1), numbers (integers when whole),
@@ -586,8 +544,6 @@ void lc_register_store(lua_State *L)
         {"add", seen_l_add},
         {"has", seen_l_has},
         {"size", seen_l_size},
-        {"add_fps", seen_l_add_fps},
-        {"load_into", seen_l_load_into},
         {NULL, NULL},
     };
     static const luaL_Reg stmt_methods[] = {

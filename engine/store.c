@@ -799,24 +799,6 @@ int64_t store_seen_size(const store_seen_t *set)
     return set->size;
 }
 
-int store_seen_each(store_seen_t *set, int (*fn)(uint64_t fp, void *ud), void *ud, store_err_t *err)
-{
-    store_t *s = set->s;
-    if (check_failed(s, err)) return -1;
-    char sql[64];
-    snprintf(sql, sizeof(sql), "SELECT fp FROM seen_%lld", (long long)set->id);
-    sqlite3_stmt *stmt;
-    int rc = sqlite3_prepare_v2(s->db, sql, -1, &stmt, NULL);
-    if (rc != SQLITE_OK) return sql_err(s->path, s->db, rc, "reading a seen set", err);
-    int r = 0;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-        if ((r = fn((uint64_t)sqlite3_column_int64(stmt, 0), ud)) != 0) break;
-    sqlite3_finalize(stmt);
-    if (r != 0) return r;
-    if (rc != SQLITE_DONE) return sql_err(s->path, s->db, rc, "reading a seen set", err);
-    return 0;
-}
-
 /* Statements ------------------------------------------------------------------- */
 
 store_stmt_t *store_stmt(store_t *s, const char *sql, store_err_t *err)

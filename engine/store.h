@@ -100,10 +100,6 @@ int store_seen_add(store_seen_t *set, const uint64_t *fps, size_t n, unsigned ch
 /* 1 when fp is in the set, 0 when not, -1 on error. */
 int store_seen_has(store_seen_t *set, uint64_t fp, store_err_t *err);
 int64_t store_seen_size(const store_seen_t *set);
-/* Call fn(fp, ud) for every fingerprint of the set (in key order); fn returns 0 to go
- * on, anything else to stop (store_seen_each then returns that value). */
-int store_seen_each(store_seen_t *set, int (*fn)(uint64_t fp, void *ud), void *ud,
-                    store_err_t *err);
 
 /* Statements -------------------------------------------------------------------- */
 

@@ -71,8 +71,9 @@ usage: luacrawl crawl URL... [options]
   --state FILE           keep the crawl in FILE (SQLite): run the same command
                          again to go on where it stopped, even after kill -9
                          (docs/crawl.md, "Long crawls")
-  --commit-interval S    seconds between commits of the state (default 0: a
-                         commit before new requests take ended pages' slots)
+  --commit-interval S    seconds between commits of the state (default 0: pages
+                         hold their slots until committed; a kill costs at most
+                         the concurrency)
   --state-force          go on with a state made by another crawl (other start
                          URLs or scope)
   --recrawl AGE          with the --state of a finished crawl: fetch again the

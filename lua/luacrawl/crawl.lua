@@ -861,9 +861,10 @@ function Crawler:dispatch()
       break
     end
     local wait
-    -- With a state committed at every turn: before the slots of ended pages are used.
-    if self.state and self.state.interval == 0 then self.state:commit_pending(self) end
-    while self.active < spec.concurrency and self:page_budget_left() do
+    -- With a state, pages done and not committed hold their slots (crawl_state.lua).
+    local state = self.state
+    if state then state:commit_due(self, self.active, spec.concurrency) end
+    while self.active + (state and state:held_slots() or 0) < spec.concurrency and self:page_budget_left() do
       local req
       req, wait = self.frontier:pop(now())
       if not req then break end
@@ -1208,11 +1209,8 @@ function Crawler:run()
   if show == nil then show = not self.spec.quiet end
   if show then helpers[#helpers + 1] = lc.spawn(self.progress, self) end
   if self.state then
-    -- The state's commits flush the outputs too: at the dispatcher (commit_interval
-    -- 0, Crawler:dispatch) or every commit_interval seconds.
-    if self.state.interval > 0 then
-      helpers[#helpers + 1] = lc.spawn(self.state.commit_loop, self.state, self)
-    end
+    -- The state's commits flush the outputs too (crawl_state.lua).
+    helpers[#helpers + 1] = lc.spawn(self.state.commit_loop, self.state, self)
   elseif #self.outputs > 0 then
     helpers[#helpers + 1] = lc.spawn(function()
       while true do

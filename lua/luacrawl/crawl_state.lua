@@ -3,14 +3,15 @@
 -- where it was. docs/crawl.md, "Long crawls", has the rules; crawl.lua calls this at
 -- a few points:
 --   M.open(crawler)          at crawl.new: the store, the identity check, the seen
---                            set, the frontier (luacrawl.frontier_sqlite) and the
---                            committed length of each output file
+--                            set (from the frontier's and the done pages' URLs), the
+--                            frontier (luacrawl.frontier_sqlite) and the committed
+--                            length of each output file
 --   state:fetched(req, res)  a page fetched: its row in crawl_done (status, final URL,
 --   state:failed(req, kind)  time, validators, digest), or its error
---   state:commit(crawler)    before new requests start in the slots of pages that
---                            ended (or every commit_interval seconds): outputs flushed, their
---                            lengths, the seen set's new fingerprints and the stats
---                            written, and the transaction committed
+--   state:commit(crawler)    when pages that ended hold a quarter of the slots (or
+--                            every commit_interval seconds): outputs flushed, their
+--                            lengths and the stats written, and the transaction
+--                            committed
 --   state:finish(crawler)    at the end: the last commit, "finished" when nothing is
 --                            left to do, and the store closed
 --
@@ -30,15 +31,18 @@ local M = {}
 
 spec_check.add_fields({ "state", "state_force", "commit_interval", "recrawl", "parse_unchanged", "callbacks" })
 
--- 0: a commit before the dispatcher starts new requests in the slots of pages that
--- ended (a kill then costs only the requests in flight); S > 0: one every S seconds (a
--- kill also costs the pages done since the last commit, fetched again at the next run).
+-- 0: pages that ended hold their slots until a commit (a kill then costs at most
+-- `concurrency` requests, in flight or done since the commit: State:commit_due);
+-- S > 0: a commit every S seconds (a kill also costs the pages done since the last
+-- commit, fetched again at the next run).
 M.default_commit_interval = 0
 
 local DONE_SQL = {
-  "CREATE TABLE IF NOT EXISTS crawl_done(url TEXT PRIMARY KEY, status INTEGER, final_url TEXT,"
-    .. " fetched_at REAL NOT NULL, etag TEXT, last_modified TEXT, digest TEXT, error TEXT, depth INTEGER)"
-    .. " WITHOUT ROWID",
+  -- Appended in the order pages are done (no index: each insert writes the last page);
+  -- a recrawl deletes a page's row when it is done again.
+  "CREATE TABLE IF NOT EXISTS crawl_done(id INTEGER PRIMARY KEY, url TEXT NOT NULL, status INTEGER,"
+    .. " final_url TEXT, fetched_at REAL NOT NULL, etag TEXT, last_modified TEXT, digest TEXT, error TEXT,"
+    .. " depth INTEGER)",
   "CREATE TABLE IF NOT EXISTS crawl_robots(origin TEXT PRIMARY KEY, status INTEGER NOT NULL, location TEXT,"
     .. " body TEXT NOT NULL, fetched_at REAL NOT NULL) WITHOUT ROWID",
 }
@@ -191,6 +195,7 @@ function M.open(crawler)
     db = db, path = spec.state, spec = spec,
     host_key = function(url) return crawler:host_key(url) end,
     interval = spec.commit_interval or M.default_commit_interval,
+    uncommitted = 0, batch = math.max(1, math.floor(spec.concurrency / 4)),
   }, State)
   local ok, oerr = pcall(self.setup, self, crawler)
   if not ok then
@@ -224,9 +229,9 @@ function State:setup(crawler)
   self.finished_at = self:meta("crawl.finished")
   self.totals = self:meta("crawl.totals") or {}
   self.outputs = self:meta("crawl.outputs") or {}
-  self.record_done = db:sql("INSERT OR REPLACE INTO crawl_done(url, status, final_url, fetched_at, etag,"
+  self.record_done = db:sql("INSERT INTO crawl_done(url, status, final_url, fetched_at, etag,"
     .. " last_modified, digest, error, depth) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
-  self.seen_store = db:seen("crawl")
+  self.forget_done = db:sql("DELETE FROM crawl_done WHERE id = ?1")
   self.robots_get = db:sql("SELECT status, location, body FROM crawl_robots WHERE origin = ?1 AND fetched_at > ?2")
   self.robots_put = db:sql("INSERT OR REPLACE INTO crawl_robots(origin, status, location, body, fetched_at)"
     .. " VALUES (?1, ?2, ?3, ?4, ?5)")
@@ -261,12 +266,19 @@ function State:frontier(opts, resume_gate)
   return self.f
 end
 
--- The seen set of every URL the crawl admitted so far, and a journal of those it adds
--- from now on (written at each commit).
+-- The seen set as an earlier run left it: every URL in the frontier or done. (A URL
+-- that an earlier run refused, by robots.txt or a hook, is not in it: asked for
+-- again, it is refused again.) Read in batches, in the order of the rows.
 function State:restore_seen(seen)
-  self.seen_store:load_into(seen)
-  seen:journal()
-  self.seen = seen
+  for _, t in ipairs({ "crawl_frontier", "crawl_done" }) do
+    local batch = self.db:sql(("SELECT rowid, url FROM %s WHERE rowid > ?1 ORDER BY rowid LIMIT 10000"):format(t))
+    local last = 0
+    repeat
+      local rows = batch:rows(last)
+      for _, r in ipairs(rows) do seen:add(r[2]) end
+      if #rows > 0 then last = rows[#rows][1] end
+    until #rows == 0
+  end
 end
 
 -- The committed length of an output file (nil: not a file this state knows).
@@ -283,15 +295,18 @@ function State:fetched(req, res)
   else
     digest = core.digest(res.body)
   end
-  local ok, err = pcall(self.record_done.exec, self.record_done, req.url, status, res.url, os.time(),
-    etag, lm, digest, nil, req.depth or 0)
+  self:done_row(req, req.url, status, res.url, os.time(), etag, lm, digest, nil, req.depth or 0)
+end
+
+-- A page's row in crawl_done (its row of the crawl before, in a recrawl, goes).
+function State:done_row(req, ...)
+  local ok, err = pcall(self.record_done.exec, self.record_done, ...)
+  if ok and req.recrawl and req.recrawl.row then ok, err = pcall(self.forget_done.exec, self.forget_done, req.recrawl.row) end
   if not ok then self:failed_write(err) end
 end
 
 function State:failed(req, kind)
-  local ok, err = pcall(self.record_done.exec, self.record_done, req.url, nil, nil, os.time(), nil, nil, nil,
-    kind, req.depth or 0)
-  if not ok then self:failed_write(err) end
+  self:done_row(req, req.url, nil, nil, os.time(), nil, nil, nil, kind, req.depth or 0)
 end
 
 -- A write of the state failed (disk full, I/O): the store refuses every later call,
@@ -325,16 +340,20 @@ function State:commit(crawler)
   end
   crawler:flush_outputs()
   if crawler.stats.output_failed then return false end
-  self.dirty = false
+  self.uncommitted = 0
   local ok, err = pcall(function()
     local lengths = {}
     for _, out in ipairs(crawler.outputs) do
       if out.file and out.path then lengths[out.path] = out.file:seek("end") end
     end
-    self.seen_store:add_fps(self.seen:take_journal())
     self:set_meta("crawl.outputs", lengths)
-    self:set_meta("crawl.totals", self:totals_now(crawler.stats))
-    self:set_meta("crawl.committed_at", os.time())
+    -- The totals and the time of the commit, for luacrawl state: once a second.
+    local t = os.time()
+    if t ~= self.meta_time then
+      self.meta_time = t
+      self:set_meta("crawl.totals", self:totals_now(crawler.stats))
+      self:set_meta("crawl.committed_at", t)
+    end
     local cok, cerr = self.db:commit()
     if not cok then error(cerr, 0) end
   end)
@@ -345,25 +364,34 @@ function State:commit(crawler)
   return true
 end
 
--- The task that commits every commit_interval seconds while the crawl runs (crawl.lua
--- spawns it when the interval is more than 0).
+-- The task that commits while the crawl runs (crawl.lua spawns it): every
+-- commit_interval seconds; with an interval of 0, every second when pages ended
+-- since the last commit and the dispatcher has not committed (below).
 function State:commit_loop(crawler)
   while true do
-    lc.sleep(self.interval)
-    self:commit(crawler)
+    lc.sleep(self.interval > 0 and self.interval or 1)
+    if self.interval > 0 or self.uncommitted > 0 then self:commit(crawler) end
   end
 end
 
--- With commit_interval 0 (the default), the dispatcher commits (commit_pending) before
--- it starts a request in a slot a page freed: the pages done and not committed and the
--- requests in flight are then never more than concurrency together, and a kill costs
--- at most that. Every page ended since the dispatcher last ran goes in one commit.
+-- With commit_interval 0 (the default), a page that ended keeps its slot until a
+-- commit: the crawl has at most `concurrency` requests in flight and pages done but
+-- not committed together, and a kill costs at most that. The dispatcher commits
+-- (commit_due) when those pages hold a quarter of the slots, or when it has no slot
+-- left: one commit for many pages.
 function State:page_ended()
-  self.dirty = true
+  self.uncommitted = self.uncommitted + 1
 end
 
-function State:commit_pending(crawler)
-  if self.dirty then self:commit(crawler) end
+-- The slots that pages done and not committed hold (0 with commit_interval > 0).
+function State:held_slots()
+  return self.interval == 0 and self.uncommitted or 0
+end
+
+function State:commit_due(crawler, active, concurrency)
+  local n = self.uncommitted
+  if self.interval > 0 or n == 0 then return end
+  if n >= self.batch or active + n >= concurrency then self:commit(crawler) end
 end
 
 -- The crawl ended: a last commit; finished when nothing is left (the frontier empty
@@ -401,8 +429,8 @@ end
 -- and its digest: crawl.lua tells a changed page from an unchanged one (changed).
 -- The crawl is not finished until they are done again.
 function State:start_recrawl()
-  local due = self.db:sql("SELECT url, depth, status, etag, last_modified, digest FROM crawl_done"
-    .. " WHERE fetched_at <= ?1 ORDER BY depth"):rows(os.time() - self.spec.recrawl)
+  local due = self.db:sql("SELECT url, depth, status, etag, last_modified, digest, id FROM crawl_done"
+    .. " WHERE fetched_at <= ?1 ORDER BY depth, id"):rows(os.time() - self.spec.recrawl)
   if #due == 0 then return end
   for _, r in ipairs(due) do
     local url, etag, lm = r[1], r[4], r[5]
@@ -410,7 +438,7 @@ function State:start_recrawl()
     if etag or lm then headers = { ["If-None-Match"] = etag, ["If-Modified-Since"] = lm } end
     self.f:push({
       url = url, depth = r[2], key = self.host_key(url), headers = headers,
-      recrawl = { status = r[3], etag = etag, last_modified = lm, digest = r[6] },
+      recrawl = { status = r[3], etag = etag, last_modified = lm, digest = r[6], row = r[7] },
     })
   end
   self.db:set_meta("crawl.finished", nil)

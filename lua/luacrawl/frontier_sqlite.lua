@@ -9,8 +9,13 @@
 -- scheduling (per-host slots, delays, backoff) is the memory frontier's, over a
 -- window of each host's next requests (at most `window` of them in memory); the
 -- rest of a host's requests wait on disk and are read in as its window empties, in
--- the memory frontier's order (priority, then depth, then the order queued). So a
--- frontier of millions of URLs costs memory for the windows only.
+-- the order they were queued (first in, first out; depth-first, last in, first out).
+-- In a breadth-first crawl that is the order of depth; a request with a priority
+-- above 0 never waits on disk (it goes in its host's window, which orders by
+-- priority), nor does one queued again (a retry, one back from robots.txt). So a
+-- frontier of millions of URLs costs memory for the windows only. (Ordering the
+-- disk by priority and depth too made each insert three times as dear: an index of
+-- many insertion points, its pages split half full.)
 --
 -- The rows written are not durable until the store commits (the crawl does, at its
 -- commit interval: crawl_state.lua); a kill loses what came after the last commit,
@@ -26,7 +31,7 @@ local M = {}
 local SCHEMA = {
   "CREATE TABLE IF NOT EXISTS crawl_frontier(id INTEGER PRIMARY KEY, host TEXT NOT NULL,"
     .. " priority REAL NOT NULL, depth INTEGER NOT NULL, url TEXT NOT NULL, referrer TEXT, extra TEXT)",
-  "CREATE INDEX IF NOT EXISTS crawl_frontier_next ON crawl_frontier(host, priority DESC, depth, id)",
+  "CREATE INDEX IF NOT EXISTS crawl_frontier_host ON crawl_frontier(host, id)",
 }
 
 local DF = {}
@@ -44,7 +49,7 @@ M.columns = COLUMNS
 --   resume_gate(req)   as above (default: every request is queued)
 function M.open(db, opts)
   for _, sql in ipairs(SCHEMA) do db:sql(sql):exec() end
-  local order = opts.depth_first and "priority DESC, depth DESC, id DESC" or "priority DESC, depth, id"
+  local order = opts.depth_first and "id DESC" or "id"
   local self = setmetatable({
     db = db,
     mem = frontier.new(opts),
@@ -111,19 +116,17 @@ function DF:row(req)
   if req.sid then return req.sid end
   local _, id = self:run(self.insert, "exec", req.key, req.priority or 0, req.depth or 0, req.url, req.referrer,
     self.pack(req))
-  if not id then -- the store failed: an id of memory only
-    self.lost_ids = (self.lost_ids or 0) - 1
-    id = self.lost_ids
-  end
-  req.sid = id
-  return id
+  req.sid = id or self:lost_id() -- none: the store failed, an id of memory only
+  return req.sid
 end
 
 -- req (with its row) in memory when its host's window has room and nothing of the
--- host waits on disk (which comes first); else on disk only.
-function DF:place(req)
+-- host waits on disk (which comes first), or when it must not wait on disk (again:
+-- a request queued before, which disk order would pass over; a priority); else on
+-- disk only.
+function DF:place(req, again)
   local key = req.key
-  if (self.disk[key] or 0) == 0 and self.mem:queued_of(key) < self.window then
+  if again or (req.priority or 0) > 0 or ((self.disk[key] or 0) == 0 and self.mem:queued_of(key) < self.window) then
     self:mark_loaded(req.sid, key)
     self.mem:push(req)
   else
@@ -137,12 +140,24 @@ end
 
 function DF:push(req)
   if req.key == nil then error("frontier: request without a host key", 2) end
+  local again = req.sid ~= nil
   self:row(req)
+  self:place(req, again)
+end
+
+-- A link with nothing but its URL, depth and referrer: no other field to pack.
+function DF:push_url(key, url, depth, referrer)
+  if key == nil then error("frontier: request without a host key", 2) end
+  depth = depth or 0
+  local _, id = self:run(self.insert, "exec", key, 0, depth, url, referrer, nil)
+  local req = { key = key, url = url, depth = depth, referrer = referrer, sid = id or self:lost_id() }
   self:place(req)
 end
 
-function DF:push_url(key, url, depth, referrer)
-  return self:push({ key = key, url = url, depth = depth or 0, referrer = referrer })
+-- An id for a request whose row could not be written (the store failed).
+function DF:lost_id()
+  self.lost_ids = (self.lost_ids or 0) - 1
+  return self.lost_ids
 end
 
 -- Read the next requests of key from disk until its window is full.
