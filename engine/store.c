@@ -330,7 +330,8 @@ static int set_pragmas(store_t *s, const store_opts_t *o, store_err_t *err)
     int rc = exec(s->db, "PRAGMA locking_mode=EXCLUSIVE");
     if (rc == SQLITE_OK) rc = exec(s->db, "SELECT count(*) FROM sqlite_schema");
     if (rc != SQLITE_OK) return sql_err(s->path, s->db, rc, "opening it", err);
-    snprintf(sql, sizeof(sql), "PRAGMA synchronous=%s; PRAGMA cache_size=-%d",
+    snprintf(sql, sizeof(sql),
+             "PRAGMA synchronous=%s; PRAGMA cache_size=-%d; PRAGMA wal_autocheckpoint=8192",
              o->sync_full ? "FULL" : "NORMAL", o->cache_kb > 0 ? o->cache_kb : DEFAULT_CACHE_KB);
     rc = exec(s->db, sql);
     if (rc == SQLITE_OK && o->max_bytes > 0) {

@@ -15,15 +15,25 @@ function M.new(spec)
   return setmetatable({ first = {} }, M)
 end
 
+-- The digest of a response's body as it is (outside the Lua heap), not res.body: a
+-- body is made a Lua string only when a script reads it. Kept in the response: the
+-- crawl's state records it too (crawl_state.lua). nil for an empty body.
+function M.digest_of(res)
+  local d = rawget(res, "_digest")
+  if d then return d end
+  local body = rawget(res, "body") or rawget(res, "_body")
+  if body == nil or #body == 0 then return nil end
+  d = digest(body)
+  rawset(res, "_digest", d)
+  return d
+end
+
 function M:mark(page, stats)
   local status = page.status
   if status < 200 or status >= 300 then return end
-  -- The response's body as it is (outside the Lua heap), not page.body: a page's
-  -- body is made a Lua string only when a script reads it.
   local res = rawget(page, "response")
-  local body = res and (rawget(res, "body") or rawget(res, "_body"))
-  if body == nil or #body == 0 then return end
-  local d = digest(body)
+  local d = res and M.digest_of(res)
+  if d == nil then return end
   local first = self.first[d]
   if first then
     rawset(page, "duplicate_of", first)

@@ -24,8 +24,10 @@ local lc = require "luacrawl"
 local core = require "luacrawl.core"
 local spec_check = require "luacrawl.spec_check"
 local frontier_sqlite = require "luacrawl.frontier_sqlite"
+local crawl_dupes = require "luacrawl.crawl_dupes"
 
 local json_encode, json_decode = core.json_encode, core.json_decode
+local EMPTY_DIGEST = core.digest("")
 
 local M = {}
 
@@ -293,7 +295,7 @@ function State:fetched(req, res)
     status, digest = before.status, before.digest
     etag, lm = etag or before.etag, lm or before.last_modified
   else
-    digest = core.digest(res.body)
+    digest = crawl_dupes.digest_of(res) or EMPTY_DIGEST
   end
   self:done_row(req, req.url, status, res.url, os.time(), etag, lm, digest, nil, req.depth or 0)
 end
@@ -451,7 +453,8 @@ end
 function M.changed(req, res)
   local before = req.recrawl
   if res.status == 304 then return false end
-  return not (before.digest and res.status == before.status and core.digest(res.body) == before.digest)
+  if not before.digest or res.status ~= before.status then return true end
+  return (crawl_dupes.digest_of(res) or EMPTY_DIGEST) ~= before.digest
 end
 
 return M
