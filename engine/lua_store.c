@@ -518,6 +518,31 @@ static int l_truncate(lua_State *L)
     return 1;
 }
 
+/* stmt:seen_urls(set, ...) -> n: add the URL in the first column of every row to the
+ * lc.seen set, as the crawl's filter adds a normalized URL (url_hash of its text);
+ * the crawl's state makes its seen set so at open, with no Lua value a row. */
+static int stmt_l_seen_urls(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
+    if (!lc_toseen(L, 2)) return luaL_argerror(L, 2, "an lc.seen set");
+    void *set = lua_touserdata(L, 2);
+    bind_args(L, h, 3);
+    double n = 0;
+    while (step(L, h) == 1) {
+        store_value_t v;
+        store_stmt_column(h->obj, 0, &v);
+        if (v.type != STORE_TEXT) continue;
+        char err[160];
+        if (lc_seen_add(L, set, url_hash(v.p, v.len), err, sizeof(err)) < 0) {
+            store_stmt_reset(h->obj);
+            return luaL_error(L, "%s", err);
+        }
+        n++;
+    }
+    lua_pushnumber(L, n);
+    return 1;
+}
+
 /* Registration -------------------------------------------------------------------- */
 
 static void new_metatable(lua_State *L, const char *name, const luaL_Reg *methods)
@@ -547,10 +572,8 @@ void lc_register_store(lua_State *L)
         {NULL, NULL},
     };
     static const luaL_Reg stmt_methods[] = {
-        {"exec", stmt_l_exec},
-        {"rows", stmt_l_rows},
-        {"one", stmt_l_one},
-        {NULL, NULL},
+        {"exec", stmt_l_exec},           {"rows", stmt_l_rows}, {"one", stmt_l_one},
+        {"seen_urls", stmt_l_seen_urls}, {NULL, NULL},
     };
     static const luaL_Reg funcs[] = {
         {"store_open", l_store_open},

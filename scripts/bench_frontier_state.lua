@@ -1,7 +1,8 @@
 -- scripts/bench_frontier_state.lua: the SQLite frontier (luacrawl.frontier_sqlite) with
 -- N URLs in it, as a crawl's state holds them: each URL admitted through the seen set
--- in memory, pushed, then every one popped and done, with a commit every 50,000. Run by scripts/bench-state; prints one line of figures:
---   pushed push_per_s popped pop_per_s peak_rss_kb state_bytes
+-- in memory, pushed, then every one popped and done, with a commit every 50,000;
+-- between the two, a resume (the store closed and opened again). Run by scripts/bench-state; prints one line of figures:
+--   pushed push_per_s popped pop_per_s peak_rss_kb state_bytes resume_seconds
 --
 --   luacrawl run scripts/bench_frontier_state.lua STATE N HOSTS
 local lc = require "luacrawl"
@@ -41,6 +42,21 @@ commit()
 local t1 = lc.now()
 assert(f:size() == pushed, "the frontier lost URLs")
 
+-- A resume: the store closed and opened again, the seen set made from its URLs (as
+-- crawl_state.lua does) and each host's window read in.
+assert(db:close())
+seen = nil
+collectgarbage()
+local r0 = lc.now()
+db = assert(lc.store.open(path))
+seen = lc.seen()
+db:sql("SELECT url FROM crawl_frontier"):seen_urls(seen)
+f = frontier_sqlite.open(db, { per_host = 1000000, window = 64 })
+f:resume()
+local resume_s = lc.now() - r0
+assert(f:size() == pushed and seen:size() == pushed, "the resume lost URLs")
+local t1b = lc.now()
+
 local popped = 0
 local now = 0
 while true do
@@ -55,4 +71,5 @@ local t2 = lc.now()
 assert(popped == pushed, ("popped %d of %d"):format(popped, pushed))
 local bytes = db:bytes()
 db:close()
-io.write(("%d %.0f %d %.0f %d %d\n"):format(pushed, pushed / (t1 - t0), popped, popped / (t2 - t1), peak_rss_kb(), bytes))
+io.write(("%d %.0f %d %.0f %d %d %.3f\n"):format(pushed, pushed / (t1 - t0), popped, popped / (t2 - t1b),
+  peak_rss_kb(), bytes, resume_s))

@@ -270,16 +270,10 @@ end
 
 -- The seen set as an earlier run left it: every URL in the frontier or done. (A URL
 -- that an earlier run refused, by robots.txt or a hook, is not in it: asked for
--- again, it is refused again.) Read in batches, in the order of the rows.
+-- again, it is refused again.)
 function State:restore_seen(seen)
   for _, t in ipairs({ "crawl_frontier", "crawl_done" }) do
-    local batch = self.db:sql(("SELECT rowid, url FROM %s WHERE rowid > ?1 ORDER BY rowid LIMIT 10000"):format(t))
-    local last = 0
-    repeat
-      local rows = batch:rows(last)
-      for _, r in ipairs(rows) do seen:add(r[2]) end
-      if #rows > 0 then last = rows[#rows][1] end
-    until #rows == 0
+    self.db:sql(("SELECT url FROM %s"):format(t)):seen_urls(seen)
   end
 end
 
