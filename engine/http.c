@@ -78,6 +78,7 @@ struct http_xfer {
     struct buf hdrbuf; /* "name\0value\0" pairs */
     size_t header_bytes;
     int nheaders;
+    int encoded;             /* a Content-Encoding is among them (setup_decoder reads them) */
     int headers_done;        /* the last response's header block ended (its empty line) */
     http_decoder_t *decoder; /* undoes the response's Content-Encoding; NULL: none */
     int decode_refused;      /* its Content-Encoding cannot be undone (message set) */
@@ -571,6 +572,7 @@ static int store_header(http_xfer_t *x, const char *line, size_t n)
     trim(&value, &vlen);
     if (nlen == 0 || memchr(name, '\0', nlen) || memchr(value, '\0', vlen)) return 0;
     if (x->nheaders >= MAX_HEADERS) return -1;
+    if (nlen == 16 && strncasecmp(name, "Content-Encoding", 16) == 0) x->encoded = 1;
     /* A response's headers usually fit in the first allocation. */
     if (!x->hdrbuf.p && buf_reserve(&x->hdrbuf, HEADERS_FIRST) < 0) return out_of_memory(x);
     if (buf_append(&x->hdrbuf, name, nlen) < 0 || buf_append(&x->hdrbuf, "", 1) < 0 ||
@@ -592,6 +594,7 @@ static int setup_decoder(http_xfer_t *x)
     http_decoder_free(x->decoder);
     x->decoder = NULL;
     x->decode_refused = 0;
+    if (!x->encoded) return 0; /* most responses: nothing to look for */
     for (int i = 0; p && i < x->nheaders; i++) {
         const char *name = p, *value = p + strlen(p) + 1;
         p = value + strlen(value) + 1;
@@ -630,6 +633,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
         /* A new response (after 100 Continue, say): forget the earlier headers. */
         x->hdrbuf.n = 0;
         x->nheaders = 0;
+        x->encoded = 0;
         x->headers_done = 0;
         if (x->capture) http_capture_response(x->capture);
         if (x->capture) http_capture_head(x->capture, data, n);
@@ -1030,7 +1034,11 @@ static CURLU *url_handle(const http_xfer_t *x)
     size_t pn = query ? (size_t)(query - path) : strlen(path);
     memcpy(p, path, pn);
     p[pn] = '\0';
-    snprintf(port, sizeof(port), "%d", x->port);
+    /* The port as the URL writes it (normalized: digits, no leading zero). */
+    size_t portn = *host_end == ':' ? (size_t)(path - host_end - 1) : 0;
+    if (portn >= sizeof(port)) return NULL;
+    memcpy(port, host_end + 1, portn);
+    port[portn] = '\0';
     CURLU *u = curl_url();
     if (!u || curl_url_set(u, CURLUPART_SCHEME, url[4] == 's' ? "https" : "http", 0) ||
         curl_url_set(u, CURLUPART_HOST, x->host, 0) ||
@@ -1396,6 +1404,7 @@ static int follow_redirect(http_xfer_t *x)
     x->body.n = 0;
     x->hdrbuf.n = 0;
     x->nheaders = 0;
+    x->encoded = 0;
     x->header_bytes = 0;
     x->headers_done = 0;
     http_decoder_free(x->decoder);
