@@ -53,8 +53,8 @@ struct http_xfer {
     void *arg;
     enum xfer_state state;
     CURL *easy;
-    int easy_base;            /* easy holds the base options and a plain request's (setup_easy) */
     cookies_t *easy_jar;      /* the jar easy is on (a reference, join_jar); NULL: none */
+    int easy_base;            /* easy holds the base options and a plain request's (setup_easy) */
     int attempts;             /* of this hop's request: more than one when curl retried it */
     http_xfer_t *prev, *next; /* in http->in_curl while the multi handle has easy */
     int unwatched;            /* errno of a failed loop_watch of its socket; 0: none */
@@ -78,10 +78,10 @@ struct http_xfer {
     struct buf hdrbuf; /* "name\0value\0" pairs */
     size_t header_bytes;
     int nheaders;
-    int encoded;             /* a Content-Encoding is among them (setup_decoder reads them) */
     int headers_done;        /* the last response's header block ended (its empty line) */
     http_decoder_t *decoder; /* undoes the response's Content-Encoding; NULL: none */
     int decode_refused;      /* its Content-Encoding cannot be undone (message set) */
+    int encoded;             /* a Content-Encoding is among the headers (setup_decoder) */
     http_capture_t *capture; /* the bytes as sent and received (http_req_archive); NULL: none */
     enum abort_reason aborted;
     enum http_error error;
