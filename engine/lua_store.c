@@ -9,14 +9,18 @@
 #include "store.h"
 #include "url.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char STORE_METATABLE[] = "luacrawl.store";
 static const char QUEUE_METATABLE[] = "luacrawl.store_queue";
 static const char SEEN_METATABLE[] = "luacrawl.store_seen";
+static const char STMT_METATABLE[] = "luacrawl.store_stmt";
 
 #define POP_MAX 256 /* items one pop call hands over */
+#define BIND_MAX 32 /* values one statement call binds */
 
 struct store_ud {
     store_t *s; /* NULL once closed */
@@ -131,6 +135,17 @@ static int store_l_close(lua_State *L)
     return 1;
 }
 
+/* db:abandon(): close without committing: what was written since the last commit is
+ * dropped, as a kill would drop it (a crawl whose outputs no longer match it). */
+static int store_l_abandon(lua_State *L)
+{
+    struct store_ud *u = lc_toudata_either(L, 1, STORE_METATABLE, NULL);
+    if (!u) luaL_typerror(L, 1, "store");
+    store_abandon(u->s);
+    u->s = NULL;
+    return 0;
+}
+
 /* Collected unclosed: dropped as a kill would drop it, what was not committed lost. */
 static int store_l_gc(lua_State *L)
 {
@@ -239,6 +254,18 @@ static int store_l_seen(lua_State *L)
     store_seen_t *set = store_seen(u->s, name, &e);
     if (!set) return raise_err(L, u, &e);
     push_handle(L, u, set, SEEN_METATABLE);
+    return 1;
+}
+
+/* db:sql(text) -> the statement's handle (prepared once per text; raises on failure) */
+static int store_l_sql(lua_State *L)
+{
+    struct store_ud *u = check_store(L);
+    const char *sql = luaL_checkstring(L, 2);
+    store_err_t e;
+    store_stmt_t *stmt = store_stmt(u->s, sql, &e);
+    if (!stmt) return raise_err(L, u, &e);
+    push_handle(L, u, stmt, STMT_METATABLE);
     return 1;
 }
 
@@ -356,6 +383,183 @@ static int seen_l_tostring(lua_State *L)
     return 1;
 }
 
+/* set:add_fps(bytes): add the fingerprints packed in bytes (8 each, native order: an
+ * lc.seen's journal, set:take_journal()) */
+static int seen_l_add_fps(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, SEEN_METATABLE, "store seen set");
+    size_t len;
+    const char *p = luaL_checklstring(L, 2, &len);
+    if (len % 8) return luaL_argerror(L, 2, "fingerprints are 8 bytes each");
+    for (size_t off = 0; off < len; off += 8) {
+        uint64_t fp;
+        memcpy(&fp, p + off, 8);
+        store_err_t e;
+        if (store_seen_add(h->obj, &fp, 1, NULL, &e) != 0) return raise_err(L, h->owner, &e);
+    }
+    return 0;
+}
+
+struct load_ctx {
+    lua_State *L;
+    void *seen_ud;
+    char err[160];
+};
+
+static int load_one(uint64_t fp, void *ud)
+{
+    struct load_ctx *c = ud;
+    return lc_seen_add(c->L, c->seen_ud, fp, c->err, sizeof(c->err)) < 0 ? 1 : 0;
+}
+
+/* set:load_into(seen): add every fingerprint of the stored set to the lc.seen set */
+static int seen_l_load_into(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, SEEN_METATABLE, "store seen set");
+    if (!lc_toseen(L, 2)) return luaL_argerror(L, 2, "an lc.seen set");
+    struct load_ctx c = {L, lua_touserdata(L, 2), ""};
+    store_err_t e;
+    int r = store_seen_each(h->obj, load_one, &c, &e);
+    if (r < 0) return raise_err(L, h->owner, &e);
+    if (r > 0) return luaL_error(L, "%s", c.err);
+    return 0;
+}
+
+/* Statement handles --------------------------------------------------------------- */
+
+/* Bind the arguments from idx on: nil, booleans (0/1), numbers (integers when whole),
+ * strings (text). */
+static void bind_args(lua_State *L, struct handle_ud *h, int idx)
+{
+    int n = lua_gettop(L) - idx + 1;
+    if (n > BIND_MAX) luaL_error(L, "store statement: more than %d values", BIND_MAX);
+    store_value_t v[BIND_MAX];
+    for (int i = 0; i < n; i++) {
+        int at = idx + i;
+        memset(&v[i], 0, sizeof(v[i]));
+        switch (lua_type(L, at)) {
+        case LUA_TNIL:
+            v[i].type = STORE_NULL;
+            break;
+        case LUA_TBOOLEAN:
+            v[i].type = STORE_INTEGER;
+            v[i].i = lua_toboolean(L, at);
+            break;
+        case LUA_TNUMBER: {
+            lua_Number x = lua_tonumber(L, at);
+            if (x == (lua_Number)(int64_t)x && x >= -9007199254740992.0 &&
+                x <= 9007199254740992.0) {
+                v[i].type = STORE_INTEGER;
+                v[i].i = (int64_t)x;
+            } else {
+                v[i].type = STORE_REAL;
+                v[i].r = x;
+            }
+            break;
+        }
+        case LUA_TSTRING:
+            v[i].type = STORE_TEXT;
+            v[i].p = lua_tolstring(L, at, &v[i].len);
+            break;
+        default:
+            luaL_argerror(L, at, "nil, a boolean, a number or a string");
+        }
+    }
+    store_err_t e;
+    if (store_stmt_bind(h->obj, v, n, &e) != 0) raise_err(L, h->owner, &e);
+}
+
+static void push_column(lua_State *L, store_stmt_t *stmt, int i)
+{
+    store_value_t v;
+    store_stmt_column(stmt, i, &v);
+    switch (v.type) {
+    case STORE_INTEGER:
+        lua_pushnumber(L, (lua_Number)v.i);
+        break;
+    case STORE_REAL:
+        lua_pushnumber(L, v.r);
+        break;
+    case STORE_TEXT:
+    case STORE_BLOB:
+        lua_pushlstring(L, v.p ? v.p : "", v.len);
+        break;
+    default:
+        lua_pushnil(L);
+        break;
+    }
+}
+
+/* Step once; 1 with a row, 0 done (raises on failure). */
+static int step(lua_State *L, struct handle_ud *h)
+{
+    store_err_t e;
+    int r = store_stmt_step(h->obj, &e);
+    if (r < 0) raise_err(L, h->owner, &e);
+    return r;
+}
+
+/* stmt:exec(...) -> rows changed, the rowid of the last insert */
+static int stmt_l_exec(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
+    bind_args(L, h, 2);
+    while (step(L, h) == 1) {
+    }
+    lua_pushnumber(L, (lua_Number)store_changes(h->owner->s));
+    lua_pushnumber(L, (lua_Number)store_last_id(h->owner->s));
+    return 2;
+}
+
+/* stmt:rows(...) -> {{col, ...}, ...}: every row */
+static int stmt_l_rows(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
+    bind_args(L, h, 2);
+    lua_newtable(L);
+    int n = 0;
+    while (step(L, h) == 1) {
+        int cols = store_stmt_columns(h->obj);
+        lua_createtable(L, cols, 0);
+        for (int i = 0; i < cols; i++) {
+            push_column(L, h->obj, i);
+            lua_rawseti(L, -2, i + 1);
+        }
+        lua_rawseti(L, -2, ++n);
+    }
+    return 1;
+}
+
+/* stmt:one(...) -> the columns of the first row (nothing when there is none) */
+static int stmt_l_one(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
+    bind_args(L, h, 2);
+    int top = lua_gettop(L);
+    if (step(L, h) == 0) return 0;
+    int cols = store_stmt_columns(h->obj);
+    luaL_checkstack(L, cols, "store statement: too many columns");
+    for (int i = 0; i < cols; i++)
+        push_column(L, h->obj, i);
+    store_stmt_reset(h->obj);
+    return lua_gettop(L) - top;
+}
+
+/* core.truncate(path, length) -> true | nil, message: cut a file back to length
+ * bytes (an output resumed at the length its crawl's state committed). */
+static int l_truncate(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    long long len = lc_check_integer(L, 2, "truncate: length", 0, LC_INT_MAX);
+    if (truncate(path, (off_t)len) != 0) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: %s", path, strerror(errno));
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 /* Registration -------------------------------------------------------------------- */
 
 static void new_metatable(lua_State *L, const char *name, const luaL_Reg *methods)
@@ -369,11 +573,10 @@ static void new_metatable(lua_State *L, const char *name, const luaL_Reg *method
 void lc_register_store(lua_State *L)
 {
     static const luaL_Reg store_methods[] = {
-        {"commit", store_l_commit}, {"close", store_l_close},
-        {"path", store_l_path},     {"bytes", store_l_bytes},
-        {"meta", store_l_meta},     {"set_meta", store_l_set_meta},
-        {"queue", store_l_queue},   {"seen", store_l_seen},
-        {"_cache", store_l_cache},  {NULL, NULL},
+        {"commit", store_l_commit},     {"close", store_l_close},  {"abandon", store_l_abandon},
+        {"path", store_l_path},         {"bytes", store_l_bytes},  {"meta", store_l_meta},
+        {"set_meta", store_l_set_meta}, {"queue", store_l_queue},  {"seen", store_l_seen},
+        {"sql", store_l_sql},           {"_cache", store_l_cache}, {NULL, NULL},
     };
     static const luaL_Reg queue_methods[] = {
         {"push", queue_l_push},     {"pop", queue_l_pop}, {"ack", queue_l_ack},
@@ -383,10 +586,19 @@ void lc_register_store(lua_State *L)
         {"add", seen_l_add},
         {"has", seen_l_has},
         {"size", seen_l_size},
+        {"add_fps", seen_l_add_fps},
+        {"load_into", seen_l_load_into},
+        {NULL, NULL},
+    };
+    static const luaL_Reg stmt_methods[] = {
+        {"exec", stmt_l_exec},
+        {"rows", stmt_l_rows},
+        {"one", stmt_l_one},
         {NULL, NULL},
     };
     static const luaL_Reg funcs[] = {
         {"store_open", l_store_open},
+        {"truncate", l_truncate},
         {NULL, NULL},
     };
     new_metatable(L, STORE_METATABLE, store_methods);
@@ -396,6 +608,8 @@ void lc_register_store(lua_State *L)
     lua_setfield(L, -2, "__tostring");
     lua_pop(L, 1);
     new_metatable(L, QUEUE_METATABLE, queue_methods);
+    lua_pop(L, 1);
+    new_metatable(L, STMT_METATABLE, stmt_methods);
     lua_pop(L, 1);
     new_metatable(L, SEEN_METATABLE, seen_methods);
     lua_pushcfunction(L, seen_l_size);

@@ -193,6 +193,11 @@ static int l_same_site(lua_State *L)
 struct seen_ud {
     seen_t *s;
     size_t counted;
+    /* set:journal(): the fingerprints added since the last take_journal, for a crawl
+     * that writes them to its state at each commit (lua/luacrawl/crawl_state.lua). */
+    int journaling;
+    uint64_t *journal;
+    size_t jn, jcap;
 };
 
 static seen_t *check_seen(lua_State *L)
@@ -221,8 +226,7 @@ static int l_seen(lua_State *L)
             L, "seen: a set for %.0f URLs takes %.0f bytes, more than max_memory leaves (%.0f)",
             (double)expected, (double)bytes, (double)left);
     struct seen_ud *u = lua_newuserdata(L, sizeof(*u));
-    u->s = NULL;
-    u->counted = 0;
+    memset(u, 0, sizeof(*u));
     lc_getmetatable(L, SEEN_METATABLE);
     lua_setmetatable(L, -2);
     u->s = seen_new((size_t)expected);
@@ -239,12 +243,32 @@ seen_t *lc_toseen(lua_State *L, int idx)
     return *s;
 }
 
+/* Note a new fingerprint in the journal; -1 when there is no memory for it. */
+static int journal_add(struct seen_ud *u, uint64_t fp, char *err, size_t errlen)
+{
+    if (u->jn == u->jcap) {
+        size_t cap = u->jcap ? u->jcap * 2 : 1024;
+        uint64_t *j = realloc(u->journal, cap * sizeof(*j));
+        if (!j) {
+            snprintf(err, errlen, "seen: out of memory for its journal");
+            return -1;
+        }
+        u->journal = j;
+        u->jcap = cap;
+    }
+    u->journal[u->jn++] = fp;
+    return 1;
+}
+
 int lc_seen_add(lua_State *L, void *ud, uint64_t fp, char *err, size_t errlen)
 {
     struct seen_ud *u = ud;
     seen_t *s = u->s;
     size_t grow = seen_grow_bytes(s), left;
-    if (!grow) return seen_add(s, fp);
+    if (!grow) {
+        int r = seen_add(s, fp);
+        return r == 1 && u->journaling ? journal_add(u, fp, err, errlen) : r;
+    }
     /* Only a new fingerprint makes a full set grow. */
     if (!seen_has(s, fp) && !lc_limits_allow(L, grow, &left)) {
         snprintf(err, errlen,
@@ -259,7 +283,7 @@ int lc_seen_add(lua_State *L, void *ud, uint64_t fp, char *err, size_t errlen)
         return -1;
     }
     seen_count(L, u);
-    return r;
+    return r == 1 && u->journaling ? journal_add(u, fp, err, errlen) : r;
 }
 
 /* set:add(url) -> true when the URL (normalized) was not in the set */
@@ -297,6 +321,26 @@ static int seen_l_bytes(lua_State *L)
     return 1;
 }
 
+/* set:journal(): from now on, note each fingerprint added (see take_journal) */
+static int seen_l_journal(lua_State *L)
+{
+    check_seen(L);
+    struct seen_ud *u = lua_touserdata(L, 1);
+    u->journaling = 1;
+    return 0;
+}
+
+/* set:take_journal() -> the fingerprints added since the last call, 8 bytes each in
+ * the machine's order (what a store's seen set takes: add_fps) */
+static int seen_l_take_journal(lua_State *L)
+{
+    check_seen(L);
+    struct seen_ud *u = lua_touserdata(L, 1);
+    lua_pushlstring(L, (const char *)u->journal, u->jn * sizeof(*u->journal));
+    u->jn = 0;
+    return 1;
+}
+
 static int seen_l_tostring(lua_State *L)
 {
     lua_pushfstring(L, "seen set (%d URLs)", (int)seen_size(check_seen(L)));
@@ -310,12 +354,20 @@ static int seen_l_gc(lua_State *L)
     u->counted = 0;
     seen_free(u->s);
     u->s = NULL;
+    free(u->journal);
+    u->journal = NULL;
+    u->jn = u->jcap = 0;
     return 0;
 }
 
 static const luaL_Reg seen_methods[] = {
-    {"add", seen_l_add},     {"has", seen_l_has}, {"size", seen_l_size},
-    {"bytes", seen_l_bytes}, {NULL, NULL},
+    {"add", seen_l_add},
+    {"has", seen_l_has},
+    {"size", seen_l_size},
+    {"bytes", seen_l_bytes},
+    {"journal", seen_l_journal},
+    {"take_journal", seen_l_take_journal},
+    {NULL, NULL},
 };
 
 static const luaL_Reg url_funcs[] = {

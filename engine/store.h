@@ -100,5 +100,46 @@ int store_seen_add(store_seen_t *set, const uint64_t *fps, size_t n, unsigned ch
 /* 1 when fp is in the set, 0 when not, -1 on error. */
 int store_seen_has(store_seen_t *set, uint64_t fp, store_err_t *err);
 int64_t store_seen_size(const store_seen_t *set);
+/* Call fn(fp, ud) for every fingerprint of the set (in key order); fn returns 0 to go
+ * on, anything else to stop (store_seen_each then returns that value). */
+int store_seen_each(store_seen_t *set, int (*fn)(uint64_t fp, void *ud), void *ud,
+                    store_err_t *err);
+
+/* Statements -------------------------------------------------------------------- */
+
+/* SQL of a caller's own over the same database and transaction: the crawl keeps its
+ * frontier, done pages and hosts in tables of its own (lua/luacrawl/frontier_sqlite.lua),
+ * named crawl_*. A statement is prepared once per SQL text and owned by s. A step
+ * of a statement that writes and fails is a failed write as above (rolled back, and
+ * every later call fails). */
+typedef struct store_stmt store_stmt_t;
+
+typedef enum store_type {
+    STORE_NULL = 0,
+    STORE_INTEGER,
+    STORE_REAL,
+    STORE_TEXT,
+    STORE_BLOB,
+} store_type_t;
+
+typedef struct store_value {
+    store_type_t type;
+    int64_t i;
+    double r;
+    const char *p; /* text or blob: a column's is valid until the next step or reset */
+    size_t len;
+} store_value_t;
+
+store_stmt_t *store_stmt(store_t *s, const char *sql, store_err_t *err);
+/* Bind n values to parameters 1..n (the others are NULL), for the next step. */
+int store_stmt_bind(store_stmt_t *st, const store_value_t *v, int n, store_err_t *err);
+/* 1: a row is ready (store_stmt_column); 0: done (the statement is reset); -1: error. */
+int store_stmt_step(store_stmt_t *st, store_err_t *err);
+void store_stmt_reset(store_stmt_t *st);
+int store_stmt_columns(store_stmt_t *st);
+void store_stmt_column(store_stmt_t *st, int i, store_value_t *out);
+/* Rows changed by the last write, and the rowid of the last insert. */
+int64_t store_changes(store_t *s);
+int64_t store_last_id(store_t *s);
 
 #endif

@@ -2,6 +2,8 @@
 --   luacrawl run SCRIPT [ARGS...]
 --   luacrawl lua SCRIPT [ARGS...]
 --   luacrawl fetch [-I] [-L] [-H 'Name: value'] [-A UA] [--dns-server S] [--timeout S] URL
+--   luacrawl crawl URL... [options]   (cli_crawl.lua)
+--   luacrawl state FILE [--json]      (cli_state.lua)
 --   luacrawl --version | --help
 -- Exit status: 0 ok, 1 script error, 2 usage, 3 the fetch failed, 4 output could not
 -- be written (engine/main.c says so too for anything left in stdout at exit).
@@ -22,6 +24,7 @@ commands:
   lua SCRIPT [ARGS...]   run a Lua script as luajit would, with this binary's
                          luacrawl: no main task (the script calls lc.run itself)
   crawl URL... [options] crawl from URLs, one JSON line per page (crawl --help)
+  state FILE [--json]    what the state of a crawl (crawl --state FILE) holds
   fetch [options] URL    fetch one URL: status and headers to stderr, body to stdout
       -I, --head             send HEAD and print only the status and headers
       -L, --location [N]     follow up to N redirects (default 10); a hop to
@@ -285,13 +288,21 @@ function M.crawl(args)
   return r[2]
 end
 
+function M.state(args)
+  local r = { run_main(function() return require("luacrawl.cli_state").main(args) end) }
+  if not r[1] then return EXIT_SCRIPT end
+  return r[2]
+end
+
 function M.shell(args)
   local r = { run_main(function() return require("luacrawl.shell").main(args) end) }
   if not r[1] then return EXIT_SCRIPT end
   return r[2]
 end
 
-local commands = { run = M.run_file, lua = M.lua_file, fetch = M.fetch, crawl = M.crawl, shell = M.shell }
+local commands = {
+  run = M.run_file, lua = M.lua_file, fetch = M.fetch, crawl = M.crawl, shell = M.shell, state = M.state,
+}
 M.commands = commands
 
 function M.main(args)

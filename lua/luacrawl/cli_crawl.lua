@@ -9,6 +9,7 @@ local spec_check = require "luacrawl.spec_check"
 
 local redact = lc.url.redact
 local null = core.json_null
+local unpack = unpack or table.unpack
 
 local M = {}
 
@@ -67,9 +68,20 @@ usage: luacrawl crawl URL... [options]
   --from-warc FILE...    no fetch: the pages are the archived responses of the
                          WARC files (every argument after it that is not an
                          http(s) URL is a file); start URLs, if any, set the scope
+  --state FILE           keep the crawl in FILE (SQLite): run the same command
+                         again to go on where it stopped, even after kill -9
+                         (docs/crawl.md, "Long crawls")
+  --commit-interval S    seconds between commits of the state (default 0: a
+                         commit before new requests take ended pages' slots)
+  --state-force          go on with a state made by another crawl (other start
+                         URLs or scope)
+  --recrawl AGE          with the --state of a finished crawl: fetch again the
+                         pages done more than AGE ago (seconds, or 30m, 12h,
+                         7d), with their validators; the record's "changed"
+                         says whether each changed
 Exit status: 0 done, 1 error, 2 usage (also: an output or stats file that cannot be
-created), 4 a write to the output or stats file failed (the crawl stops), 130/143
-stopped by SIGINT/SIGTERM.
+created; a state file that cannot be used or written), 4 a write to the output or
+stats file failed (the crawl stops), 130/143 stopped by SIGINT/SIGTERM.
 ]==]
 
 local flags = {
@@ -83,6 +95,7 @@ local flags = {
   ["--max-header-size"] = "max_header_size", ["--max-url-length"] = "max_url_length",
   ["--max-robots-size"] = "max_robots_size", ["--contact"] = "contact",
   ["--warc"] = "warc", ["--warc-max-size"] = "warc_max_size",
+  ["--state"] = "state", ["--commit-interval"] = "commit_interval", ["--recrawl"] = "recrawl",
 }
 -- The numeric options and the range each takes ({integer?, min, max}; no max: as
 -- large as a number holds exactly), checked by the engine's one rule for numbers
@@ -95,6 +108,7 @@ local numeric = {
   timeout = { false, 0, YEAR }, max_task_cpu = { false, 0, YEAR }, max_redirect = { true, 0 },
   max_size = { true, 0 }, max_memory = { true, 0 }, max_header_size = { true, 0 },
   max_url_length = { true, 0 }, max_robots_size = { true, 0 }, warc_max_size = { true, 1 },
+  commit_interval = { false, 0, 24 * 3600 },
 }
 
 -- The number an option's value gives, checked against its range; raises a usage
@@ -115,7 +129,7 @@ local switches = {
   ["--span-hosts"] = "span_hosts", ["--no-robots"] = "no_robots", ["-q"] = "quiet", ["--quiet"] = "quiet",
   ["--insecure"] = "insecure", ["-k"] = "insecure", ["--public-only"] = "public_only",
   ["--sitemaps"] = "sitemaps", ["--no-cookies"] = "no_cookies",
-  ["--cdx"] = "cdx", ["--no-warc-dedupe"] = "no_warc_dedupe",
+  ["--cdx"] = "cdx", ["--no-warc-dedupe"] = "no_warc_dedupe", ["--state-force"] = "state_force",
 }
 
 function M.parse_args(args)
@@ -174,7 +188,7 @@ M.fields = { "url", "status", "depth", "content_type", "length", "title", "refer
 -- What --fields may choose: the default record's fields and links, the number of
 -- links an HTML page has (doc:links(): absolute, normalized, each once).
 M.field_names = { "url", "status", "depth", "content_type", "length", "title", "links", "referrer", "elapsed",
-  "duplicate_of" }
+  "duplicate_of", "changed" }
 
 -- The fields --fields names ("url,status,title"), checked; raises a usage error.
 function M.parse_fields(v)
@@ -221,6 +235,10 @@ local function record(page, rec, want)
     local elapsed = res and res.time.total or page.elapsed
     rec.elapsed = math.floor(elapsed * 1e6 + 0.5) / 1e6
   end
+  if want.changed then
+    local changed = rawget(page, "changed")
+    if changed == nil then rec.changed = null else rec.changed = changed end
+  end
   if want.duplicate_of then
     local first = rawget(page, "duplicate_of")
     rec.duplicate_of = first and hide(first) or null
@@ -247,6 +265,10 @@ function M.spec(o)
   if o.deny[1] then deny = { urls = o.deny } end
   local span_hosts = o.span_hosts or nil
   local fields = o.fields and M.parse_fields(o.fields) or M.fields
+  if o.recrawl and not o.fields then -- a recrawl's record says whether the page changed
+    fields = { unpack(M.fields) }
+    fields[#fields + 1] = "changed"
+  end
   local rec, want = {}, {} -- record()'s table, its fields made room for at once
   for _, f in ipairs(fields) do rec[f], want[f] = false, true end
   local spec = {
@@ -267,8 +289,18 @@ function M.spec(o)
     warc = o.warc and { prefix = o.warc, max_size = o.warc_max_size, cdx = o.cdx or nil,
       dedupe = not o.no_warc_dedupe },
     from_warc = o.from_warc[1] and o.from_warc or nil,
+    state = o.state, state_force = o.state_force or nil, commit_interval = o.commit_interval,
+    recrawl = o.recrawl and M.age(o.recrawl),
   }
   return spec
+end
+
+-- Seconds from an age: "3600", "90s", "30m", "12h", "7d"; raises a usage error.
+local UNITS = { s = 1, m = 60, h = 3600, d = 86400 }
+function M.age(v)
+  local n, unit = tostring(v):match("^(%d+%.?%d*)([smhd]?)$")
+  if not n then error(("--recrawl needs an age: seconds, or a number with s, m, h or d (got '%s')"):format(v), 0) end
+  return tonumber(n) * UNITS[unit ~= "" and unit or "s"]
 end
 
 function M.main(args)
@@ -305,6 +337,11 @@ function M.main(args)
     return 2
   end
   local stats = crawler:run()
+  -- The state could not be written (disk full, ...): its last commit is intact.
+  if crawler.state_error then
+    if o.quiet then io.stderr:write("luacrawl: ", crawler.state_error, "\n") end
+    return 2
+  end
   -- Records that could not be written: the run failed, whatever stopped it.
   if crawler.write_error then
     -- Logged already, unless -q; an error that fails the run is said in any case.

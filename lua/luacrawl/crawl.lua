@@ -60,6 +60,7 @@ local losses = require "luacrawl.crawl_losses"
 local http_date = require "luacrawl.http_date"
 local crawl_dupes = require "luacrawl.crawl_dupes"
 local crawl_warc = require "luacrawl.crawl_warc"
+local crawl_state = require "luacrawl.crawl_state"
 local plain_text = core.plain_text
 
 local M = {}
@@ -205,7 +206,7 @@ end
 -- on_request drops it or gate refuses it. Returns true when queued; false, the name
 -- of the count and, for robots_unreachable, its cause when refused.
 function Crawler:enqueue(req)
-  if self.stopping then return false end
+  if self.refuse_new then return false end
   local url, why = self.filter:check(req.url, req.depth or 0, req.dont_filter)
   if why == "scope" then url, why = self:scoped(url, req) end
   if not url then return false, why end
@@ -257,6 +258,7 @@ end
 
 -- req waits for robots.txt in pending (a list gate returned).
 function Crawler:wait_robots(pending, req)
+  self.frontier:hold(req) -- a durable frontier keeps it meanwhile
   pending[#pending + 1] = req
   self.waiting_robots = self.waiting_robots + 1
   return true
@@ -305,13 +307,18 @@ function Crawler:fetch_robots(origin, key)
   -- Redirects are followed up to robots_redirects hops within the origin's site
   -- (registrable domain, as Google does); a 3xx left over (off the site, or past the
   -- hops) makes the file unavailable: robots.for_status.
-  local res, err = lc.fetch(origin .. "/robots.txt", self:fetch_opts({
-    follow = self.spec.robots_redirects, follow_site = true,
-    max_size = self.spec.max_robots_size, truncate = true,
-  }))
+  -- With a state, a robots.txt an earlier run read less than a day ago is used again.
+  local res, err = self.state and self.state:robots(origin)
+  if not res then
+    res, err = lc.fetch(origin .. "/robots.txt", self:fetch_opts({
+      follow = self.spec.robots_redirects, follow_site = true,
+      max_size = self.spec.max_robots_size, truncate = true,
+    }))
+    st.robots_fetched = st.robots_fetched + 1
+    if res and self.warc then self.warc:write(res) end
+    if res and self.state then self.state:save_robots(origin, res) end
+  end
   local rules
-  st.robots_fetched = st.robots_fetched + 1
-  if res and self.warc then self.warc:write(res) end
   if not res and err.kind == "dns" then return self:robots_unresolved(origin, err) end
   if not res then
     rules = robots.disallow_all()
@@ -348,7 +355,7 @@ function Crawler:fetch_robots(origin, key)
   rb.pending = nil
   self.waiting_robots = self.waiting_robots - #pending
   for _, req in ipairs(pending) do
-    if not self.stopping then
+    if not self.refuse_new then
       -- One request's error (a rule that raises, no memory) ends that request only.
       local ok, e = pcall(self.after_robots, self, rules, req)
       if not ok then self:request_failed(req, e, "error letting %s through robots.txt: %s") end
@@ -362,6 +369,7 @@ function Crawler:after_robots(rules, req)
   if rules:allowed(self.agent, req.url) then
     self.frontier:push(req)
   else
+    self.frontier:forget(req)
     self:robots_refused(rules, req)
   end
 end
@@ -420,6 +428,7 @@ function Crawler:robots_failed(origin, err, kind)
   pcall(self.log, self, "robots.txt of " .. lc.url.redact(origin) .. ": " .. msg)
   if self.stopping then return end
   for _, req in ipairs(pending) do
+    self.frontier:forget(req)
     self:count_error(kind)
     if self.spec.on_error then
       local e = kind == "dns" and err or lc.error(kind, msg)
@@ -466,6 +475,22 @@ function Crawler:emit(item, page)
   item = apply_hook(self.spec.on_item, item, page)
   if not item then return false end
   self.stats.items = self.stats.items + 1
+  -- With a state, a page's items reach the outputs when its request is done
+  -- (Crawler:work), in the same step as the state's record of it.
+  local req = self.state and page and page.request
+  if req and req.working then
+    local held = req.held
+    if not held then
+      held = {}
+      req.held = held
+    end
+    held[#held + 1] = item
+    return true
+  end
+  return self:write_item(item)
+end
+
+function Crawler:write_item(item)
   for _, out in ipairs(self.outputs) do
     -- An output that raises (a function output, an item it cannot encode) refuses
     -- the item as one that returns nil, err does.
@@ -525,7 +550,14 @@ end
 -- Put req back after a delay; true if it will be retried.
 function Crawler:retry(req, res, kind)
   local tries = (req.retries or 0)
-  if tries >= self.spec.retries or self.stopping then return false end
+  if tries >= self.spec.retries then return false end
+  if self.stopping then
+    if not self.state then return false end
+    -- Stopping with a state: the request stays in it, and the next run retries it.
+    req.retries = tries + 1
+    self.frontier:retry(req)
+    return true, kind
+  end
   req.retries = tries + 1
   self.stats.retries = self.stats.retries + 1
   local wait = retry_after(res)
@@ -538,6 +570,7 @@ function Crawler:retry(req, res, kind)
     self.stats.host_backoffs = self.stats.host_backoffs + 1
   end
   self.delayed = self.delayed + 1
+  self.frontier:retry(req) -- a durable frontier keeps its row meanwhile
   self:background_guarded(function(err) -- the request ends here, as an error
     self:request_failed(req, err, "error retrying %s: %s")
   end, function()
@@ -598,7 +631,7 @@ end
 function Crawler:make_page(req, res)
   local page = setmetatable({
     url = res.url, request = req, status = res.status, headers = res.headers,
-    depth = req.depth or 0, meta = req.meta, response = res, crawler = self,
+    depth = req.depth or 0, meta = req.meta, response = res, crawler = self, changed = req.changed,
   }, Page)
   if self.dupes then self.dupes:mark(page, self.stats) end
   return page
@@ -610,6 +643,7 @@ function Crawler:process(req)
   local res, err = lc.fetch(req.url, self:request_opts(req))
   if not res then
     if self.spec.retry_kinds[err.kind] and self:retry(req, nil, err.kind) then return end
+    if self.state then self.state:failed(req, err.kind) end
     self:count_error(err.kind)
     if self.spec.on_error then self.spec.on_error(req, err) end
     return
@@ -619,14 +653,21 @@ function Crawler:process(req)
   if self.warc then self.warc:response(req, res) end
   if self.retry_status[res.status] and self:retry(req, res, "http_" .. res.status) then return end
   if self.warc then self.warc:handle(req, res) end
+  if self.state then self.state:fetched(req, res) end
   self:throttle(req, res)
   st.pages = st.pages + 1
+  if req.recrawl then -- fetched again by a recrawl (crawl_state.lua)
+    req.changed = crawl_state.changed(req, res)
+    if not req.changed then st.unchanged = (st.unchanged or 0) + 1 end
+  end
   local page = apply_hook(self.spec.on_response, self:make_page(req, res))
-  if page then
+  -- A page a recrawl found unchanged has nothing new to parse (unless the spec asks).
+  if page and not (page.changed == false and not self.spec.parse_unchanged) then
     if res.status >= 300 and res.status < 400 and res.headers.location then
       self:redirect(req, res)
     elseif not (page.duplicate_of and self.spec.dedupe_content) then
       local parse = req.callback or self.spec.parse or M.follow_links
+      if type(parse) == "string" then parse = self:callback(parse) end
       local r = parse(page)
       if r ~= nil then losses.parse_returned(self, r) end
     end
@@ -634,6 +675,13 @@ function Crawler:process(req)
   -- The page is handled: with free_bodies, its body and document go now rather
   -- than at the next collection.
   if self.spec.free_bodies then res:release() end
+end
+
+-- A callback given by its name (a request kept in a state, or follow's own choice).
+function Crawler:callback(name)
+  local fn = self.spec.callbacks and self.spec.callbacks[name]
+  if not fn then error(("no callback named '%s' in the spec's callbacks"):format(name), 0) end
+  return fn
 end
 
 -- The parse used when a spec gives none: follow every link of HTML pages.
@@ -721,12 +769,14 @@ function Crawler:work(req)
   local me = lc_current()
   local idle = self.idle
   while true do
+    if self.state then req.working = true end
     local ok, err = pcall(self.process, self, req)
     if self.warc then pcall(self.warc.finish, self.warc, req) end -- its metadata record
     -- The request's end is counted before anything that may raise (reporting an
     -- error can fail too: out of memory, a hook's error): a count left behind
     -- would keep the crawl from ever finishing.
     self.active = self.active - 1
+    if req.working then self:write_held(req, ok or not is_cancel(err)) end
     local dok, derr = pcall(self.frontier.done, self.frontier, req, now())
     if not ok then
       if is_cancel(err) then
@@ -738,6 +788,7 @@ function Crawler:work(req)
       self:report(req, err, first and "error in parse for %s: %s" or nil)
     end
     if not dok then self:report(req, derr, "error ending %s: %s") end
+    if self.state then self.state:page_ended() end
     self:poke()
     local n = self.nidle + 1
     idle[n] = me
@@ -746,12 +797,28 @@ function Crawler:work(req)
   end
 end
 
+-- With a state: the items a page emitted, written as its request is done (not when
+-- it was cancelled: then it is not done, and is fetched again at the next run).
+function Crawler:write_held(req, done)
+  req.working = nil
+  local held = req.held
+  req.held = nil
+  if not done then
+    req.retrying = true -- its row stays
+    return
+  end
+  for _, item in ipairs(held or {}) do
+    local ok, err = pcall(self.write_item, self, item)
+    if not ok then self:report(req, err, "error writing an item of %s: %s") end
+  end
+end
+
 function Crawler:launch(req)
   local key = req.key
   if not self.host_first[key] then self.host_first[key] = now() end
   if self:host_time_spent(key) then
-    local dropped = self.frontier:drop_host(key)
-    self.stats.host_time_exceeded = self.stats.host_time_exceeded + 1 + #dropped
+    local dropped, on_disk = self.frontier:drop_host(key)
+    self.stats.host_time_exceeded = self.stats.host_time_exceeded + 1 + #dropped + (on_disk or 0)
     self:poke()
     return
   end
@@ -794,6 +861,8 @@ function Crawler:dispatch()
       break
     end
     local wait
+    -- With a state committed at every turn: before the slots of ended pages are used.
+    if self.state and self.state.interval == 0 then self.state:commit_pending(self) end
     while self.active < spec.concurrency and self:page_budget_left() do
       local req
       req, wait = self.frontier:pop(now())
@@ -821,9 +890,12 @@ function Crawler:drain(grace)
 end
 
 -- Stop scheduling (a signal, max_pages, max_time): queued requests are dropped.
+-- Without a state, nothing new is queued from then on (refuse_new); with one, the
+-- requests that pages ending now find are kept in it for the next run.
 function Crawler:stop(reason)
   if self.stopping then return end
   self.stopping = true
+  self.refuse_new = not self.state
   self.stop_reason = self.stop_reason or reason
   self:poke()
 end
@@ -972,6 +1044,7 @@ local function check_spec(spec)
   if not ok then error(err, 3) end
   s.sitemaps = err
   ok, err = pcall(crawl_warc.check, s)
+  if ok then ok, err = pcall(crawl_state.check, s) end
   if not ok then error(err, 3) end
   if s.fetch ~= nil and type(s.fetch) ~= "table" then error("crawl.run: fetch must be a table of lc.fetch options", 3) end
   -- The options every fetch of the crawl is made with, checked as lc.fetch checks
@@ -993,7 +1066,6 @@ function M.new(spec)
   local allow_fn, allow_hosts = crawl_scope.allow(spec.allow, start_hosts, spec.span_hosts)
   local self = setmetatable({
     spec = spec,
-    frontier = frontier.new({ per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first }),
     seen = lc.seen(),
     stats = report.new(),
     robots = {},
@@ -1010,6 +1082,27 @@ function M.new(spec)
     contact_agent = identity.contact_agent(spec), jar = identity.jar(spec),
     retry_status = {}, dupes = crawl_dupes.new(spec),
   }, Crawler)
+  -- spec.state (crawl_state.lua): the frontier, the seen set and the outputs' lengths
+  -- from the state file; else the frontier in memory.
+  local fopts = { per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first }
+  self.state = crawl_state.open(self)
+  if self.state then
+    self.frontier = self.state:frontier(fopts, function(req) return self:resume_gate(req) end)
+    self.state:restore_seen(self.seen)
+    self.state.on_error = function(err) self:state_failed(err) end
+  else
+    self.frontier = frontier.new(fopts)
+  end
+  local ok, err = pcall(self.open_outputs, self)
+  if not ok then
+    if self.state then self.state:close() end
+    error(err, 2)
+  end
+  return self
+end
+
+function Crawler:open_outputs()
+  local spec = self.spec
   self.sitemaps = crawl_sitemaps.new(self, spec.sitemaps)
   self.filter = new_filter({
     seen = self.seen, stats = self.stats, normalize = spec.normalize, max_depth = spec.max_depth,
@@ -1018,8 +1111,11 @@ function M.new(spec)
   for _, s in ipairs(spec.retry_statuses) do self.retry_status[s] = true end
   local outputs = spec.output
   if type(outputs) ~= "table" or outputs.path then outputs = { outputs } end
+  local state = self.state
   for _, o in ipairs(outputs) do
-    self.outputs[#self.outputs + 1] = export.open(o, { fields = spec.fields })
+    local path = type(o) == "table" and o.path or o
+    local resume_at = state and type(path) == "string" and path ~= "-" and (state:output_length(path) or 0) or nil
+    self.outputs[#self.outputs + 1] = export.open(o, { fields = spec.fields, resume_at = resume_at })
   end
   if spec.items then self.outputs[#self.outputs + 1] = export.open(spec.items) end
   if spec.stats_json then
@@ -1031,7 +1127,26 @@ function M.new(spec)
   -- spec.warc, spec.from_warc (crawl_warc.lua): last, so that an output that cannot be
   -- created leaves no archive behind.
   crawl_warc.attach(self)
-  return self
+end
+
+-- A request of an earlier run, read back from the state: through the rules of
+-- Crawler:gate again (its host's robots.txt, read anew in this run). The answer of
+-- frontier_sqlite's resume_gate.
+function Crawler:resume_gate(req)
+  local ok = self:gate(req.url, req.key)
+  if ok == true or ok == false then return ok end
+  ok[#ok + 1] = req -- held by the frontier already
+  self.waiting_robots = self.waiting_robots + 1
+  return ok
+end
+
+-- The state could not be written (crawl_state.lua): the crawl stops; luacrawl crawl
+-- exits 2. What the last commit holds is intact.
+function Crawler:state_failed(err)
+  if self.state_error then return end
+  self.state_error = tostring(err.message or err)
+  self:log(self.state_error .. ": stopping the crawl (the state keeps what its last commit holds)")
+  self:stop("state_error")
 end
 
 function Crawler:add_start(item)
@@ -1066,11 +1181,25 @@ end
 
 function Crawler:start_and_dispatch()
   if self.replay then return self.replay:run() end -- from_warc: no fetch at all
+  if self.state then self.frontier:resume() end -- the requests of earlier runs first
   self:start()
   self:dispatch()
 end
 
+-- A state whose crawl finished: said, and nothing fetched.
+function Crawler:finished_before()
+  self.started = now()
+  io.stderr:write(("luacrawl: state %s: this crawl finished on %s; nothing to fetch\n"):format(
+    self.spec.state, os.date("!%Y-%m-%d %H:%M:%S UTC", self.state.finished_at)))
+  self.state:close()
+  self:close_outputs()
+  local st = self:final_stats()
+  st.finished_before = true
+  return st
+end
+
 function Crawler:run()
+  if self.state and self.state.finished_at then return self:finished_before() end
   self.started = now()
   local yields_before = lc.stats().yields_dropped
   local helpers = {}
@@ -1078,7 +1207,13 @@ function Crawler:run()
   local show = self.spec.progress
   if show == nil then show = not self.spec.quiet end
   if show then helpers[#helpers + 1] = lc.spawn(self.progress, self) end
-  if #self.outputs > 0 then
+  if self.state then
+    -- The state's commits flush the outputs too: at the dispatcher (commit_interval
+    -- 0, Crawler:dispatch) or every commit_interval seconds.
+    if self.state.interval > 0 then
+      helpers[#helpers + 1] = lc.spawn(self.state.commit_loop, self.state, self)
+    end
+  elseif #self.outputs > 0 then
     helpers[#helpers + 1] = lc.spawn(function()
       while true do
         lc.sleep(1)
@@ -1100,6 +1235,9 @@ function Crawler:run()
     for _, s in ipairs({ "INT", "TERM" }) do lc.signals.unwatch(s) end
   end
   if self.progress_shown then io.stderr:write("\r\27[K") end
+  -- The last commit comes before the outputs close: a JSON array's closing bracket
+  -- is not part of what a resume appends to.
+  if self.state then self.state:finish(self, ok and self.stop_reason == "done" and not self.aborted) end
   self:close_outputs()
   if not ok then error(err, 0) end
   losses.finish(self, yields_before)

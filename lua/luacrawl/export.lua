@@ -230,9 +230,49 @@ function M.open(target, opts)
   else
     error(("output %q: unknown format (use .jsonl, .json or .csv)"):format(target), 2)
   end
+  o.path = target
+  if opts.resume_at then return M.resume(o, target, opts.resume_at) end
   local f, err = io.open(target, opts.append and "ab" or "wb")
   if not f then error(("output %q: %s"):format(target, err), 2) end
   o.file = f
+  return o
+end
+
+-- An output of a crawl resumed from its state (luacrawl.crawl_state): the file is cut
+-- back to the length the state committed (the records past it are of pages done
+-- again now) and written on from there. A file shorter than that, or missing, is
+-- refused: what was committed must be there.
+function M.resume(o, target, at)
+  local f = io.open(target, "rb")
+  local size = f and f:seek("end")
+  if f then f:close() end
+  if at > 0 and not size then
+    error(("output %q: missing, but its crawl's state says %d bytes of it were written: restore it, or start "
+      .. "afresh with another state file"):format(target, at), 3)
+  end
+  if size and size < at then
+    error(("output %q: %d bytes, shorter than the %d its crawl's state says were written: restore it, or start "
+      .. "afresh with another state file"):format(target, size, at), 3)
+  end
+  if size and size > at then
+    local ok, err = core.truncate(target, at)
+    if not ok then error(("output %q: %s"):format(target, err), 3) end
+  end
+  local err
+  o.file, err = io.open(target, at > 0 and "ab" or "wb")
+  if not o.file then error(("output %q: %s"):format(target, err), 3) end
+  if at > 0 and o.format == "json" then o.opened = true end
+  if at > 0 and o.format == "csv" and not o.spec_fields then
+    -- The columns are those of the header the first run wrote.
+    local hf = io.open(target, "rb")
+    local head = hf and hf:read("*l") or ""
+    if hf then hf:close() end
+    local cols = {}
+    for cell in (head:gsub("\r$", "") .. ","):gmatch('("?[^,]*"?),') do cols[#cols + 1] = (cell:gsub('^"(.*)"$', "%1")) end
+    o.fields = cols
+  elseif at > 0 and o.format == "csv" then
+    o.fields = o.spec_fields
+  end
   return o
 end
 

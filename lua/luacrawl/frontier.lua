@@ -20,6 +20,11 @@
 --   f:backoff(key, until)  ask nothing of this host before `until`
 --   f:set_delay(key, s)    the minimum interval between requests to this host: from
 --                          one start to the next, and from an end to the next start
+--   f:hold(req), f:forget(req), f:retry(req)   for a durable frontier
+--                          (frontier_sqlite.lua): a request held outside the frontier
+--                          (waiting for robots.txt) is kept, one that ends there is
+--                          forgotten, one that will be pushed again after a delay stays;
+--                          nothing to do in memory
 local core = require "luacrawl.core"
 
 local M = {}
@@ -353,6 +358,16 @@ end
 function Frontier:size()
   return self.queued
 end
+
+-- Requests queued for the host key.
+function Frontier:queued_of(key)
+  local h = self.hosts[key]
+  return h and h.queue.n or 0
+end
+
+function Frontier.hold() end
+function Frontier.forget() end
+function Frontier.retry() end
 
 function Frontier:empty()
   return self.queued == 0

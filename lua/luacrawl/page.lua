@@ -98,7 +98,7 @@ function Page:follow(what, opts)
   -- The filter takes the list (or the link set, whose links stay in C) up to the next
   -- link that passes the rules: those that fail them (most of a page's: duplicates)
   -- cost no Lua string.
-  while not crawler.stopping do
+  while not crawler.refuse_new do
     local url, nexti, why = filter:next(what, i, base, depth, dont_filter)
     if url == nil then break end
     if url == false then -- a node: its href, else its src

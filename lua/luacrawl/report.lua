@@ -33,6 +33,8 @@ function M.final(crawler)
   st.stop_reason = crawler.stop_reason or "done"
   st.signal = crawler.signal
   st.aborted = crawler.aborted or nil
+  st.resumed = crawler.state and crawler.state.resumed or nil
+  st.state_error = crawler.state_error
   return st
 end
 
@@ -115,11 +117,13 @@ end
 -- fetched (every start URL refused, unreachable, denied), or parse failed on every
 -- page. A crawl stopped by a signal is not judged.
 function M.failure(st)
-  if st.signal then return nil end
+  if st.signal or st.finished_before then return nil end
+  if st.state_error then return "the state could not be written: " .. st.state_error end
   if (st.starts or 0) > 0 and st.start_refused == st.starts then
     return "every start URL was refused"
   end
   if st.pages == 0 then
+    if st.resumed and (st.errors_total or 0) == 0 then return nil end -- an earlier run did the work
     if (st.errors_total or 0) > 0 then
       return ("no page was fetched (errors: %s)"):format(format_counts(st.errors or {}))
     end

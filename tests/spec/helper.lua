@@ -50,5 +50,22 @@ function M.sh(cmd)
   return code, slurp(out), slurp(err)
 end
 
+-- Run fn(dir) with a fresh tmpfs of `size` mounted at dir (root only): a small file
+-- system to fill up, or to remount read-only. Where mounting is impossible it prints
+-- why, as `who`, and returns false; the mount goes whatever fn does.
+function M.with_tmpfs(size, fn, who)
+  local dir = M.tmpname("-mnt")
+  assert(M.sh("mkdir -p " .. dir) == 0)
+  local code, _, err = M.sh(("mount -t tmpfs -o size=%s tmpfs %s"):format(size, dir))
+  if code ~= 0 then
+    print(("%s: SKIPPED a tmpfs case: cannot mount a tmpfs here (%s)"):format(who, (err:gsub("%s+$", ""))))
+    return false
+  end
+  local ok, e = pcall(fn, dir)
+  M.sh("umount " .. dir)
+  if not ok then error(e, 0) end
+  return true
+end
+
 package.loaded["spec_helper"] = M
 return M

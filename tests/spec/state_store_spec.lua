@@ -44,21 +44,8 @@ local function assert_fails(kind, path, db, err)
   assert.truthy(tostring(err):find(kind .. ": ", 1, true))
 end
 
--- Run fn with a fresh tmpfs of `size` mounted (root only); skipped with a printed
--- reason where mounting is impossible. The mount goes whatever fn does.
 local function with_tmpfs(size, fn)
-  local dir = h.tmpname("-mnt")
-  sh_ok("mkdir -p " .. dir)
-  local code, _, err = h.sh(("mount -t tmpfs -o size=%s tmpfs %s"):format(size, dir))
-  if code ~= 0 then
-    print(("state_store_spec: SKIPPED a tmpfs case: cannot mount a tmpfs here (%s)"):format(
-      (err:gsub("%s+$", ""))))
-    return false
-  end
-  local ok, e = pcall(fn, dir)
-  h.sh("umount " .. dir)
-  if not ok then error(e, 0) end
-  return true
+  return h.with_tmpfs(size, fn, "state_store_spec")
 end
 
 describe("lc.store", function()

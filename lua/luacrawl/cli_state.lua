@@ -1,0 +1,143 @@
+-- luacrawl.cli_state: `luacrawl state FILE [--json]`, what a crawl's state file
+-- (crawl --state FILE, crawl_state.lua) holds: finished or not, the pages done by
+-- status, the errors by kind, the frontier and its largest hosts, the retries
+-- pending, the last commit, the outputs and their committed lengths.
+local lc = require "luacrawl"
+local core = require "luacrawl.core"
+
+local M = {}
+
+M.usage = [==[
+usage: luacrawl state FILE [--json]
+  Show what the state FILE of a crawl (luacrawl crawl --state FILE) holds: finished
+  or not, pages done by status, errors by kind, the frontier's size and its 10
+  largest hosts, retries pending, the time of the last commit, the output files
+  and their committed lengths. --json: the same as one JSON object.
+  A state in use by a running crawl cannot be read (it is locked): exit status 2.
+Exit status: 0 shown, 2 usage, or a state that cannot be read.
+]==]
+
+local function has_table(db, name)
+  return db:sql("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1"):one(name) > 0
+end
+
+local function counts(db, sql)
+  local t = {}
+  for _, r in ipairs(db:sql(sql):rows()) do t[#t + 1] = { r[1], r[2] } end
+  return t
+end
+
+-- The report of the state open in db, as a table (--json prints it as it is).
+function M.report(db, path)
+  local function meta(key)
+    local v = db:meta(key)
+    return v and core.json_decode(v) or nil
+  end
+  local r = {
+    path = path,
+    identity = meta("crawl.identity"),
+    finished_at = meta("crawl.finished"),
+    committed_at = meta("crawl.committed_at"),
+    outputs = meta("crawl.outputs") or {},
+    totals = meta("crawl.totals") or {},
+    statuses = {}, errors = {}, hosts = {}, done = 0, frontier = 0, retries_pending = 0,
+  }
+  r.finished = r.finished_at ~= nil
+  if has_table(db, "crawl_done") then
+    for _, c in ipairs(counts(db, "SELECT status, count(*) FROM crawl_done WHERE status IS NOT NULL GROUP BY status")) do
+      r.statuses[tostring(c[1])] = c[2]
+      r.done = r.done + c[2]
+    end
+    for _, c in ipairs(counts(db, "SELECT error, count(*) FROM crawl_done WHERE error IS NOT NULL GROUP BY error")) do
+      r.errors[c[1]] = c[2]
+      r.done = r.done + c[2]
+    end
+  end
+  if has_table(db, "crawl_frontier") then
+    r.frontier = db:sql("SELECT count(*) FROM crawl_frontier"):one()
+    for _, c in ipairs(counts(db, "SELECT host, count(*) AS n FROM crawl_frontier GROUP BY host ORDER BY n DESC, host LIMIT 10")) do
+      r.hosts[#r.hosts + 1] = { host = c[1], queued = c[2] }
+    end
+    r.retries_pending = db:sql("SELECT count(*) FROM crawl_frontier WHERE extra LIKE '%\"retries\":%'"):one()
+  end
+  return r
+end
+
+local function sorted_counts(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local parts = {}
+  for i, k in ipairs(keys) do parts[i] = ("%s: %d"):format(k, t[k]) end
+  return #parts > 0 and table.concat(parts, ", ") or "none"
+end
+
+local function when(t)
+  return t and os.date("!%Y-%m-%d %H:%M:%S UTC", t) or "never"
+end
+
+function M.format(r)
+  local lines = {
+    ("state %s: %s"):format(r.path, r.finished and ("finished on " .. when(r.finished_at)) or "not finished"),
+  }
+  local id = r.identity
+  if id and type(id.start) == "table" then lines[#lines + 1] = "start: " .. table.concat(id.start, " ") end
+  lines[#lines + 1] = ("pages done %d: %s"):format(r.done, sorted_counts(r.statuses))
+  lines[#lines + 1] = "errors: " .. sorted_counts(r.errors)
+  lines[#lines + 1] = ("frontier %d (retries pending %d)"):format(r.frontier, r.retries_pending)
+  for _, h in ipairs(r.hosts) do lines[#lines + 1] = ("  %8d  %s"):format(h.queued, h.host) end
+  lines[#lines + 1] = "last commit: " .. when(r.committed_at)
+  local outs = {}
+  for p, len in pairs(r.outputs) do outs[#outs + 1] = ("%s (%d bytes committed)"):format(p, len) end
+  table.sort(outs)
+  lines[#lines + 1] = "outputs: " .. (#outs > 0 and table.concat(outs, ", ") or "none")
+  local t = r.totals
+  if t.runs then
+    lines[#lines + 1] = ("over %d run(s): %d pages, %d requests, %d items, %d bytes"):format(
+      t.runs, t.pages or 0, t.requests or 0, t.items or 0, t.bytes or 0)
+  end
+  return table.concat(lines, "\n") .. "\n"
+end
+
+function M.main(args)
+  local path, json
+  for _, a in ipairs(args) do
+    if a == "--help" or a == "-h" then
+      io.stdout:write(M.usage)
+      return 0
+    elseif a == "--json" then
+      json = true
+    elseif a:sub(1, 1) == "-" or path then
+      io.stderr:write(("luacrawl: state: unexpected argument '%s' (see luacrawl state --help)\n"):format(a))
+      return 2
+    else
+      path = a
+    end
+  end
+  if not path then
+    io.stderr:write("luacrawl: state: which state file? (see luacrawl state --help)\n")
+    return 2
+  end
+  -- Opening would make a new state: one that is not there is an error here.
+  local f = io.open(path, "rb")
+  if not f then
+    io.stderr:write(("luacrawl: state %s: no such file\n"):format(path))
+    return 2
+  end
+  f:close()
+  local db, err = lc.store.open(path)
+  if not db then
+    io.stderr:write("luacrawl: ", tostring(err.message or err), "\n")
+    return 2
+  end
+  local ok, r = pcall(M.report, db, path)
+  db:close()
+  if not ok then
+    io.stderr:write("luacrawl: state ", path, ": ", tostring(r), "\n")
+    return 2
+  end
+  io.stdout:write(json and core.json_encode(r) .. "\n" or M.format(r))
+  return 0
+end
+
+return M

@@ -1,0 +1,407 @@
+-- luacrawl.crawl_state: a crawl kept in a state file (spec.state, `--state FILE`), so
+-- that it can be stopped at any instant (kill -9 included) and run again to go on
+-- where it was. docs/crawl.md, "Long crawls", has the rules; crawl.lua calls this at
+-- a few points:
+--   M.open(crawler)          at crawl.new: the store, the identity check, the seen
+--                            set, the frontier (luacrawl.frontier_sqlite) and the
+--                            committed length of each output file
+--   state:fetched(req, res)  a page fetched: its row in crawl_done (status, final URL,
+--   state:failed(req, kind)  time, validators, digest), or its error
+--   state:commit(crawler)    before new requests start in the slots of pages that
+--                            ended (or every commit_interval seconds): outputs flushed, their
+--                            lengths, the seen set's new fingerprints and the stats
+--                            written, and the transaction committed
+--   state:finish(crawler)    at the end: the last commit, "finished" when nothing is
+--                            left to do, and the store closed
+--
+-- What makes a resume exact: a page's records reach the outputs in the same step (no
+-- yield) as its row leaves the frontier (crawl.lua holds them until its end); each
+-- commit writes the outputs' lengths with the rows, and a resume cuts each output
+-- back to its committed length. So the records past it belong to pages that are not
+-- done in the state, which are fetched and written again.
+local lc = require "luacrawl"
+local core = require "luacrawl.core"
+local spec_check = require "luacrawl.spec_check"
+local frontier_sqlite = require "luacrawl.frontier_sqlite"
+
+local json_encode, json_decode = core.json_encode, core.json_decode
+
+local M = {}
+
+spec_check.add_fields({ "state", "state_force", "commit_interval", "recrawl", "parse_unchanged", "callbacks" })
+
+-- 0: a commit before the dispatcher starts new requests in the slots of pages that
+-- ended (a kill then costs only the requests in flight); S > 0: one every S seconds (a
+-- kill also costs the pages done since the last commit, fetched again at the next run).
+M.default_commit_interval = 0
+
+local DONE_SQL = {
+  "CREATE TABLE IF NOT EXISTS crawl_done(url TEXT PRIMARY KEY, status INTEGER, final_url TEXT,"
+    .. " fetched_at REAL NOT NULL, etag TEXT, last_modified TEXT, digest TEXT, error TEXT, depth INTEGER)"
+    .. " WITHOUT ROWID",
+  "CREATE TABLE IF NOT EXISTS crawl_robots(origin TEXT PRIMARY KEY, status INTEGER NOT NULL, location TEXT,"
+    .. " body TEXT NOT NULL, fetched_at REAL NOT NULL) WITHOUT ROWID",
+}
+
+-- RFC 9309 2.4: a robots.txt may be cached for up to 24 hours.
+M.robots_max_age = 24 * 3600
+
+-- Check the spec's state fields (raises level 0, for check_spec).
+function M.check(s)
+  local st = s.state
+  if st ~= nil and (type(st) ~= "string" or st == "") then
+    error("crawl.run: state must be the path of a state file (a string)", 0)
+  end
+  if s.commit_interval ~= nil then
+    local ok, err = pcall(core.check_number, s.commit_interval, "crawl.run: commit_interval", 0, 24 * 3600)
+    if not ok then error(tostring(err), 0) end
+  end
+  if s.callbacks ~= nil then
+    if type(s.callbacks) ~= "table" then error("crawl.run: callbacks must be a table of name = function", 0) end
+    for k, v in pairs(s.callbacks) do
+      if type(k) ~= "string" or type(v) ~= "function" then
+        error("crawl.run: callbacks must be a table of name = function", 0)
+      end
+    end
+  end
+  if s.recrawl ~= nil then
+    local ok, err = pcall(core.check_number, s.recrawl, "crawl.run: recrawl (seconds)", 0)
+    if not ok then error(tostring(err), 0) end
+    if not st then error("crawl.run: recrawl needs a state (state = FILE) of an earlier crawl", 0) end
+  end
+end
+
+-- The crawl's identity: its start URLs and scope, as canonical text (keys sorted; a
+-- function is named as one, so two crawls with scope functions are told apart by
+-- their URLs and the rest only).
+local function canonical(v)
+  local t = type(v)
+  if t == "function" or t == "userdata" then return '"<' .. t .. '>"' end
+  if t ~= "table" then return json_encode(v) end
+  if #v > 0 then
+    local parts = {}
+    for i, x in ipairs(v) do parts[i] = canonical(x) end
+    return "[" .. table.concat(parts, ",") .. "]"
+  end
+  local keys = {}
+  for k in pairs(v) do keys[#keys + 1] = tostring(k) end
+  table.sort(keys)
+  local parts = {}
+  for i, k in ipairs(keys) do parts[i] = json_encode(k) .. ":" .. canonical(v[k] == nil and v[tonumber(k)] or v[k]) end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
+function M.identity(spec)
+  local start = spec.start
+  if type(start) == "string" then start = { start } end
+  local starts = "<function>"
+  if type(start) == "table" then
+    starts = {}
+    for i, item in ipairs(start) do starts[i] = type(item) == "table" and item.url or item end
+  end
+  return canonical({
+    start = starts, allow = spec.allow or false, deny = spec.deny or false,
+    span_hosts = spec.span_hosts or false, max_depth = spec.max_depth or false, host_key = spec.host_key or false,
+  })
+end
+
+-- Requests' fields besides their columns, as JSON; a callback by its name in
+-- spec.callbacks (a function cannot be stored).
+local TRANSIENT = { retrying = true, held = true }
+
+local function packer(spec)
+  local names = {}
+  for name, fn in pairs(spec.callbacks or {}) do names[fn] = name end
+  if spec.parse then names[spec.parse] = names[spec.parse] or "parse" end
+  local columns = frontier_sqlite.columns
+  return function(req)
+    local t
+    for k, v in pairs(req) do
+      if not columns[k] and not TRANSIENT[k] then
+        if k == "callback" and type(v) == "function" then
+          local name = names[v]
+          if not name then
+            error("a request's callback must be named in the spec to be kept in the state: "
+              .. "callbacks = { name = fn }, then follow(url, { callback = fn }) or { callback = \"name\" }", 0)
+          end
+          v = name
+        end
+        t = t or {}
+        t[k] = v
+      end
+    end
+    if not t then return nil end
+    local ok, text = pcall(json_encode, t)
+    if not ok then
+      error(("a request of %s cannot be kept in the state (its meta must be JSON: %s)"):format(
+        lc.url.redact(tostring(req.url)), tostring(text)), 0)
+    end
+    return text
+  end
+end
+
+local function unpacker(spec)
+  return function(text, req)
+    for k, v in pairs(json_decode(text)) do req[k] = v end
+    if type(req.callback) == "string" and spec.callbacks then
+      req.callback = spec.callbacks[req.callback] or req.callback
+    end
+  end
+end
+
+local State = {}
+State.__index = State
+
+-- An error of the state as the crawl raises it: "state FILE: ..." with the store's kind.
+local function state_error(err)
+  if lc.is_error(err) then return err end
+  return lc.error("io", tostring(err))
+end
+
+-- Open the state of crawler's spec (nil without one). Raises an lc error (kind
+-- corrupt, incompatible, locked, read_only, disk_full, io) that crawl.new passes on.
+function M.open(crawler)
+  local spec = crawler.spec
+  if not spec.state then return nil end
+  local db, err = lc.store.open(spec.state)
+  if not db then error(err, 0) end
+  local self = setmetatable({
+    db = db, path = spec.state, spec = spec,
+    host_key = function(url) return crawler:host_key(url) end,
+    interval = spec.commit_interval or M.default_commit_interval,
+  }, State)
+  local ok, oerr = pcall(self.setup, self, crawler)
+  if not ok then
+    pcall(db.close, db)
+    error(state_error(oerr), 0)
+  end
+  return self
+end
+
+function State:meta(key)
+  local v = self.db:meta(key)
+  if v == nil then return nil end
+  return json_decode(v)
+end
+
+function State:set_meta(key, v)
+  self.db:set_meta(key, json_encode(v))
+end
+
+function State:setup(crawler)
+  local spec, db = self.spec, self.db
+  for _, sql in ipairs(DONE_SQL) do db:sql(sql):exec() end
+  local id = M.identity(spec)
+  local stored = db:meta("crawl.identity")
+  if stored and stored ~= id and not spec.state_force then
+    error(lc.error("incompatible", ("state %s was made by another crawl (%s); this crawl is %s: use another state "
+      .. "file, or --state-force (state_force = true) to go on with it"):format(self.path, stored, id)), 0)
+  end
+  self.resumed = stored ~= nil
+  db:set_meta("crawl.identity", id)
+  self.finished_at = self:meta("crawl.finished")
+  self.totals = self:meta("crawl.totals") or {}
+  self.outputs = self:meta("crawl.outputs") or {}
+  self.record_done = db:sql("INSERT OR REPLACE INTO crawl_done(url, status, final_url, fetched_at, etag,"
+    .. " last_modified, digest, error, depth) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
+  self.seen_store = db:seen("crawl")
+  self.robots_get = db:sql("SELECT status, location, body FROM crawl_robots WHERE origin = ?1 AND fetched_at > ?2")
+  self.robots_put = db:sql("INSERT OR REPLACE INTO crawl_robots(origin, status, location, body, fetched_at)"
+    .. " VALUES (?1, ?2, ?3, ?4, ?5)")
+  db:commit()
+end
+
+-- The robots.txt of origin an earlier run (or this one) read less than a day ago, as
+-- the response the crawl reads it from (status, body, Location), or nil.
+function State:robots(origin)
+  if self.error then return nil end
+  local ok, status, location, body = pcall(self.robots_get.one, self.robots_get, origin, os.time() - M.robots_max_age)
+  if not ok or not status then return nil end
+  return { status = status, body = body, headers = { location = location } }
+end
+
+function State:save_robots(origin, res)
+  if self.error then return end
+  local ok, err = pcall(self.robots_put.exec, self.robots_put, origin, res.status, res.headers.location,
+    res.body or "", os.time())
+  if not ok then self:failed_write(err) end
+end
+
+-- The frontier over this state; resume_gate lets requests of an earlier run through
+-- the crawl's rules again (robots.txt, which this run has not read yet).
+function State:frontier(opts, resume_gate)
+  local o = {}
+  for k, v in pairs(opts) do o[k] = v end
+  o.pack, o.unpack, o.resume_gate = packer(self.spec), unpacker(self.spec), resume_gate
+  self.f = frontier_sqlite.open(self.db, o)
+  self.f.on_error = function(err) self:failed_write(err) end
+  if self.finished_at and self.spec.recrawl then self:start_recrawl() end
+  return self.f
+end
+
+-- The seen set of every URL the crawl admitted so far, and a journal of those it adds
+-- from now on (written at each commit).
+function State:restore_seen(seen)
+  self.seen_store:load_into(seen)
+  seen:journal()
+  self.seen = seen
+end
+
+-- The committed length of an output file (nil: not a file this state knows).
+function State:output_length(name)
+  return self.outputs[name]
+end
+
+function State:fetched(req, res)
+  local h, before = res.headers, req.recrawl
+  local status, etag, lm, digest = res.status, h.etag, h["last-modified"], nil
+  if before and status == 304 then -- unchanged: what was known of it stays
+    status, digest = before.status, before.digest
+    etag, lm = etag or before.etag, lm or before.last_modified
+  else
+    digest = core.digest(res.body)
+  end
+  local ok, err = pcall(self.record_done.exec, self.record_done, req.url, status, res.url, os.time(),
+    etag, lm, digest, nil, req.depth or 0)
+  if not ok then self:failed_write(err) end
+end
+
+function State:failed(req, kind)
+  local ok, err = pcall(self.record_done.exec, self.record_done, req.url, nil, nil, os.time(), nil, nil, nil,
+    kind, req.depth or 0)
+  if not ok then self:failed_write(err) end
+end
+
+-- A write of the state failed (disk full, I/O): the store refuses every later call,
+-- and the crawl stops (exit status 2); the last commit is intact.
+function State:failed_write(err)
+  if self.error then return end
+  self.error = state_error(err)
+  if self.on_error then self.on_error(self.error) end
+end
+
+-- Cumulative counts over every run of this state.
+local TOTALS = { "pages", "requests", "items", "bytes", "errors_total", "retries" }
+
+function State:totals_now(stats)
+  local t = {}
+  for _, k in ipairs(TOTALS) do t[k] = (self.totals[k] or 0) + (stats[k] or 0) end
+  t.runs = (self.totals.runs or 0) + 1
+  return t
+end
+
+-- A durable point: every output flushed and its length, the new fingerprints, the
+-- stats, and the rows written since the last commit, together. Not after a failure
+-- (of the state, or of an output: its records since the last commit are not all in
+-- the file, and the state must not say they are).
+function State:commit(crawler)
+  if self.error or self.closed then return false end
+  if crawler.stats.output_failed then return false end
+  for _, out in ipairs(crawler.outputs) do
+    -- Closed already (a second signal): its length now is not one to append to.
+    if out.path and not out.file then return false end
+  end
+  crawler:flush_outputs()
+  if crawler.stats.output_failed then return false end
+  self.dirty = false
+  local ok, err = pcall(function()
+    local lengths = {}
+    for _, out in ipairs(crawler.outputs) do
+      if out.file and out.path then lengths[out.path] = out.file:seek("end") end
+    end
+    self.seen_store:add_fps(self.seen:take_journal())
+    self:set_meta("crawl.outputs", lengths)
+    self:set_meta("crawl.totals", self:totals_now(crawler.stats))
+    self:set_meta("crawl.committed_at", os.time())
+    local cok, cerr = self.db:commit()
+    if not cok then error(cerr, 0) end
+  end)
+  if not ok then
+    self:failed_write(err)
+    return false
+  end
+  return true
+end
+
+-- The task that commits every commit_interval seconds while the crawl runs (crawl.lua
+-- spawns it when the interval is more than 0).
+function State:commit_loop(crawler)
+  while true do
+    lc.sleep(self.interval)
+    self:commit(crawler)
+  end
+end
+
+-- With commit_interval 0 (the default), the dispatcher commits (commit_pending) before
+-- it starts a request in a slot a page freed: the pages done and not committed and the
+-- requests in flight are then never more than concurrency together, and a kill costs
+-- at most that. Every page ended since the dispatcher last ran goes in one commit.
+function State:page_ended()
+  self.dirty = true
+end
+
+function State:commit_pending(crawler)
+  if self.dirty then self:commit(crawler) end
+end
+
+-- The crawl ended: a last commit; finished when nothing is left (the frontier empty
+-- and the crawl not stopped early). Then the store is closed.
+function State:finish(crawler, done)
+  if self.closed then return end
+  local ok = self:commit(crawler)
+  if not ok then return self:close(true) end
+  if ok and done and crawler.frontier:empty() then
+    local fok, err = pcall(function()
+      self:set_meta("crawl.finished", os.time())
+      local cok, cerr = self.db:commit()
+      if not cok then error(cerr, 0) end
+    end)
+    if not fok then self:failed_write(err) end
+  end
+  self:close()
+end
+
+-- Close the store; abandon (or a failed state): without committing what came after
+-- the last commit (an output closed or broken since no longer matches it).
+function State:close(abandon)
+  if self.closed then return end
+  self.closed = true
+  if self.error or abandon then
+    self.db:abandon()
+  else
+    local ok, err = self.db:close()
+    if not ok then self:failed_write(err) end
+  end
+end
+
+-- A recrawl of a finished state: every page done more than spec.recrawl seconds ago
+-- goes back in the frontier, with its validators (If-None-Match, If-Modified-Since)
+-- and its digest: crawl.lua tells a changed page from an unchanged one (changed).
+-- The crawl is not finished until they are done again.
+function State:start_recrawl()
+  local due = self.db:sql("SELECT url, depth, status, etag, last_modified, digest FROM crawl_done"
+    .. " WHERE fetched_at <= ?1 ORDER BY depth"):rows(os.time() - self.spec.recrawl)
+  if #due == 0 then return end
+  for _, r in ipairs(due) do
+    local url, etag, lm = r[1], r[4], r[5]
+    local headers
+    if etag or lm then headers = { ["If-None-Match"] = etag, ["If-Modified-Since"] = lm } end
+    self.f:push({
+      url = url, depth = r[2], key = self.host_key(url), headers = headers,
+      recrawl = { status = r[3], etag = etag, last_modified = lm, digest = r[6] },
+    })
+  end
+  self.db:set_meta("crawl.finished", nil)
+  self.finished_at = nil
+  self.recrawling = #due
+end
+
+-- Whether a page fetched again by a recrawl changed: a 304, or the same status and
+-- body digest as before, is unchanged.
+function M.changed(req, res)
+  local before = req.recrawl
+  if res.status == 304 then return false end
+  return not (before.digest and res.status == before.status and core.digest(res.body) == before.digest)
+end
+
+return M

@@ -1,0 +1,265 @@
+-- luacrawl.frontier_sqlite: the crawl's frontier kept in a state store (lc.store.open,
+-- engine/store.c): the SQLite backend of the frontier interface (docs/architecture.md,
+-- "The frontier interface"). It has the methods of the memory frontier
+-- (luacrawl.frontier), so the crawl calls one or the other the same way.
+--
+-- Every request the crawl queues is a row of crawl_frontier, written when it is
+-- queued (or held, waiting for its robots.txt) and deleted when its page is done:
+-- the rows are the requests not done, and they are what a resume starts from. The
+-- scheduling (per-host slots, delays, backoff) is the memory frontier's, over a
+-- window of each host's next requests (at most `window` of them in memory); the
+-- rest of a host's requests wait on disk and are read in as its window empties, in
+-- the memory frontier's order (priority, then depth, then the order queued). So a
+-- frontier of millions of URLs costs memory for the windows only.
+--
+-- The rows written are not durable until the store commits (the crawl does, at its
+-- commit interval: crawl_state.lua); a kill loses what came after the last commit,
+-- and the requests done since are done again at the next run.
+--
+-- Requests of an earlier run (rows there at open) pass resume_gate(req) when they
+-- are read in: true queues them, false drops them (the row goes), a table (a list
+-- of requests waiting for robots.txt) holds them there.
+local frontier = require "luacrawl.frontier"
+
+local M = {}
+
+local SCHEMA = {
+  "CREATE TABLE IF NOT EXISTS crawl_frontier(id INTEGER PRIMARY KEY, host TEXT NOT NULL,"
+    .. " priority REAL NOT NULL, depth INTEGER NOT NULL, url TEXT NOT NULL, referrer TEXT, extra TEXT)",
+  "CREATE INDEX IF NOT EXISTS crawl_frontier_next ON crawl_frontier(host, priority DESC, depth, id)",
+}
+
+local DF = {}
+DF.__index = DF
+
+-- The fields of a request kept in their own columns; any other goes in `extra`
+-- (pack/unpack).
+local COLUMNS = { url = true, depth = true, referrer = true, key = true, priority = true, sid = true }
+M.columns = COLUMNS
+
+-- f = frontier_sqlite.open(db, opts): opts as frontier.new's, and
+--   window       requests of one host in memory (default 64)
+--   pack(req)    -> text or nil: the request's other fields (extra)
+--   unpack(text, req)  sets them back
+--   resume_gate(req)   as above (default: every request is queued)
+function M.open(db, opts)
+  for _, sql in ipairs(SCHEMA) do db:sql(sql):exec() end
+  local order = opts.depth_first and "priority DESC, depth DESC, id DESC" or "priority DESC, depth, id"
+  local self = setmetatable({
+    db = db,
+    mem = frontier.new(opts),
+    window = opts.window or 64,
+    pack = opts.pack or function() return nil end,
+    unpack = opts.unpack or function() end,
+    resume_gate = opts.resume_gate,
+    disk = {}, -- host key -> requests on disk only (not read into memory)
+    ndisk = 0,
+    loaded = {}, -- row id -> host key: rows read in (queued in memory, in flight, held)
+    nloaded = {}, -- host key -> rows of it read in
+    insert = db:sql("INSERT INTO crawl_frontier(host, priority, depth, url, referrer, extra) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
+    delete = db:sql("DELETE FROM crawl_frontier WHERE id = ?1"),
+    update_extra = db:sql("UPDATE crawl_frontier SET extra = ?2 WHERE id = ?1"),
+    next_rows = db:sql("SELECT id, priority, depth, url, referrer, extra FROM crawl_frontier WHERE host = ?1 ORDER BY "
+      .. order .. " LIMIT ?2"),
+    drop_rows = db:sql("DELETE FROM crawl_frontier WHERE host = ?1"),
+  }, DF)
+  for _, r in ipairs(db:sql("SELECT host, count(*) FROM crawl_frontier GROUP BY host"):rows()) do
+    self.disk[r[1]] = r[2]
+    self.ndisk = self.ndisk + r[2]
+  end
+  self.resumed = self.ndisk
+  self.first_new = (db:sql("SELECT max(id) FROM crawl_frontier"):one() or 0) + 1
+  return self
+end
+
+-- Start on the requests of earlier runs: each host's window is read in now.
+function DF:resume()
+  local hosts = {}
+  for key in pairs(self.disk) do hosts[#hosts + 1] = key end
+  table.sort(hosts)
+  for _, key in ipairs(hosts) do self:refill(key) end
+end
+
+-- A statement run; a failure of the store (disk full, I/O) is told once to on_error
+-- (the crawl stops on it) and the frontier goes on in memory: the store refuses every
+-- later write, and the next run starts from its last commit.
+function DF:run(stmt, method, ...)
+  if self.failed then return nil end
+  local ok, a, b = pcall(stmt[method], stmt, ...)
+  if ok then return a, b end
+  self.failed = a
+  if self.on_error then self.on_error(a) end
+  return nil
+end
+
+function DF:mark_loaded(sid, key)
+  if self.loaded[sid] then return end
+  self.loaded[sid] = key
+  self.nloaded[key] = (self.nloaded[key] or 0) + 1
+end
+
+function DF:unload(sid)
+  local key = self.loaded[sid]
+  if not key then return end
+  self.loaded[sid] = nil
+  local n = self.nloaded[key] - 1
+  self.nloaded[key] = n > 0 and n or nil
+end
+
+-- The row of req, written now unless it has one.
+function DF:row(req)
+  if req.sid then return req.sid end
+  local _, id = self:run(self.insert, "exec", req.key, req.priority or 0, req.depth or 0, req.url, req.referrer,
+    self.pack(req))
+  if not id then -- the store failed: an id of memory only
+    self.lost_ids = (self.lost_ids or 0) - 1
+    id = self.lost_ids
+  end
+  req.sid = id
+  return id
+end
+
+-- req (with its row) in memory when its host's window has room and nothing of the
+-- host waits on disk (which comes first); else on disk only.
+function DF:place(req)
+  local key = req.key
+  if (self.disk[key] or 0) == 0 and self.mem:queued_of(key) < self.window then
+    self:mark_loaded(req.sid, key)
+    self.mem:push(req)
+  else
+    self:unload(req.sid)
+    self.disk[key] = (self.disk[key] or 0) + 1
+    self.ndisk = self.ndisk + 1
+    -- A host with requests on disk has some in memory too: refill is called as they go.
+    if self.mem:queued_of(key) == 0 then self:refill(key) end
+  end
+end
+
+function DF:push(req)
+  if req.key == nil then error("frontier: request without a host key", 2) end
+  self:row(req)
+  self:place(req)
+end
+
+function DF:push_url(key, url, depth, referrer)
+  return self:push({ key = key, url = url, depth = depth or 0, referrer = referrer })
+end
+
+-- Read the next requests of key from disk until its window is full.
+function DF:refill(key)
+  local on_disk = self.disk[key] or 0
+  if on_disk == 0 then return end
+  local want = self.window - self.mem:queued_of(key)
+  if want <= 0 then return end
+  local rows = self:run(self.next_rows, "rows", key, want + (self.nloaded[key] or 0)) or {}
+  local loaded, gate = self.loaded, self.resume_gate
+  for _, r in ipairs(rows) do
+    if want <= 0 or on_disk <= 0 then break end
+    local sid = r[1]
+    if not loaded[sid] then
+      local req = { sid = sid, key = key, priority = r[2], depth = r[3], url = r[4], referrer = r[5] }
+      if req.priority == 0 then req.priority = nil end
+      if r[6] then self.unpack(r[6], req) end
+      on_disk = on_disk - 1
+      self.ndisk = self.ndisk - 1
+      local ok = true
+      if gate and sid < self.first_new then ok = gate(req) end
+      if ok == true then
+        self:mark_loaded(sid, key)
+        self.mem:push(req)
+        want = want - 1
+      elseif ok == false then
+        self:run(self.delete, "exec", sid)
+      else
+        self:mark_loaded(sid, key) -- held until the gate's robots.txt is in
+      end
+    end
+  end
+  if #rows == 0 then
+    self.ndisk = self.ndisk - on_disk -- counted, but gone: never wait for them
+    on_disk = 0
+  end
+  self.disk[key] = on_disk > 0 and on_disk or nil
+end
+
+function DF:pop(now)
+  local req, wait = self.mem:pop(now)
+  if req then
+    local key = req.key
+    if self.disk[key] and self.mem:queued_of(key) * 2 < self.window then self:refill(key) end
+  end
+  return req, wait
+end
+
+-- The request's page is done: its row goes (unless it is to be retried: retry).
+function DF:done(req, now)
+  self.mem:done(req, now)
+  if req.retrying then
+    req.retrying = nil
+    return
+  end
+  self:forget(req)
+end
+
+-- A request held outside the frontier (waiting for robots.txt) has its row.
+function DF:hold(req)
+  self:mark_loaded(self:row(req), req.key)
+end
+
+-- A request that ends outside the frontier (robots.txt said no) loses its row.
+function DF:forget(req)
+  local sid = req.sid
+  if not sid then return end
+  self:run(self.delete, "exec", sid)
+  self:unload(sid)
+  req.sid = nil
+end
+
+-- req will be pushed again after a delay: its row stays, with its retry count.
+function DF:retry(req)
+  if not req.sid then return end
+  req.retrying = true
+  self:run(self.update_extra, "exec", req.sid, self.pack(req))
+end
+
+function DF:backoff(key, untill)
+  return self.mem:backoff(key, untill)
+end
+
+function DF:set_delay(key, delay)
+  return self.mem:set_delay(key, delay)
+end
+
+function DF:delay_of(key)
+  return self.mem:delay_of(key)
+end
+
+function DF:queued_of(key)
+  return self.mem:queued_of(key) + (self.disk[key] or 0)
+end
+
+function DF:size()
+  return self.mem:size() + self.ndisk
+end
+
+function DF:empty()
+  return self.mem:empty() and self.ndisk == 0
+end
+
+-- Drop every queued request of a host, in memory and on disk. Returns the list of
+-- those that were in memory, and how many were on disk.
+function DF:drop_host(key)
+  local dropped = self.mem:drop_host(key)
+  for _, req in ipairs(dropped) do self:unload(req.sid) end
+  local on_disk = self.disk[key] or 0
+  self:run(self.drop_rows, "exec", key)
+  -- Rows in flight or held were deleted with the others: their ends find none.
+  for sid, k in pairs(self.loaded) do
+    if k == key then self:unload(sid) end
+  end
+  self.disk[key] = nil
+  self.ndisk = self.ndisk - on_disk
+  return dropped, on_disk
+end
+
+return M

@@ -1,0 +1,180 @@
+-- fixtures: --http --site-pages 400
+-- A crawl with a state, then recrawls of it (spec.recrawl, --recrawl): pages fetched
+-- again with their validators, a 304 or an equal body recorded as unchanged and not
+-- parsed, the changed pages parsed; and `luacrawl state` showing the state.
+local lc = require "luacrawl"
+local crawl = require "luacrawl.crawl"
+local h = require "spec_helper"
+local cjson = require "cjson"
+
+local function control(path, method)
+  return lc.run(function()
+    local res = assert(lc.fetch(h.url(path), { method = method }))
+    assert.equal(200, res.status, res.body)
+    return cjson.decode(res.body)
+  end)
+end
+
+local function pages()
+  return #control("/site/manifest.json")
+end
+
+-- crawl.run over the fixture site with a state; returns its stats and the URLs parse saw.
+local function run(state, extra)
+  local parsed = {}
+  local spec = {
+    start = h.url("/site/"), state = state, quiet = true, concurrency = 8, per_host = 8,
+    parse = function(page)
+      parsed[#parsed + 1] = page.url
+      page:follow_links()
+    end,
+  }
+  for k, v in pairs(extra or {}) do spec[k] = v end
+  return crawl.run(spec), parsed
+end
+
+describe("a recrawl of a crawl's state", function()
+  it("of an unchanged site with ETags: every page 304, no page parsed, bytes under 5% of the first crawl's", function()
+    control("/__reset", "POST")
+    control("/__change?every=0&validators=etag", "POST")
+    local state = h.tmpname(".db")
+    local first = run(state)
+    assert.equal(pages(), first.pages)
+    local again, parsed = run(state, { recrawl = 0 })
+    assert.equal(first.pages, again.pages)
+    assert.equal(again.pages, again.unchanged)
+    assert.same({}, parsed)
+    assert.is_true(again.bytes < first.bytes * 0.05, ("%d bytes again, %d the first time"):format(again.bytes, first.bytes))
+    -- Only /site/ and /site/moved have no ETag: every other page answered 304.
+    assert.equal(again.pages - 2, again.statuses[304])
+  end)
+
+  it("of a site where 10% of the pages changed: exactly those parsed again", function()
+    control("/__reset", "POST")
+    control("/__change?every=0&validators=etag", "POST")
+    local state = h.tmpname(".db")
+    run(state)
+    local changed = control("/__change?every=10&offset=3&validators=etag", "POST").changed
+    local again, parsed = run(state, { recrawl = 0 })
+    assert.equal(changed, #parsed)
+    for _, u in ipairs(parsed) do
+      local i = tonumber(u:match("/site/p/(%d+)%.html$"))
+      assert.equal(3, i % 10, u .. " was parsed but did not change")
+    end
+    assert.equal(again.pages - changed, again.unchanged)
+  end)
+
+  it("without validators: unchanged pages told by their digest", function()
+    control("/__reset", "POST")
+    local state = h.tmpname(".db")
+    run(state)
+    local changed = control("/__change?every=5&offset=1", "POST").changed
+    local again, parsed = run(state, { recrawl = 0 })
+    assert.equal(changed, #parsed)
+    assert.equal(again.pages - changed, again.unchanged)
+    assert.is_nil(again.statuses[304])
+  end)
+
+  it("fetches nothing when no page is older than the age given, and says the crawl finished", function()
+    control("/__reset", "POST")
+    local state = h.tmpname(".db")
+    run(state)
+    local again = run(state, { recrawl = 3600 })
+    assert.equal(0, again.pages)
+    assert.is_true(again.finished_before)
+  end)
+
+  it("on the command line: --recrawl AGE, the record's changed, and luacrawl state", function()
+    control("/__reset", "POST")
+    control("/__change?every=0&validators=etag", "POST")
+    local state, out = h.tmpname(".db"), h.tmpname(".jsonl")
+    local base = ("%s crawl %s --state %s -o %s -q"):format(h.luacrawl_bin, h.url("/site/"), state, out)
+    local code, _, err = h.sh(base)
+    assert.equal(0, code, err)
+    control("/__change?every=4&offset=0&validators=etag", "POST")
+    code, _, err = h.sh(base .. " --recrawl 0s")
+    assert.equal(0, code, err)
+    local changed, unchanged, n = 0, 0, 0
+    for line in io.lines(out) do
+      n = n + 1
+      local rec = cjson.decode(line)
+      if rec.changed == true then changed = changed + 1 elseif rec.changed == false then unchanged = unchanged + 1 end
+    end
+    assert.equal(2 * pages(), n)
+    assert.equal(100, changed)
+    assert.equal(pages() - 100, unchanged)
+    code, _, err = h.sh(base .. " --recrawl soon")
+    assert.equal(2, code)
+    assert.matches("%-%-recrawl needs an age", err)
+    -- luacrawl state: the text and the JSON.
+    local text
+    code, text, err = h.sh(("%s state %s"):format(h.luacrawl_bin, state))
+    assert.equal(0, code, err)
+    assert.matches("finished on", text)
+    assert.matches("pages done " .. pages(), text)
+    local json
+    code, json, err = h.sh(("%s state %s --json"):format(h.luacrawl_bin, state))
+    assert.equal(0, code, err)
+    local r = cjson.decode(json)
+    assert.is_true(r.finished)
+    assert.equal(pages(), r.done)
+    assert.equal(0, r.frontier)
+    assert.equal(2, r.totals.runs)
+    code, _, err = h.sh(("%s state %s"):format(h.luacrawl_bin, h.tmpname(".db")))
+    assert.equal(2, code)
+    assert.matches("no such file", err)
+  end)
+
+  it("luacrawl state of a crawl stopped midway: its frontier and largest hosts", function()
+    control("/__reset", "POST")
+    local state = h.tmpname(".db")
+    local code, _, err = h.sh(("%s crawl %s --state %s -o %s -q -n 50"):format(h.luacrawl_bin, h.url("/site/"), state,
+      h.tmpname(".jsonl")))
+    assert.equal(0, code, err)
+    local json
+    code, json, err = h.sh(("%s state %s --json"):format(h.luacrawl_bin, state))
+    assert.equal(0, code, err)
+    local r = cjson.decode(json)
+    assert.is_false(r.finished)
+    assert.equal(50, r.done)
+    assert.is_true(r.frontier > 0)
+    assert.equal("127.0.0.1", r.hosts[1].host) -- the host key: the host, without its port
+    assert.equal(r.frontier, r.hosts[1].queued)
+  end)
+end)
+
+describe("crawl.run with a state", function()
+  it("keeps a request's callback by its name and its meta across runs", function()
+    control("/__reset", "POST")
+    local state = h.tmpname(".db")
+    local seen_meta = {}
+    local function product(page)
+      seen_meta[#seen_meta + 1] = page.meta and page.meta.from
+    end
+    local spec = {
+      start = h.url("/site/"), state = state, quiet = true, max_pages = 1,
+      callbacks = { product = product },
+      parse = function(page)
+        for i = 1, 5 do page:follow(h.url("/site/p/" .. i .. ".html"), { callback = product, meta = { from = i } }) end
+      end,
+    }
+    local st = crawl.run(spec)
+    assert.equal(1, st.pages)
+    assert.same({}, seen_meta)
+    spec.max_pages = nil
+    st = crawl.run(spec)
+    assert.equal(5, st.pages)
+    table.sort(seen_meta)
+    assert.same({ 1, 2, 3, 4, 5 }, seen_meta)
+  end)
+
+  it("refuses, with the fix, a callback not named in callbacks", function()
+    control("/__reset", "POST")
+    local st = crawl.run({
+      start = h.url("/site/"), state = h.tmpname(".db"), quiet = true,
+      parse = function(page) page:follow(h.url("/site/p/1.html"), { callback = function() end }) end,
+    })
+    assert.equal(1, st.parse_errors)
+    assert.equal(1, st.pages)
+  end)
+end)
