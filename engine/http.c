@@ -53,6 +53,7 @@ struct http_xfer {
     void *arg;
     enum xfer_state state;
     CURL *easy;
+    cookies_t *easy_jar;      /* the jar easy is on (a reference, join_jar); NULL: none */
     int easy_base;            /* easy holds the base options and a plain request's (setup_easy) */
     int attempts;             /* of this hop's request: more than one when curl retried it */
     http_xfer_t *prev, *next; /* in http->in_curl while the multi handle has easy */
@@ -80,6 +81,7 @@ struct http_xfer {
     int headers_done;        /* the last response's header block ended (its empty line) */
     http_decoder_t *decoder; /* undoes the response's Content-Encoding; NULL: none */
     int decode_refused;      /* its Content-Encoding cannot be undone (message set) */
+    int encoded;             /* a Content-Encoding is among the headers (setup_decoder) */
     http_capture_t *capture; /* the bytes as sent and received (http_req_archive); NULL: none */
     enum abort_reason aborted;
     enum http_error error;
@@ -87,6 +89,14 @@ struct http_xfer {
     char errbuf[CURL_ERROR_SIZE];
     char denied[160]; /* why on_open_socket refused this hop's connection; "": it did not */
     int sock_errno;   /* EMFILE/ENFILE: on_open_socket could not make a socket; 0: none */
+};
+
+/* An easy handle between transfers, with what it holds (as http_xfer_t's easy_base
+ * and easy_jar: the jar's reference goes with the handle). */
+struct pooled {
+    CURL *easy;
+    int base;
+    cookies_t *jar;
 };
 
 struct http {
@@ -99,8 +109,7 @@ struct http {
     int timer_lost;       /* on_timer could not arm the loop's timer */
     int unwatched;        /* a transfer in in_curl has its unwatched set */
     http_xfer_t *in_curl; /* the transfers the multi handle holds (end_stalled) */
-    CURL *pool[POOL_MAX];
-    int pool_base[POOL_MAX]; /* as http_xfer_t.easy_base */
+    struct pooled pool[POOL_MAX];
     int npool;
     proxy_env_t *penv; /* the environment's proxies; NULL: none set */
     http_headers_t *headers;
@@ -160,19 +169,64 @@ static double info_time(CURL *easy, CURLINFO what)
     return (double)us / 1e6;
 }
 
-/* Back to the pool: with its options when they are a plain request's (the next
- * plain request sets only its own), else reset to curl's defaults. */
-static void release_easy(http_t *http, CURL *easy, int base)
+/* A handle on a jar goes back to the engine's share, with curl's cookie engine off
+ * (CURLOPT_COOKIEFILE NULL also drops a list of files not read yet, which would
+ * give the handle a jar of its own): no later request on it sends or keeps
+ * cookies, and the jar can go. Before any curl_easy_reset too, which in curl 7.88
+ * leaves the handle on its share and loses the list of cookie files. */
+static void leave_jar(http_t *http, CURL *easy, cookies_t **jar)
 {
-    if (!easy) return;
-    curl_easy_setopt(easy, CURLOPT_CURLU, NULL); /* the transfer's, freed next */
-    if (http->npool < POOL_MAX) {
-        if (!base) curl_easy_reset(easy);
-        http->pool_base[http->npool] = base;
-        http->pool[http->npool++] = easy;
-    } else {
-        curl_easy_cleanup(easy);
+    if (!*jar) return;
+    curl_easy_setopt(easy, CURLOPT_SHARE, http->share);
+    curl_easy_setopt(easy, CURLOPT_COOKIEFILE, NULL);
+    cookies_unref(*jar); /* after the handle left its share: the jar may go now */
+    *jar = NULL;
+}
+
+/* x's handle on the jar of its request (NULL: none), with curl's cookie engine on: at
+ * each hop curl sends what the jar holds for the hop's URL and keeps what the
+ * response sets. A handle stays on its jar between transfers (the pool keeps it
+ * there), so that the jar's next request needs nothing set. -1 when an option did
+ * not take (the handle is then on the jar: leave_jar takes it off). */
+static int join_jar(http_xfer_t *x, cookies_t *jar)
+{
+    if (x->easy_jar == jar) return 0;
+    leave_jar(x->http, x->easy, &x->easy_jar);
+    if (!jar) return 0;
+    x->easy_jar = cookies_ref(jar);
+    int bad = curl_easy_setopt(x->easy, CURLOPT_SHARE, cookies_share(jar)) != CURLE_OK;
+    bad |= curl_easy_setopt(x->easy, CURLOPT_COOKIEFILE, "") != CURLE_OK;
+    return bad ? -1 : 0;
+}
+
+/* x's handle back to curl's defaults, off any jar. */
+static void reset_easy(http_xfer_t *x)
+{
+    leave_jar(x->http, x->easy, &x->easy_jar);
+    curl_easy_reset(x->easy);
+    x->easy_base = 0;
+}
+
+/* A handle for a request with jar (NULL: none): the last one given back, unless a
+ * handle that holds the base options and is on that jar is in the pool (the
+ * newest such). NULL when out of memory. */
+static CURL *get_easy(http_t *http, cookies_t *jar, int *base, cookies_t **easy_jar)
+{
+    *base = 0;
+    *easy_jar = NULL;
+    if (http->npool == 0) return curl_easy_init();
+    int i = http->npool - 1;
+    for (int j = i; j >= 0; j--) {
+        if (http->pool[j].base && http->pool[j].jar == jar) {
+            i = j;
+            break;
+        }
     }
+    struct pooled p = http->pool[i];
+    http->pool[i] = http->pool[--http->npool];
+    *base = p.base;
+    *easy_jar = p.jar;
+    return p.easy;
 }
 
 /* curl 7.88 counts the times it sends a request again on a new connection (when a
@@ -185,27 +239,35 @@ static int keeps_options(const http_xfer_t *x)
     return x->easy_base && x->attempts <= 1;
 }
 
+/* x's handle back to the pool: with its options and its jar when they are a plain
+ * request's (the next plain request sets only its own), else reset to curl's
+ * defaults. */
+static void release_easy(http_xfer_t *x)
+{
+    http_t *http = x->http;
+    if (!x->easy) return;
+    curl_easy_setopt(x->easy, CURLOPT_CURLU, NULL); /* the transfer's, freed next */
+    if (!keeps_options(x)) reset_easy(x);
+    if (http->npool < POOL_MAX) {
+        http->pool[http->npool++] = (struct pooled){x->easy, x->easy_base, x->easy_jar};
+    } else {
+        curl_easy_cleanup(x->easy); /* which takes it off its share */
+        cookies_unref(x->easy_jar);
+    }
+    x->easy = NULL;
+    x->easy_jar = NULL;
+}
+
 static void stop_dns_deadline(http_xfer_t *x)
 {
     if (x->dns_deadline) loop_timer_cancel(x->http->loop, x->dns_deadline);
     x->dns_deadline = NULL;
 }
 
-/* A handle that served a request with a cookie jar goes back to the engine's share,
- * with curl's cookie engine off (CURLOPT_COOKIEFILE NULL also drops a list of files
- * not read yet, which would give the handle a jar of its own): no later request on
- * it sends or keeps cookies, and the jar can go. */
-static void leave_jar(http_t *http, CURL *easy)
-{
-    curl_easy_setopt(easy, CURLOPT_SHARE, http->share);
-    curl_easy_setopt(easy, CURLOPT_COOKIEFILE, NULL);
-}
-
 static void free_xfer(http_xfer_t *x)
 {
     stop_dns_deadline(x);
-    if (x->easy && x->req->cookies) leave_jar(x->http, x->easy);
-    release_easy(x->http, x->easy, keeps_options(x));
+    release_easy(x);
     curl_url_cleanup(x->uh);
     curl_slist_free_all(x->resolve);
     http_req_free(x->req);
@@ -510,6 +572,7 @@ static int store_header(http_xfer_t *x, const char *line, size_t n)
     trim(&value, &vlen);
     if (nlen == 0 || memchr(name, '\0', nlen) || memchr(value, '\0', vlen)) return 0;
     if (x->nheaders >= MAX_HEADERS) return -1;
+    if (nlen == 16 && strncasecmp(name, "Content-Encoding", 16) == 0) x->encoded = 1;
     /* A response's headers usually fit in the first allocation. */
     if (!x->hdrbuf.p && buf_reserve(&x->hdrbuf, HEADERS_FIRST) < 0) return out_of_memory(x);
     if (buf_append(&x->hdrbuf, name, nlen) < 0 || buf_append(&x->hdrbuf, "", 1) < 0 ||
@@ -531,6 +594,7 @@ static int setup_decoder(http_xfer_t *x)
     http_decoder_free(x->decoder);
     x->decoder = NULL;
     x->decode_refused = 0;
+    if (!x->encoded) return 0; /* most responses: nothing to look for */
     for (int i = 0; p && i < x->nheaders; i++) {
         const char *name = p, *value = p + strlen(p) + 1;
         p = value + strlen(value) + 1;
@@ -569,6 +633,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
         /* A new response (after 100 Continue, say): forget the earlier headers. */
         x->hdrbuf.n = 0;
         x->nheaders = 0;
+        x->encoded = 0;
         x->headers_done = 0;
         if (x->capture) http_capture_response(x->capture);
         if (x->capture) http_capture_head(x->capture, data, n);
@@ -916,17 +981,6 @@ static int add_resolve(http_xfer_t *x, const char *host, int port, const dns_ans
     return 0;
 }
 
-static CURL *get_easy(http_t *http, int *base)
-{
-    *base = 0;
-    if (http->npool > 0) {
-        http->npool--;
-        *base = http->pool_base[http->npool];
-        return http->pool[http->npool];
-    }
-    return curl_easy_init();
-}
-
 /* The options every transfer has, whatever its request; -1 when one did not take.
  *
  * curl_easy_setopt fails for an unknown option or a value of the wrong kind (the
@@ -980,7 +1034,11 @@ static CURLU *url_handle(const http_xfer_t *x)
     size_t pn = query ? (size_t)(query - path) : strlen(path);
     memcpy(p, path, pn);
     p[pn] = '\0';
-    snprintf(port, sizeof(port), "%d", x->port);
+    /* The port as the URL writes it (normalized: digits, no leading zero). */
+    size_t portn = *host_end == ':' ? (size_t)(path - host_end - 1) : 0;
+    if (portn >= sizeof(port)) return NULL;
+    memcpy(port, host_end + 1, portn);
+    port[portn] = '\0';
     CURLU *u = curl_url();
     if (!u || curl_url_set(u, CURLUPART_SCHEME, url[4] == 's' ? "https" : "http", 0) ||
         curl_url_set(u, CURLUPART_HOST, x->host, 0) ||
@@ -1003,9 +1061,10 @@ static int setup_easy(http_xfer_t *x)
     int plain = http_req_plain(r), bad = 0;
     if (!(plain && keeps_options(x))) {
         /* a request with options of its own, or a handle to reset (keeps_options) */
-        if (x->easy_base) curl_easy_reset(e);
+        if (x->easy_base || x->easy_jar) reset_easy(x);
         bad = setup_base(e, x->http) < 0;
     }
+    bad |= join_jar(x, r->cookies) < 0;
     x->easy_base = plain;
     x->attempts = 0;
     curl_url_cleanup(x->uh);
@@ -1073,7 +1132,7 @@ static void launch(http_xfer_t *x)
 {
     http_t *http = x->http;
     x->state = X_CURL;
-    if (!x->easy && !(x->easy = get_easy(http, &x->easy_base))) {
+    if (!x->easy && !(x->easy = get_easy(http, x->req->cookies, &x->easy_base, &x->easy_jar))) {
         fail(x, HTTP_E_MEMORY, "out of memory");
         finish(x);
         return;
@@ -1345,15 +1404,13 @@ static int follow_redirect(http_xfer_t *x)
     x->body.n = 0;
     x->hdrbuf.n = 0;
     x->nheaders = 0;
+    x->encoded = 0;
     x->header_bytes = 0;
     x->headers_done = 0;
     http_decoder_free(x->decoder);
     x->decoder = NULL;
     x->decode_refused = 0;
-    if (!http_req_plain(x->req)) { /* setup_easy sets the next hop up whole */
-        curl_easy_reset(x->easy);
-        x->easy_base = 0;
-    }
+    if (!http_req_plain(x->req)) reset_easy(x); /* setup_easy sets the next hop up whole */
     return 1;
 }
 
@@ -1531,8 +1588,10 @@ void http_free(http_t *http)
 {
     if (!http) return;
     if (http->timer) loop_timer_cancel(http->loop, http->timer);
-    for (int i = 0; i < http->npool; i++)
-        curl_easy_cleanup(http->pool[i]);
+    for (int i = 0; i < http->npool; i++) {
+        curl_easy_cleanup(http->pool[i].easy); /* off its jar's share first */
+        cookies_unref(http->pool[i].jar);
+    }
     curl_multi_cleanup(http->multi);
     curl_share_cleanup(http->share);
     proxy_env_free(http->penv);

@@ -180,19 +180,12 @@ const char *http_req_method_name(const http_req_t *r)
 int http_req_plain(const http_req_t *r)
 {
     return !r->method && !r->has_body && !r->headers && !r->proxy && !r->ca_file && !r->insecure &&
-           !r->archive && !r->cookies;
+           !r->archive;
 }
 
 int http_req_setopt(const http_req_t *r, CURL *e)
 {
     int bad = 0;
-    /* The jar's share in place of the engine's (a handle takes one share), and curl's
-     * cookie engine on: at each hop curl sends what the jar holds for the hop's URL
-     * and keeps what the response sets. http.c takes the handle off the jar after. */
-    if (r->cookies) {
-        bad |= curl_easy_setopt(e, CURLOPT_SHARE, cookies_share(r->cookies)) != CURLE_OK;
-        bad |= curl_easy_setopt(e, CURLOPT_COOKIEFILE, "") != CURLE_OK;
-    }
     if (r->headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
     if (r->ca_file) bad |= curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file) != CURLE_OK;
     if (r->insecure) {

@@ -33,13 +33,15 @@ struct http_req {
 /* The method the request goes with: its own, else POST with a body, else GET. */
 const char *http_req_method_name(const http_req_t *r);
 
-/* A plain request: a GET without headers, body, proxy, TLS settings or cookie jar of its own;
- * between two of them a handle keeps its options (http.c's setup_easy). */
+/* A plain request: a GET without headers, body, proxy, TLS settings or archiving of
+ * its own (a cookie jar it may have: http.c keeps handles on their jars); between
+ * two of them a handle keeps its options (http.c's setup_easy). */
 int http_req_plain(const http_req_t *r);
 
 /* The request's own options on e, a handle that holds the base options and none of
  * another request's (http.c's setup_easy, for a request that is not plain): its
- * headers, TLS settings, method and body. -1 when an option did not take (out of
+ * headers, TLS settings, method and body (not its cookie jar: http.c puts the handle
+ * on it). -1 when an option did not take (out of
  * memory: http.c's setup_base says why that matters). */
 int http_req_setopt(const http_req_t *r, CURL *e);
 

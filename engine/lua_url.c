@@ -1,6 +1,7 @@
 /* lua_url.c: core.url (parse, resolve, normalize, fingerprint, host, site,
  * same_site) over url.c, and core.seen, a set of URL fingerprints over seen.c.
  * URL errors come back as nil and a message; arguments of the wrong type raise. */
+#include "digest.h"
 #include "lua_check.h"
 #include "lua_state.h"
 #include "seen.h"
@@ -10,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 static const char SEEN_METATABLE[] = "luacrawl.seen";
 
@@ -333,9 +333,8 @@ static int l_digest(lua_State *L)
 {
     size_t len;
     const char *s = lc_checkbytes(L, 1, &len);
-    XXH128_hash_t h = XXH3_128bits(s, len);
     char hex[33];
-    snprintf(hex, sizeof(hex), "%016" PRIx64 "%016" PRIx64, (uint64_t)h.high64, (uint64_t)h.low64);
+    digest_hex(s, len, hex);
     lua_pushlstring(L, hex, 32);
     return 1;
 }

@@ -118,6 +118,60 @@ describe("lc.cookies", function()
     assert.equal("sid=1", jar:get(h.url("/", A)))
   end)
 
+  -- The engine keeps easy handles on their jars between requests: these take
+  -- turns on the same few handles, in one run.
+  it("keeps each jar's cookies to itself when jars, and requests without one, take turns", function()
+    local one, two = lc.cookies(), lc.cookies()
+    local function cookie(opts)
+      local res = assert(lc.fetch(h.url("/echo", A), opts))
+      return cjson.decode(res.body).headers.cookie
+    end
+    local seen = lc.run(function()
+      assert(lc.fetch(set_url(A, { "who=one; Path=/" }), { cookies = one }))
+      assert(lc.fetch(set_url(A, { "who=two; Path=/" }), { cookies = two }))
+      local got = {}
+      for i = 1, 4 do
+        got[#got + 1] = { cookie({ cookies = one }), cookie({ cookies = two }), cookie() }
+        if i == 2 then -- a request of the jar's with options of its own between
+          local res = assert(lc.fetch(h.url("/echo", A), { cookies = two, headers = { ["X-A"] = "1" } }))
+          got[#got + 1] = { cjson.decode(res.body).headers.cookie }
+        end
+      end
+      -- Several at once, each task with its jar or none.
+      local tasks = {}
+      for i = 1, 12 do
+        local opts = ({ { cookies = one }, { cookies = two }, {} })[i % 3 + 1]
+        tasks[i] = lc.spawn(function() return cookie(opts) end)
+      end
+      local together = {}
+      for i = 1, 12 do together[i] = tasks[i]:join() or "none" end
+      return { got = got, together = together }
+    end)
+    for i, row in ipairs(seen.got) do
+      if #row == 1 then
+        assert.equal("who=two", row[1])
+      else
+        assert.same({ "who=one", "who=two" }, { row[1], row[2] }, "round " .. i)
+        assert.is_nil(row[3], "round " .. i)
+      end
+    end
+    for i, c in ipairs(seen.together) do
+      assert.equal(({ "who=one", "who=two", "none" })[i % 3 + 1], c, "task " .. i)
+    end
+  end)
+
+  it("goes on when a jar whose handles the engine keeps is dropped", function()
+    lc.run(function()
+      local jar = lc.cookies()
+      assert(lc.fetch(set_url(A, { "gone=1; Path=/" }), { cookies = jar }))
+    end)
+    collectgarbage()
+    collectgarbage()
+    local jar = lc.cookies()
+    assert.is_nil(sent(A, { cookies = jar }))
+    assert.is_nil(sent(A))
+  end)
+
   it("jar:set follows the rules a response's Set-Cookie would", function()
     local jar = lc.cookies()
     assert.is_true(jar:set(h.url("/a/b", A), "x=1"))
