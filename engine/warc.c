@@ -19,8 +19,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#define ZLIB_CONST
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include <openssl/evp.h>
 
@@ -56,8 +55,7 @@ struct warc {
     int records; /* written to this file besides its warcinfo */
     char warcinfo_id[WARC_ID_SIZE];
     int broken; /* a failed write could not be cut back off: no more writes */
-    z_stream z;
-    int z_ready;
+    struct libdeflate_compressor *deflater; /* one gzip member a record, in one call */
     EVP_MD *sha1;   /* fetched once: an implicit fetch per digest costs a lookup each */
     EVP_MD_CTX *md; /* reused for every digest */
     struct buf out; /* the records of one write, compressed */
@@ -219,44 +217,23 @@ static int add_record(warc_t *w, const record_t *r, const char *const *piece, co
     if (r->truncated) bad |= put_field(b, "WARC-Truncated", r->truncated);
     bad |= put_field(b, "Content-Type", r->content_type) | put_field(b, "Content-Length", clen) |
            put(b, "\r\n");
+    /* The block and the two CR LF that end a record, after the header block: the whole
+     * record in one buffer, as libdeflate compresses it in one call. */
+    for (int i = 0; i < n; i++)
+        bad |= buf_append(b, piece[i], len[i]);
+    bad |= buf_append(b, "\r\n\r\n", 4);
     if (bad) return -1;
-    /* The header block, the block, and the two CR LF that end a record. */
-    const char *parts[8];
-    size_t lens[8];
-    int np = 0;
-    parts[np] = b->p;
-    lens[np++] = b->n;
-    for (int i = 0; i < n && np < 7; i++) {
-        parts[np] = piece[i];
-        lens[np++] = len[i];
-    }
-    parts[np] = "\r\n\r\n";
-    lens[np++] = 4;
-    if (!w->gz) {
-        for (int i = 0; i < np; i++)
-            if (buf_append(&w->out, parts[i], lens[i]) < 0) return -1;
-        return 0;
-    }
-    if (deflateReset(&w->z) != Z_OK) return -1;
-    for (int i = 0; i < np; i++) {
-        w->z.next_in = (const Bytef *)parts[i];
-        w->z.avail_in = (uInt)lens[i];
-        int flush = i == np - 1 ? Z_FINISH : Z_NO_FLUSH;
-        int rc;
-        do {
-            if (buf_reserve(&w->out, 65536) < 0) return -1;
-            w->z.next_out = (Bytef *)w->out.p + w->out.n;
-            w->z.avail_out = (uInt)(w->out.cap - w->out.n);
-            rc = deflate(&w->z, flush);
-            w->out.n = w->out.cap - w->z.avail_out;
-            if (rc == Z_STREAM_ERROR) return -1;
-        } while (w->z.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
-    }
+    if (!w->gz) return buf_append(&w->out, b->p, b->n);
+    size_t bound = libdeflate_gzip_compress_bound(w->deflater, b->n);
+    if (buf_reserve(&w->out, bound) < 0) return -1;
+    size_t k = libdeflate_gzip_compress(w->deflater, b->p, b->n, w->out.p + w->out.n, bound);
+    if (!k) return -1; /* cannot happen with the bound's room */
+    w->out.n += k;
     return 0;
 }
 
-/* A block's pieces longer than a uInt would be fed in one go; they never are (the
- * caller's max_size is far below it), but refuse rather than wrap. */
+/* A record is held whole in memory and compressed in one call: a message past 2 GB is
+ * refused (a fetch's max_size is far below it). */
 static int too_long(size_t n)
 {
     return n > (size_t)UINT32_MAX / 2;
@@ -519,11 +496,10 @@ warc_t *warc_open(const char *target, const warc_opts_t *opts, warc_err_t *err)
         set_err(err, WARC_E_USAGE, "gzip level %d: 1 (fastest) to 9 (smallest)", w->opts.level);
         goto fail;
     }
-    w->z_ready = deflateInit2(&w->z, w->opts.level ? w->opts.level : WARC_DEFAULT_LEVEL, Z_DEFLATED,
-                              15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+    w->deflater = libdeflate_alloc_compressor(w->opts.level ? w->opts.level : WARC_DEFAULT_LEVEL);
     w->sha1 = EVP_MD_fetch(NULL, "SHA1", NULL);
     w->md = EVP_MD_CTX_new();
-    if (!w->z_ready || !w->sha1 || !w->md) goto no_memory;
+    if (!w->deflater || !w->sha1 || !w->md) goto no_memory;
     if (open_file(w, err) < 0) goto fail;
     return w;
 no_memory:
@@ -549,7 +525,7 @@ int warc_close(warc_t *w, warc_err_t *err)
 {
     if (!w) return 0;
     int rc = close_file(w, err);
-    if (w->z_ready) deflateEnd(&w->z);
+    if (w->deflater) libdeflate_free_compressor(w->deflater);
     EVP_MD_CTX_free(w->md);
     EVP_MD_free(w->sha1);
     for (size_t i = 0; i < w->seen_cap; i++)
