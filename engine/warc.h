@@ -45,8 +45,8 @@ const char *warc_kind_name(enum warc_kind kind);
 #define WARC_DEFAULT_MAX_SIZE 1000000000ull /* 1 GB, as Heritrix and wget's --warc-max-size */
 #define WARC_ID_SIZE 48                     /* "<urn:uuid:" 36 ">" and a NUL */
 #define WARC_DIGEST_SIZE 38                 /* "sha1:", 32 base32 characters, a NUL */
-/* gzip level of the records (libdeflate's levels, as zlib's): the fastest. Level 6
- * makes smaller files, for about three times the CPU (docs/benchmarks.md). */
+/* gzip level of the records: 1, ISA-L's igzip, the fastest; 2 to 9 are libdeflate's
+ * levels, smaller files for several times the CPU (docs/benchmarks.md). */
 #define WARC_DEFAULT_LEVEL 1
 
 typedef struct warc_opts {

@@ -257,8 +257,8 @@ static void plain_and_bad_input(void)
     free(out);
 }
 
-/* The gzip level changes only the size: the same records read back at 1 and 9; a level
- * zlib has no such thing as is refused. */
+/* The gzip level changes only the size: the same records read back at 1 (ISA-L) and 9
+ * (libdeflate); a level past 9 is refused. */
 static void gzip_levels(void)
 {
     /* Words drawn by a fixed LCG: text that level 9 compresses clearly better than
