@@ -243,6 +243,30 @@ describe("crawl with warc", function()
     assert.equal(2, n)
   end)
 
+  it("--warc-level sets the gzip level: 9 makes a smaller archive of the same pages, both valid", function()
+    local sizes = {}
+    for _, level in ipairs({ "1", "9" }) do
+      local prefix = h.tmpname("-level" .. level)
+      local code, _, err = h.sh(("%q crawl -q -n 30 -c 1 --warc %q --warc-level %s -o /dev/null %q")
+        :format(bin, prefix, level, h.url("/site/")))
+      assert.equal(0, code, err)
+      local warcs = files_of(prefix)
+      assert.equal(1, #warcs)
+      warc_check(warcs)
+      sizes[level] = #slurp(warcs[1])
+    end
+    assert.is_true(sizes["9"] < sizes["1"], ("level 9: %d bytes, level 1: %d"):format(sizes["9"], sizes["1"]))
+    for _, bad in ipairs({ "0", "10", "x" }) do
+      local code, _, err = h.sh(("%q crawl -q --warc %q --warc-level %s %q")
+        :format(bin, h.tmpname("-bad"), bad, h.url("/site/")))
+      assert.equal(2, code)
+      assert.matches("%-%-warc%-level", err)
+    end
+    local code, _, err = h.sh(("%q crawl -q --warc-level 5 %q"):format(bin, h.url("/site/")))
+    assert.equal(2, code)
+    assert.matches("go with %-%-warc PREFIX", err)
+  end)
+
   it("a failed archive write stops the crawl with exit 4, the file closed and whole", function()
     local prefix = h.tmpname("-full")
     -- A file size limit of 256 KiB: writes past it fail with EFBIG (SIGXFSZ ignored).
