@@ -243,6 +243,36 @@ describe("crawl with warc", function()
     assert.equal(2, n)
   end)
 
+  it("archives the sitemaps it reads (request and response, no metadata) beside the pages they list", function()
+    local prefix = h.tmpname("-sitemaps")
+    local out = h.tmpname(".jsonl")
+    local code, _, err = h.sh(("%q crawl -q --sitemaps -d 0 --warc %q -o %q %q")
+      :format(bin, prefix, out, h.url("/site/p/0.html")))
+    assert.equal(0, code, err)
+    local warcs = files_of(prefix)
+    warc_check(warcs)
+    local responses, requests, meta = {}, {}, {}
+    for _, rec in ipairs(records(warcs[1])) do
+      if rec.type == "response" then responses[rec.uri] = rec end
+      if rec.type == "request" then requests[rec.uri] = rec.headers["WARC-Concurrent-To"] end
+      if rec.type == "metadata" then meta[rec.headers["WARC-Concurrent-To"]] = true end
+    end
+    for _, path in ipairs({ "/sitemap.xml", "/sitemap-1.xml.gz", "/sitemap-2.xml" }) do
+      local rec = responses[h.url(path)]
+      assert.is_table(rec, path)
+      assert.equal(rec.id, requests[h.url(path)])
+      assert.is_nil(meta[rec.id])
+      assert.equal(200, rec:response().status)
+    end
+    -- the pages they list were crawled, and archived as pages are
+    local items = items_by_url(slurp(out))
+    for i = 0, 19 do
+      local url = h.url("/site/p/" .. i .. ".html")
+      assert.is_table(items[url], url)
+      assert.is_true(meta[responses[url].id], url)
+    end
+  end)
+
   it("--warc-level sets the gzip level: 9 makes a smaller archive of the same pages, both valid", function()
     local sizes = {}
     for _, level in ipairs({ "1", "9" }) do
