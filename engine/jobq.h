@@ -2,7 +2,8 @@
  * thread (the WARC writer compresses and writes its records there). The queue is
  * bounded in bytes: a push waits while it is full, which is the only time the caller
  * waits, besides jobq_drain and jobq_free. One thread pushes; the job's function
- * runs on the queue's thread and owns the job from then on. */
+ * runs on the queue's thread and owns the job from then on. A job may wait up to
+ * 20 ms before it runs: the thread is not woken for every one (jobq.c). */
 #ifndef LUACRAWL_JOBQ_H
 #define LUACRAWL_JOBQ_H
 
