@@ -128,6 +128,14 @@ void jobq_push(jobq_t *q, jobq_job_t *job)
     pthread_mutex_unlock(&q->mu);
 }
 
+size_t jobq_backlog(jobq_t *q)
+{
+    pthread_mutex_lock(&q->mu);
+    size_t n = q->queued;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
 void jobq_drain(jobq_t *q)
 {
     pthread_mutex_lock(&q->mu);

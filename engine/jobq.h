@@ -29,6 +29,9 @@ jobq_t *jobq_new(jobq_fn fn, void *arg, size_t max_bytes);
 /* Queue job for fn. */
 void jobq_push(jobq_t *q, jobq_job_t *job);
 
+/* The bytes of the jobs queued and running: how far behind the thread is. */
+size_t jobq_backlog(jobq_t *q);
+
 /* Wait until every job pushed has run. */
 void jobq_drain(jobq_t *q);
 

@@ -74,11 +74,13 @@ struct warc {
     int broken; /* a failed write could not be cut back off: no more writes */
     struct libdeflate_compressor *deflater; /* levels 2 to 9; or NULL and: */
     unsigned char *isal_buf;                /* level 1, ISA-L's (ISAL_DEF_LVL1_DEFAULT) */
-    EVP_MD *sha1;   /* fetched once: an implicit fetch per digest costs a lookup each */
-    EVP_MD_CTX *md; /* reused for every digest */
-    struct buf out; /* the records of one write, compressed */
-    struct buf rec; /* one record before compression */
-    struct buf cdx; /* this file's index lines */
+    EVP_MD *sha1;        /* fetched once: an implicit fetch per digest costs a lookup each */
+    EVP_MD_CTX *md;      /* reused for every digest of the writer's thread */
+    EVP_MD_CTX *main_md; /* and of the caller's thread (queue_exchange) */
+    struct buf out;      /* the records of one write, compressed */
+    struct buf head;     /* the caller's thread's: a head as fixed_head makes it */
+    struct buf rec;      /* one record before compression */
+    struct buf cdx;      /* this file's index lines */
     size_t ncdx;
     struct random ids;      /* the caller's thread's, for the records it queues */
     struct random info_ids; /* the writer's thread's, for the warcinfo of each file */
@@ -90,7 +92,18 @@ struct warc {
     int nfailed;            /* writes that failed since the last report */
 };
 
-/* A write call's records, for the writer's thread: what it was given, copied. */
+/* The digests of an exchange's records, made by whichever thread has the time
+ * (queue_exchange). block is the response's (head and payload): a revisit's, of the
+ * head alone, is made when the writer's thread finds the payload seen before. */
+struct digests {
+    int done;
+    unsigned char payload_raw[SHA1_LEN];
+    char payload[WARC_DIGEST_SIZE], block[WARC_DIGEST_SIZE];
+    char req_block[WARC_DIGEST_SIZE], req_payload[WARC_DIGEST_SIZE];
+};
+
+/* A write call's records, for the writer's thread: what it was given, copied (an
+ * exchange's head with its Transfer-Encoding fixed already). */
 struct job {
     jobq_job_t q;
     int metadata;              /* a metadata record; else a response (or revisit) and request */
@@ -98,6 +111,7 @@ struct job {
     char req_id[WARC_ID_SIZE]; /* the request's */
     warc_exchange_t ex;        /* metadata: url, date, and the fields as payload */
     const char *concurrent_to; /* metadata: NULL or a record ID */
+    struct digests dg;         /* an exchange's, when the caller's thread made them */
     char data[];               /* the strings ex points to */
 };
 
@@ -386,15 +400,24 @@ static int names_taken(warc_t *w, int *err_oom)
     return taken;
 }
 
+/* One digest as text (and raw, when not NULL), with ctx; -1 when libcrypto failed. */
+static int digest_with(EVP_MD_CTX *ctx, const EVP_MD *md, const char *const *piece,
+                       const size_t *len, int n, char out[WARC_DIGEST_SIZE],
+                       unsigned char raw[SHA1_LEN])
+{
+    unsigned char d[SHA1_LEN];
+    if (sha1_pieces(ctx, md, piece, len, n, d) < 0) return -1;
+    digest_text(d, out);
+    if (raw) memcpy(raw, d, SHA1_LEN);
+    return 0;
+}
+
 /* The digest of the pieces in turn, as text and (raw not NULL) raw. */
 static int sha1_of(warc_t *w, const char *const *piece, const size_t *len, int n,
                    char out[WARC_DIGEST_SIZE], unsigned char raw[SHA1_LEN], warc_err_t *err)
 {
-    unsigned char d[SHA1_LEN];
-    if (sha1_pieces(w->md, w->sha1, piece, len, n, d) < 0)
+    if (digest_with(w->md, w->sha1, piece, len, n, out, raw) < 0)
         return set_err(err, WARC_E_MEMORY, "SHA-1 failed (libcrypto)");
-    digest_text(d, out);
-    if (raw) memcpy(raw, d, SHA1_LEN);
     return 0;
 }
 
@@ -786,91 +809,92 @@ static int add_cdx(warc_t *w, const char *url, double date, const char *mime, in
 
 /* ---- records ---- */
 
+/* The digests of ex's records (its head fixed already) into d, with ctx. */
+static int digest_exchange(EVP_MD_CTX *ctx, const EVP_MD *md, const warc_exchange_t *ex,
+                           struct digests *d)
+{
+    const char *pieces[2] = {ex->head, ex->payload};
+    size_t lens[2] = {ex->head_len, ex->payload_len};
+    if (digest_with(ctx, md, pieces + 1, lens + 1, 1, d->payload, d->payload_raw) < 0 ||
+        digest_with(ctx, md, pieces, lens, 2, d->block, NULL) < 0)
+        return -1;
+    if (ex->request_len) {
+        const char *req = ex->request, *end = memmem(req, ex->request_len, "\r\n\r\n", 4);
+        size_t body_off = end ? (size_t)(end + 4 - req) : ex->request_len;
+        const char *body = req + body_off;
+        size_t body_len = ex->request_len - body_off;
+        if (digest_with(ctx, md, &req, &ex->request_len, 1, d->req_block, NULL) < 0 ||
+            digest_with(ctx, md, &body, &body_len, 1, d->req_payload, NULL) < 0)
+            return -1;
+    }
+    d->done = 1;
+    return 0;
+}
+
 /* The records of an exchange (on the writer's thread). */
-static int write_exchange(warc_t *w, const struct job *j, warc_err_t *err)
+static int write_exchange(warc_t *w, struct job *j, warc_err_t *err)
 {
     const warc_exchange_t *ex = &j->ex;
+    struct digests *d = &j->dg;
     const char *resp_id = j->id, *req_id = j->req_id;
     if (ready(w, err) < 0) return -1;
-    struct buf head = {0};
-    if (fixed_head(ex->head, ex->head_len, &head) < 0) return oom(err);
-    char date[32], block_digest[WARC_DIGEST_SIZE], payload_digest[WARC_DIGEST_SIZE];
-    unsigned char payload_raw[SHA1_LEN];
+    if (!d->done && digest_exchange(w->md, w->sha1, ex, d) < 0)
+        return set_err(err, WARC_E_MEMORY, "SHA-1 failed (libcrypto)");
+    char date[32];
     format_date(ex->date, date);
-    const char *payload = ex->payload;
-    if (sha1_of(w, &payload, &ex->payload_len, 1, payload_digest, payload_raw, err) < 0) {
-        buf_free(&head);
-        return -1;
-    }
     int status;
     char mime[128];
-    head_facts(head.p, head.n, &status, mime, sizeof(mime));
+    head_facts(ex->head, ex->head_len, &status, mime, sizeof(mime));
     /* A revisit for a 2xx payload seen before (a redirect's or an error page's short
      * body would make every other one a revisit of the first). */
-    const char *ref =
-        w->opts.dedupe && status >= 200 && status < 300 && ex->payload_len && !ex->truncated
-            ? seen_find(w, payload_raw)
-            : NULL;
+    int dedupe =
+        w->opts.dedupe && status >= 200 && status < 300 && ex->payload_len && !ex->truncated;
+    const char *ref = dedupe ? seen_find(w, d->payload_raw) : NULL;
     record_t r = {.type = ref ? "revisit" : "response",
                   .id = resp_id,
                   .date = date,
                   .uri = ex->url,
                   .ip = ex->ip,
                   .content_type = "application/http; msgtype=response",
-                  .block_digest = block_digest,
-                  .payload_digest = payload_digest,
+                  .block_digest = d->block,
+                  .payload_digest = d->payload,
                   .truncated = ex->truncated ? "length" : NULL};
-    const char *pieces[2] = {head.p, payload};
-    size_t lens[2] = {head.n, ex->payload_len};
+    const char *pieces[2] = {ex->head, ex->payload};
+    size_t lens[2] = {ex->head_len, ex->payload_len};
     int npieces = 2;
+    char head_digest[WARC_DIGEST_SIZE];
     if (ref) { /* the block is the head alone */
         npieces = 1;
+        if (sha1_of(w, pieces, lens, 1, head_digest, NULL, err) < 0) return -1;
+        r.block_digest = head_digest;
         r.profile = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
         r.refers_uri = ref;
         r.refers_date = ref + strlen(ref) + 1;
         r.refers_id = r.refers_date + strlen(r.refers_date) + 1;
         r.truncated = NULL;
     }
-    if (sha1_of(w, pieces, lens, npieces, block_digest, NULL, err) < 0) {
-        buf_free(&head);
-        return -1;
-    }
     w->out.n = 0;
-    int bad = add_record(w, &r, pieces, lens, npieces) < 0;
+    if (add_record(w, &r, pieces, lens, npieces) < 0) return oom(err);
     unsigned long long resp_len = w->out.n;
-    if (!bad && ex->request_len) {
-        char req_block[WARC_DIGEST_SIZE], req_payload[WARC_DIGEST_SIZE];
-        const char *req = ex->request, *end = memmem(req, ex->request_len, "\r\n\r\n", 4);
-        size_t body_off = end ? (size_t)(end + 4 - req) : ex->request_len;
-        const char *body = req + body_off;
-        size_t body_len = ex->request_len - body_off;
-        if (sha1_of(w, &req, &ex->request_len, 1, req_block, NULL, err) < 0 ||
-            sha1_of(w, &body, &body_len, 1, req_payload, NULL, err) < 0) {
-            buf_free(&head);
-            return -1;
-        }
+    if (ex->request_len) {
         record_t q = {.type = "request",
                       .id = req_id,
                       .date = date,
                       .uri = ex->url,
                       .concurrent_to = resp_id,
                       .content_type = "application/http; msgtype=request",
-                      .block_digest = req_block,
-                      .payload_digest = req_payload};
-        bad = add_record(w, &q, &req, &ex->request_len, 1) < 0;
+                      .block_digest = d->req_block,
+                      .payload_digest = d->req_payload};
+        if (add_record(w, &q, &ex->request, &ex->request_len, 1) < 0) return oom(err);
     }
-    buf_free(&head);
-    if (bad) return oom(err);
     unsigned long long offset = w->size;
     if (flush_out(w, err) < 0) return -1;
     w->size += w->out.n;
     w->records++;
     if (w->opts.cdx)
         add_cdx(w, ex->url, ex->date, ref ? "warc/revisit" : (*mime ? mime : "unk"), status,
-                payload_digest, offset, resp_len);
-    if (w->opts.dedupe && !ref && status >= 200 && status < 300 && ex->payload_len &&
-        !ex->truncated)
-        seen_add(w, payload_raw, ex->url, date, resp_id);
+                d->payload, offset, resp_len);
+    if (dedupe && !ref) seen_add(w, d->payload_raw, ex->url, date, resp_id);
     return 0;
 }
 
@@ -986,8 +1010,10 @@ int warc_write_exchange(warc_t *w, const warc_exchange_t *ex, char id_out[WARC_I
         return set_err(err, WARC_E_USAGE, "a URL or address with spaces or control characters");
     if (too_long(ex->payload_len) || too_long(ex->head_len) || too_long(ex->request_len))
         return set_err(err, WARC_E_USAGE, "a message too long for a record");
+    struct buf *head = &w->head;
+    if (fixed_head(ex->head ? ex->head : "", ex->head_len, head) < 0) return oom(err);
     const char *ip = ex->ip ? ex->ip : "";
-    size_t len[5] = {strlen(ex->url), strlen(ip), ex->request_len, ex->head_len, ex->payload_len};
+    size_t len[5] = {strlen(ex->url), strlen(ip), ex->request_len, head->n, ex->payload_len};
     struct job *j = new_job(w, len, 5, err);
     if (!j || new_id(&w->ids, j->req_id, err) < 0) {
         free(j);
@@ -998,8 +1024,14 @@ int warc_write_exchange(warc_t *w, const warc_exchange_t *ex, char id_out[WARC_I
     j->ex.url = copy_in(&at, ex->url, len[0]);
     j->ex.ip = copy_in(&at, ip, len[1]);
     j->ex.request = copy_in(&at, ex->request, len[2]);
-    j->ex.head = copy_in(&at, ex->head, len[3]);
+    j->ex.head = copy_in(&at, head->p, len[3]);
+    j->ex.head_len = len[3];
     j->ex.payload = copy_in(&at, ex->payload, len[4]);
+    /* Digests are a fifth of the writer's thread's work: when that thread is behind (a
+     * quarter of the queue's bound waiting), this one makes them. */
+    if (jobq_backlog(w->q) >= QUEUE_BYTES / 4 &&
+        digest_exchange(w->main_md, w->sha1, &j->ex, &j->dg) < 0)
+        j->dg.done = 0; /* the writer's thread tries again, and says so */
     return queue_job(w, j, id_out, err);
 }
 
@@ -1062,7 +1094,8 @@ warc_t *warc_open(const char *target, const warc_opts_t *opts, warc_err_t *err)
         w->deflater = libdeflate_alloc_compressor(level);
     w->sha1 = EVP_MD_fetch(NULL, "SHA1", NULL);
     w->md = EVP_MD_CTX_new();
-    if (!(w->deflater || w->isal_buf) || !w->sha1 || !w->md) goto no_memory;
+    w->main_md = EVP_MD_CTX_new();
+    if (!(w->deflater || w->isal_buf) || !w->sha1 || !w->md || !w->main_md) goto no_memory;
     if (open_file(w, err) < 0) goto fail;
     if (!(w->q = jobq_new(run_job, w, QUEUE_BYTES))) {
         set_err(err, WARC_E_MEMORY, "cannot start the WARC writer's thread");
@@ -1101,11 +1134,13 @@ int warc_close(warc_t *w, warc_err_t *err)
     if (w->deflater) libdeflate_free_compressor(w->deflater);
     free(w->isal_buf);
     EVP_MD_CTX_free(w->md);
+    EVP_MD_CTX_free(w->main_md);
     EVP_MD_free(w->sha1);
     for (size_t i = 0; i < w->seen_cap; i++)
         free(w->seen[i].ref);
     free(w->seen);
     buf_free(&w->out);
+    buf_free(&w->head);
     buf_free(&w->rec);
     buf_free(&w->cdx);
     free(w->prefix);
