@@ -234,10 +234,11 @@ static int put_field(struct buf *b, const char *name, const char *value)
     return put(b, name) | put(b, ": ") | put(b, value) | put(b, "\r\n");
 }
 
-/* Small records (requests, metadata, redirects: under SMALL_RECORD bytes) cost ISA-L's
- * level 1 about 7 us each, most of it building their Huffman codes, which a record
- * that short barely repays: 460 bytes where level 0 with codes made once takes 2.4
- * us for 491 (level 0's built-in codes, made for other text, give 650). So the first
+/* For a small record (a request, metadata, a redirect: under SMALL_RECORD bytes) most
+ * of what ISA-L's level 1 costs is building its Huffman codes, which a record that
+ * short barely repays; level 0 with codes made once from records like it is several
+ * times faster for a few percent more bytes (level 0's built-in codes, made for other
+ * text, lose much more: docs/benchmarks.md has the figures). So the first
  * SMALL_SAMPLE small records of a writer go at level 1 and are counted; the rest at
  * level 0, with the codes of that count. */
 #define SMALL_RECORD 4096
@@ -249,8 +250,8 @@ struct small_codes {
 };
 
 /* n bytes at p as one gzip member, appended to w->out; -1 when out of memory. Level 1
- * is ISA-L's igzip at its level 1 (about twice libdeflate's speed at level 1 on the
- * bench's pages, for 3% more bytes), the other levels libdeflate's. */
+ * is ISA-L's igzip (faster than libdeflate's level 1, for a few percent more bytes),
+ * the other levels libdeflate's. */
 static int gzip_member(warc_t *w, char *p, size_t n)
 {
     /* Either falls back to stored blocks at worst: 5 bytes of header a 64 KB block,
@@ -1057,8 +1058,8 @@ int warc_write_exchange(warc_t *w, const warc_exchange_t *ex, char id_out[WARC_I
     j->ex.head = copy_in(&at, head->p, len[3]);
     j->ex.head_len = len[3];
     j->ex.payload = copy_in(&at, ex->payload, len[4]);
-    /* Digests are a fifth of the writer's thread's work: when that thread is behind (a
-     * quarter of the queue's bound waiting), this one makes them. */
+    /* Digests are a good part of the writer's thread's work: when that thread is
+     * behind (a quarter of the queue's bound waiting), this one makes them. */
     if (jobq_backlog(w->q) >= QUEUE_BYTES / 4 &&
         digest_exchange(w->main_md, w->sha1, &j->ex, &j->dg) < 0)
         j->dg.done = 0; /* the writer's thread tries again, and says so */
