@@ -5,10 +5,12 @@
 #include "warc_err.h"
 
 #include "buf.h"
+#include "jobq.h"
 #include "json.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,14 +21,17 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#define ZLIB_CONST
-#include <zlib.h>
+#include <isa-l/igzip_lib.h>
+#include <libdeflate.h>
 
 #include <openssl/evp.h>
 
 #define SHA1_LEN 20
 #define SHA1_BASE32_LEN 32 /* 160 bits in 5-bit groups, no padding needed */
 #define SERIAL_MAX 99999
+/* Records queued for the writer's thread, at most (a larger one goes alone): a write
+ * waits for room past it. A few hundred pages of a crawl. */
+#define QUEUE_BYTES (8u << 20)
 
 const char *warc_kind_name(enum warc_kind kind)
 {
@@ -40,6 +45,17 @@ const char *warc_kind_name(enum warc_kind kind)
 struct seen_payload {
     unsigned char digest[SHA1_LEN];
     char *ref;
+};
+
+/* The writer's state is split by thread. The caller's thread validates what a write
+ * is given, makes the record IDs, copies the exchange into a job and queues it; the
+ * writer's thread (jobq.h) does the rest: digests, the records, their compression,
+ * the file, rotation, the index and the table of payloads. Between them pass only
+ * the jobs (through the queue) and a failure (under mu). */
+/* Random bytes for record IDs, drawn from getrandom a few hundred at a time. */
+struct random {
+    unsigned char b[256];
+    size_t left;
 };
 
 struct warc {
@@ -56,52 +72,89 @@ struct warc {
     int records; /* written to this file besides its warcinfo */
     char warcinfo_id[WARC_ID_SIZE];
     int broken; /* a failed write could not be cut back off: no more writes */
-    z_stream z;
-    int z_ready;
-    EVP_MD *sha1;   /* fetched once: an implicit fetch per digest costs a lookup each */
-    EVP_MD_CTX *md; /* reused for every digest */
-    struct buf out; /* the records of one write, compressed */
-    struct buf rec; /* one record before compression */
-    struct buf cdx; /* this file's index lines */
+    struct libdeflate_compressor *deflater; /* levels 2 to 9; or NULL and: */
+    unsigned char *isal_buf;                /* level 1, ISA-L's (ISAL_DEF_LVL1_DEFAULT) */
+    struct small_codes *small;              /* with isal_buf: small records' Huffman codes */
+    EVP_MD *sha1;        /* fetched once: an implicit fetch per digest costs a lookup each */
+    EVP_MD_CTX *md;      /* reused for every digest of the writer's thread */
+    EVP_MD_CTX *main_md; /* and of the caller's thread (queue_exchange) */
+    struct buf out;      /* the records of one write, compressed */
+    struct buf head;     /* the caller's thread's: a head as fixed_head makes it */
+    struct buf rec;      /* one record before compression */
+    struct buf cdx;      /* this file's index lines */
     size_t ncdx;
-    unsigned char rnd[256];
-    size_t rnd_left;
+    struct random ids;      /* the caller's thread's, for the records it queues */
+    struct random info_ids; /* the writer's thread's, for the warcinfo of each file */
     struct seen_payload *seen;
     size_t nseen, seen_cap; /* seen_cap: a power of 2, or 0 */
+    jobq_t *q;              /* NULL before the first file is made, and after close */
+    pthread_mutex_t mu;     /* guards failed and nfailed */
+    warc_err_t failed;      /* the first failure of the writer's thread not yet reported */
+    int nfailed;            /* writes that failed since the last report */
 };
 
-static int random_bytes(warc_t *w, unsigned char *out, size_t n, warc_err_t *err)
+/* The digests of an exchange's records, made by whichever thread has the time
+ * (queue_exchange). block is the response's (head and payload): a revisit's, of the
+ * head alone, is made when the writer's thread finds the payload seen before. */
+struct digests {
+    int done;
+    unsigned char payload_raw[SHA1_LEN];
+    char payload[WARC_DIGEST_SIZE], block[WARC_DIGEST_SIZE];
+    char req_block[WARC_DIGEST_SIZE], req_payload[WARC_DIGEST_SIZE];
+};
+
+/* A write call's records, for the writer's thread: what it was given, copied (an
+ * exchange's head with its Transfer-Encoding fixed already). */
+struct job {
+    jobq_job_t q;
+    int metadata;              /* a metadata record; else a response (or revisit) and request */
+    char id[WARC_ID_SIZE];     /* the response's (or the metadata record's) */
+    char req_id[WARC_ID_SIZE]; /* the request's */
+    warc_exchange_t ex;        /* metadata: url, date, and the fields as payload */
+    const char *concurrent_to; /* metadata: NULL or a record ID */
+    struct digests dg;         /* an exchange's, when the caller's thread made them */
+    char data[];               /* the strings ex points to */
+};
+
+static int random_bytes(struct random *r, unsigned char *out, size_t n, warc_err_t *err)
 {
     while (n) {
-        if (!w->rnd_left) {
-            ssize_t got = getrandom(w->rnd, sizeof(w->rnd), 0);
+        if (!r->left) {
+            ssize_t got = getrandom(r->b, sizeof(r->b), 0);
             if (got <= 0) {
                 if (got < 0 && errno == EINTR) continue;
                 return set_err(err, WARC_E_IO, "no random bytes for record IDs: %s",
                                strerror(errno));
             }
-            w->rnd_left = (size_t)got;
+            r->left = (size_t)got;
         }
-        size_t take = n < w->rnd_left ? n : w->rnd_left;
-        memcpy(out, w->rnd + w->rnd_left - take, take);
-        w->rnd_left -= take;
+        size_t take = n < r->left ? n : r->left;
+        memcpy(out, r->b + r->left - take, take);
+        r->left -= take;
         out += take;
         n -= take;
     }
     return 0;
 }
 
-/* A random (version 4) UUID as a WARC-Record-ID, "<urn:uuid:...>". */
-static int new_id(warc_t *w, char id[WARC_ID_SIZE], warc_err_t *err)
+/* A random (version 4) UUID as a WARC-Record-ID, "<urn:uuid:...>": 47 characters. */
+static int new_id(struct random *r, char id[WARC_ID_SIZE], warc_err_t *err)
 {
+    static const char hex[] = "0123456789abcdef";
     unsigned char u[16] = {0};
-    if (random_bytes(w, u, sizeof(u), err) < 0) return -1;
+    if (random_bytes(r, u, sizeof(u), err) < 0) return -1;
     u[6] = (unsigned char)((u[6] & 0x0f) | 0x40);
     u[8] = (unsigned char)((u[8] & 0x3f) | 0x80);
-    snprintf(id, WARC_ID_SIZE,
-             "<urn:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x>",
-             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-             u[14], u[15]);
+    char *p = id;
+    memcpy(p, "<urn:uuid:", 10);
+    p += 10;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) *p++ = '-';
+        *p++ = hex[u[i] >> 4];
+        *p++ = hex[u[i] & 15];
+    }
+    *p++ = '>';
+    *p = '\0';
     return 0;
 }
 
@@ -181,6 +234,70 @@ static int put_field(struct buf *b, const char *name, const char *value)
     return put(b, name) | put(b, ": ") | put(b, value) | put(b, "\r\n");
 }
 
+/* For a small record (a request, metadata, a redirect: under SMALL_RECORD bytes) most
+ * of what ISA-L's level 1 costs is building its Huffman codes, which a record that
+ * short barely repays; level 0 with codes made once from records like it is several
+ * times faster for a few percent more bytes (level 0's built-in codes, made for other
+ * text, lose much more: docs/benchmarks.md has the figures). So the first
+ * SMALL_SAMPLE small records of a writer go at level 1 and are counted; the rest at
+ * level 0, with the codes of that count. */
+#define SMALL_RECORD 4096
+#define SMALL_SAMPLE 32
+struct small_codes {
+    struct isal_huff_histogram counts;
+    int counted;                /* records counted so far */
+    struct isal_hufftables *ht; /* NULL until SMALL_SAMPLE are counted */
+};
+
+/* n bytes at p as one gzip member, appended to w->out; -1 when out of memory. Level 1
+ * is ISA-L's igzip (faster than libdeflate's level 1, for a few percent more bytes),
+ * the other levels libdeflate's. */
+static int gzip_member(warc_t *w, char *p, size_t n)
+{
+    /* Either falls back to stored blocks at worst: 5 bytes of header a 64 KB block,
+     * and gzip's 18. */
+    size_t bound =
+        w->deflater ? libdeflate_gzip_compress_bound(w->deflater, n) : n + n / 4096 + 1024;
+    if (buf_reserve(&w->out, bound) < 0) return -1;
+    unsigned char *out = (unsigned char *)w->out.p + w->out.n;
+    if (w->deflater) {
+        size_t k = libdeflate_gzip_compress(w->deflater, p, n, out, bound);
+        if (!k) return -1; /* cannot happen with the bound's room */
+        w->out.n += k;
+        return 0;
+    }
+    struct small_codes *sc = n < SMALL_RECORD ? w->small : NULL;
+    struct isal_zstream z;
+    isal_deflate_stateless_init(&z);
+    if (sc && sc->ht) {
+        z.level = 0;
+        z.hufftables = sc->ht;
+    } else {
+        z.level = 1;
+        z.level_buf = w->isal_buf;
+        z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+    }
+    z.gzip_flag = IGZIP_GZIP;
+    z.end_of_stream = 1;
+    z.flush = NO_FLUSH;
+    z.next_in = (uint8_t *)p; /* only read, but ISA-L's field is not const */
+    z.avail_in = (uint32_t)n;
+    z.next_out = out;
+    z.avail_out = (uint32_t)bound;
+    if (isal_deflate_stateless(&z) != COMP_OK) return -1;
+    w->out.n += z.total_out;
+    if (sc && sc->counted < SMALL_SAMPLE) {
+        isal_update_histogram((uint8_t *)p, (int)n, &sc->counts);
+        /* Codes for every symbol, not just those counted; failing that, level 1 stays. */
+        if (++sc->counted == SMALL_SAMPLE && (sc->ht = malloc(sizeof(*sc->ht))) &&
+            isal_create_hufftables(sc->ht, &sc->counts) != 0) {
+            free(sc->ht);
+            sc->ht = NULL;
+        }
+    }
+    return 0;
+}
+
 /* The fields of a record's header block. */
 typedef struct record {
     const char *type, *id, *date, *uri, *ip, *concurrent_to, *content_type;
@@ -219,44 +336,17 @@ static int add_record(warc_t *w, const record_t *r, const char *const *piece, co
     if (r->truncated) bad |= put_field(b, "WARC-Truncated", r->truncated);
     bad |= put_field(b, "Content-Type", r->content_type) | put_field(b, "Content-Length", clen) |
            put(b, "\r\n");
+    /* The block and the two CR LF that end a record, after the header block: the whole
+     * record in one buffer, compressed in one call. */
+    for (int i = 0; i < n; i++)
+        bad |= buf_append(b, piece[i], len[i]);
+    bad |= buf_append(b, "\r\n\r\n", 4);
     if (bad) return -1;
-    /* The header block, the block, and the two CR LF that end a record. */
-    const char *parts[8];
-    size_t lens[8];
-    int np = 0;
-    parts[np] = b->p;
-    lens[np++] = b->n;
-    for (int i = 0; i < n && np < 7; i++) {
-        parts[np] = piece[i];
-        lens[np++] = len[i];
-    }
-    parts[np] = "\r\n\r\n";
-    lens[np++] = 4;
-    if (!w->gz) {
-        for (int i = 0; i < np; i++)
-            if (buf_append(&w->out, parts[i], lens[i]) < 0) return -1;
-        return 0;
-    }
-    if (deflateReset(&w->z) != Z_OK) return -1;
-    for (int i = 0; i < np; i++) {
-        w->z.next_in = (const Bytef *)parts[i];
-        w->z.avail_in = (uInt)lens[i];
-        int flush = i == np - 1 ? Z_FINISH : Z_NO_FLUSH;
-        int rc;
-        do {
-            if (buf_reserve(&w->out, 65536) < 0) return -1;
-            w->z.next_out = (Bytef *)w->out.p + w->out.n;
-            w->z.avail_out = (uInt)(w->out.cap - w->out.n);
-            rc = deflate(&w->z, flush);
-            w->out.n = w->out.cap - w->z.avail_out;
-            if (rc == Z_STREAM_ERROR) return -1;
-        } while (w->z.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
-    }
-    return 0;
+    return w->gz ? gzip_member(w, b->p, b->n) : buf_append(&w->out, b->p, b->n);
 }
 
-/* A block's pieces longer than a uInt would be fed in one go; they never are (the
- * caller's max_size is far below it), but refuse rather than wrap. */
+/* A record is held whole in memory and compressed in one call: a message past 2 GB is
+ * refused (a fetch's max_size is far below it). */
 static int too_long(size_t n)
 {
     return n > (size_t)UINT32_MAX / 2;
@@ -282,8 +372,7 @@ static int flush_out(warc_t *w, warc_err_t *err)
                            w->path, strerror(e), w->size);
         }
         if (done && lseek(w->fd, (off_t)w->size, SEEK_SET) < 0) w->broken = 1;
-        return set_err(err, WARC_E_IO, "writing %s.open: %s (the record was not written)", w->path,
-                       strerror(e));
+        return set_err(err, WARC_E_IO, "writing %s.open: %s", w->path, strerror(e));
     }
     return 0;
 }
@@ -342,15 +431,24 @@ static int names_taken(warc_t *w, int *err_oom)
     return taken;
 }
 
+/* One digest as text (and raw, when not NULL), with ctx; -1 when libcrypto failed. */
+static int digest_with(EVP_MD_CTX *ctx, const EVP_MD *md, const char *const *piece,
+                       const size_t *len, int n, char out[WARC_DIGEST_SIZE],
+                       unsigned char raw[SHA1_LEN])
+{
+    unsigned char d[SHA1_LEN];
+    if (sha1_pieces(ctx, md, piece, len, n, d) < 0) return -1;
+    digest_text(d, out);
+    if (raw) memcpy(raw, d, SHA1_LEN);
+    return 0;
+}
+
 /* The digest of the pieces in turn, as text and (raw not NULL) raw. */
 static int sha1_of(warc_t *w, const char *const *piece, const size_t *len, int n,
                    char out[WARC_DIGEST_SIZE], unsigned char raw[SHA1_LEN], warc_err_t *err)
 {
-    unsigned char d[SHA1_LEN];
-    if (sha1_pieces(w->md, w->sha1, piece, len, n, d) < 0)
+    if (digest_with(w->md, w->sha1, piece, len, n, out, raw) < 0)
         return set_err(err, WARC_E_MEMORY, "SHA-1 failed (libcrypto)");
-    digest_text(d, out);
-    if (raw) memcpy(raw, d, SHA1_LEN);
     return 0;
 }
 
@@ -370,7 +468,7 @@ static int write_warcinfo(warc_t *w, warc_err_t *err)
     char id[WARC_ID_SIZE], date[32], digest[WARC_DIGEST_SIZE];
     const char *piece = info.p;
     size_t len = info.n;
-    if (new_id(w, id, err) < 0 || sha1_of(w, &piece, &len, 1, digest, NULL, err) < 0) {
+    if (new_id(&w->info_ids, id, err) < 0 || sha1_of(w, &piece, &len, 1, digest, NULL, err) < 0) {
         buf_free(&info);
         return -1;
     }
@@ -487,84 +585,6 @@ static int close_file(warc_t *w, warc_err_t *err)
     free(open_path);
     if (rc < 0) return set_err(err, WARC_E_IO, "renaming %s.open: %s", w->path, strerror(e));
     return w->opts.cdx ? write_cdx(w, err) : 0;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n > k && strcmp(s + n - k, suffix) == 0;
-}
-
-warc_t *warc_open(const char *target, const warc_opts_t *opts, warc_err_t *err)
-{
-    if (!*target || has_ctl(target)) {
-        set_err(err, WARC_E_USAGE, "bad WARC file name or prefix");
-        return NULL;
-    }
-    warc_t *w = calloc(1, sizeof(*w));
-    if (!w) {
-        oom(err);
-        return NULL;
-    }
-    w->fd = -1;
-    w->opts = *opts;
-    if (!w->opts.max_size) w->opts.max_size = WARC_DEFAULT_MAX_SIZE;
-    w->single = ends_with(target, ".warc.gz") || ends_with(target, ".warc");
-    w->gz = !w->single || ends_with(target, ".gz");
-    w->prefix = strdup(target);
-    w->software = strdup(opts->software ? opts->software : "luacrawl");
-    w->info = opts->info ? strdup(opts->info) : NULL;
-    if (!w->prefix || !w->software || (opts->info && !w->info)) goto no_memory;
-    if (w->opts.level < 0 || w->opts.level > 9) {
-        set_err(err, WARC_E_USAGE, "gzip level %d: 1 (fastest) to 9 (smallest)", w->opts.level);
-        goto fail;
-    }
-    w->z_ready = deflateInit2(&w->z, w->opts.level ? w->opts.level : WARC_DEFAULT_LEVEL, Z_DEFLATED,
-                              15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
-    w->sha1 = EVP_MD_fetch(NULL, "SHA1", NULL);
-    w->md = EVP_MD_CTX_new();
-    if (!w->z_ready || !w->sha1 || !w->md) goto no_memory;
-    if (open_file(w, err) < 0) goto fail;
-    return w;
-no_memory:
-    oom(err);
-fail:
-    if (w->fd >= 0) { /* the warcinfo did not go in: leave no empty file behind */
-        char *open_path = cat(w->path, ".open");
-        if (open_path) unlink(open_path);
-        free(open_path);
-        close(w->fd);
-        w->fd = -1;
-    }
-    warc_close(w, &(warc_err_t){0});
-    return NULL;
-}
-
-const char *warc_filename(const warc_t *w)
-{
-    return w->path;
-}
-
-int warc_close(warc_t *w, warc_err_t *err)
-{
-    if (!w) return 0;
-    int rc = close_file(w, err);
-    if (w->z_ready) deflateEnd(&w->z);
-    EVP_MD_CTX_free(w->md);
-    EVP_MD_free(w->sha1);
-    for (size_t i = 0; i < w->seen_cap; i++)
-        free(w->seen[i].ref);
-    free(w->seen);
-    buf_free(&w->out);
-    buf_free(&w->rec);
-    buf_free(&w->cdx);
-    free(w->prefix);
-    free(w->software);
-    free(w->info);
-    free(w->path);
-    free(w->cdx_path);
-    free(w);
-    return rc;
 }
 
 /* Before a write: rotate at max_size, and refuse after an uncut failure. */
@@ -820,6 +840,200 @@ static int add_cdx(warc_t *w, const char *url, double date, const char *mime, in
 
 /* ---- records ---- */
 
+/* The digests of ex's records (its head fixed already) into d, with ctx. */
+static int digest_exchange(EVP_MD_CTX *ctx, const EVP_MD *md, const warc_exchange_t *ex,
+                           struct digests *d)
+{
+    const char *pieces[2] = {ex->head, ex->payload};
+    size_t lens[2] = {ex->head_len, ex->payload_len};
+    if (digest_with(ctx, md, pieces + 1, lens + 1, 1, d->payload, d->payload_raw) < 0 ||
+        digest_with(ctx, md, pieces, lens, 2, d->block, NULL) < 0)
+        return -1;
+    if (ex->request_len) {
+        const char *req = ex->request, *end = memmem(req, ex->request_len, "\r\n\r\n", 4);
+        size_t body_off = end ? (size_t)(end + 4 - req) : ex->request_len;
+        const char *body = req + body_off;
+        size_t body_len = ex->request_len - body_off;
+        if (digest_with(ctx, md, &req, &ex->request_len, 1, d->req_block, NULL) < 0 ||
+            digest_with(ctx, md, &body, &body_len, 1, d->req_payload, NULL) < 0)
+            return -1;
+    }
+    d->done = 1;
+    return 0;
+}
+
+/* The records of an exchange (on the writer's thread). */
+static int write_exchange(warc_t *w, struct job *j, warc_err_t *err)
+{
+    const warc_exchange_t *ex = &j->ex;
+    struct digests *d = &j->dg;
+    const char *resp_id = j->id, *req_id = j->req_id;
+    if (ready(w, err) < 0) return -1;
+    if (!d->done && digest_exchange(w->md, w->sha1, ex, d) < 0)
+        return set_err(err, WARC_E_MEMORY, "SHA-1 failed (libcrypto)");
+    char date[32];
+    format_date(ex->date, date);
+    int status;
+    char mime[128];
+    head_facts(ex->head, ex->head_len, &status, mime, sizeof(mime));
+    /* A revisit for a 2xx payload seen before (a redirect's or an error page's short
+     * body would make every other one a revisit of the first). */
+    int dedupe =
+        w->opts.dedupe && status >= 200 && status < 300 && ex->payload_len && !ex->truncated;
+    const char *ref = dedupe ? seen_find(w, d->payload_raw) : NULL;
+    record_t r = {.type = ref ? "revisit" : "response",
+                  .id = resp_id,
+                  .date = date,
+                  .uri = ex->url,
+                  .ip = ex->ip,
+                  .content_type = "application/http; msgtype=response",
+                  .block_digest = d->block,
+                  .payload_digest = d->payload,
+                  .truncated = ex->truncated ? "length" : NULL};
+    const char *pieces[2] = {ex->head, ex->payload};
+    size_t lens[2] = {ex->head_len, ex->payload_len};
+    int npieces = 2;
+    char head_digest[WARC_DIGEST_SIZE];
+    if (ref) { /* the block is the head alone */
+        npieces = 1;
+        if (sha1_of(w, pieces, lens, 1, head_digest, NULL, err) < 0) return -1;
+        r.block_digest = head_digest;
+        r.profile = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+        r.refers_uri = ref;
+        r.refers_date = ref + strlen(ref) + 1;
+        r.refers_id = r.refers_date + strlen(r.refers_date) + 1;
+        r.truncated = NULL;
+    }
+    w->out.n = 0;
+    if (add_record(w, &r, pieces, lens, npieces) < 0) return oom(err);
+    unsigned long long resp_len = w->out.n;
+    if (ex->request_len) {
+        record_t q = {.type = "request",
+                      .id = req_id,
+                      .date = date,
+                      .uri = ex->url,
+                      .concurrent_to = resp_id,
+                      .content_type = "application/http; msgtype=request",
+                      .block_digest = d->req_block,
+                      .payload_digest = d->req_payload};
+        if (add_record(w, &q, &ex->request, &ex->request_len, 1) < 0) return oom(err);
+    }
+    unsigned long long offset = w->size;
+    if (flush_out(w, err) < 0) return -1;
+    w->size += w->out.n;
+    w->records++;
+    if (w->opts.cdx)
+        add_cdx(w, ex->url, ex->date, ref ? "warc/revisit" : (*mime ? mime : "unk"), status,
+                d->payload, offset, resp_len);
+    if (dedupe && !ref) seen_add(w, d->payload_raw, ex->url, date, resp_id);
+    return 0;
+}
+
+/* A metadata record (on the writer's thread). */
+static int write_metadata(warc_t *w, const struct job *j, warc_err_t *err)
+{
+    const char *fields = j->ex.payload;
+    size_t len = j->ex.payload_len;
+    if (ready(w, err) < 0) return -1;
+    char when[32], digest[WARC_DIGEST_SIZE];
+    if (sha1_of(w, &fields, &len, 1, digest, NULL, err) < 0) return -1;
+    format_date(j->ex.date, when);
+    record_t r = {.type = "metadata",
+                  .id = j->id,
+                  .date = when,
+                  .uri = j->ex.url,
+                  .concurrent_to = j->concurrent_to,
+                  .content_type = "application/warc-fields",
+                  .block_digest = digest};
+    w->out.n = 0;
+    if (add_record(w, &r, &fields, &len, 1) < 0) return oom(err);
+    if (flush_out(w, err) < 0) return -1;
+    w->size += w->out.n;
+    w->records++;
+    return 0;
+}
+
+/* jobq's function: a job's records written, or its failure kept for the caller. */
+static void run_job(void *arg, jobq_job_t *q)
+{
+    warc_t *w = arg;
+    struct job *j = (struct job *)q;
+    warc_err_t err;
+    if ((j->metadata ? write_metadata(w, j, &err) : write_exchange(w, j, &err)) < 0) {
+        pthread_mutex_lock(&w->mu);
+        if (!w->nfailed++) {
+            w->failed = err;
+            size_t k = strlen(err.message);
+            snprintf(w->failed.message + k, sizeof(w->failed.message) - k, " (%s of %s %s)",
+                     j->metadata ? "the metadata record" : "the records", j->ex.url,
+                     j->metadata ? "was not written" : "were not written");
+        }
+        pthread_mutex_unlock(&w->mu);
+    }
+    free(j);
+}
+
+/* The failures of the writer's thread not reported yet: -1 with err set to the first
+ * and the number of writes that failed ("; N writes failed" past one), or 0. Each
+ * is reported once. */
+static int take_failure(warc_t *w, warc_err_t *err)
+{
+    pthread_mutex_lock(&w->mu);
+    int n = w->nfailed;
+    if (n) *err = w->failed;
+    w->nfailed = 0;
+    pthread_mutex_unlock(&w->mu);
+    if (n > 1) {
+        size_t k = strlen(err->message);
+        snprintf(err->message + k, sizeof(err->message) - k, "; %d writes failed", n);
+    }
+    return n ? -1 : 0;
+}
+
+/* Append n bytes of s and a NUL to a job's data at *at; the copy's address. */
+static const char *copy_in(char **at, const char *s, size_t n)
+{
+    char *p = *at;
+    if (n) memcpy(p, s, n);
+    p[n] = '\0';
+    *at = p + n + 1;
+    return p;
+}
+
+/* A job for strings of the given lengths (a NUL after each), with its ID made; NULL
+ * with err set. */
+static struct job *new_job(warc_t *w, const size_t *len, int n, warc_err_t *err)
+{
+    size_t size = sizeof(struct job);
+    for (int i = 0; i < n; i++)
+        size += len[i] + 1;
+    struct job *j = malloc(size);
+    if (!j) {
+        oom(err);
+        return NULL;
+    }
+    memset(j, 0, sizeof(*j));
+    j->q.size = size;
+    if (new_id(&w->ids, j->id, err) < 0) {
+        free(j);
+        return NULL;
+    }
+    return j;
+}
+
+/* The caller's side of a write: a failure of an earlier one first (this one is then
+ * not queued), then the job queued and its ID given. */
+static int queue_job(warc_t *w, struct job *j, char id_out[WARC_ID_SIZE], warc_err_t *err)
+{
+    if (take_failure(w, err) < 0) {
+        free(j);
+        return -1;
+    }
+    if (id_out) memcpy(id_out, j->id, WARC_ID_SIZE);
+    jobq_push(w->q, &j->q); /* j belongs to the writer's thread now */
+    return 0;
+}
+
 int warc_write_exchange(warc_t *w, const warc_exchange_t *ex, char id_out[WARC_ID_SIZE],
                         warc_err_t *err)
 {
@@ -827,93 +1041,29 @@ int warc_write_exchange(warc_t *w, const warc_exchange_t *ex, char id_out[WARC_I
         return set_err(err, WARC_E_USAGE, "a URL or address with spaces or control characters");
     if (too_long(ex->payload_len) || too_long(ex->head_len) || too_long(ex->request_len))
         return set_err(err, WARC_E_USAGE, "a message too long for a record");
-    if (ready(w, err) < 0) return -1;
-    struct buf head = {0};
-    if (fixed_head(ex->head ? ex->head : "", ex->head_len, &head) < 0) return oom(err);
-    char resp_id[WARC_ID_SIZE], req_id[WARC_ID_SIZE], date[32];
-    char block_digest[WARC_DIGEST_SIZE], payload_digest[WARC_DIGEST_SIZE];
-    unsigned char payload_raw[SHA1_LEN];
-    if (new_id(w, resp_id, err) < 0 || new_id(w, req_id, err) < 0) {
-        buf_free(&head);
+    struct buf *head = &w->head;
+    if (fixed_head(ex->head ? ex->head : "", ex->head_len, head) < 0) return oom(err);
+    const char *ip = ex->ip ? ex->ip : "";
+    size_t len[5] = {strlen(ex->url), strlen(ip), ex->request_len, head->n, ex->payload_len};
+    struct job *j = new_job(w, len, 5, err);
+    if (!j || new_id(&w->ids, j->req_id, err) < 0) {
+        free(j);
         return -1;
     }
-    format_date(ex->date, date);
-    const char *payload = ex->payload ? ex->payload : "";
-    if (sha1_of(w, &payload, &ex->payload_len, 1, payload_digest, payload_raw, err) < 0) {
-        buf_free(&head);
-        return -1;
-    }
-    int status;
-    char mime[128];
-    head_facts(head.p, head.n, &status, mime, sizeof(mime));
-    /* A revisit for a 2xx payload seen before (a redirect's or an error page's short
-     * body would make every other one a revisit of the first). */
-    const char *ref =
-        w->opts.dedupe && status >= 200 && status < 300 && ex->payload_len && !ex->truncated
-            ? seen_find(w, payload_raw)
-            : NULL;
-    record_t r = {.type = ref ? "revisit" : "response",
-                  .id = resp_id,
-                  .date = date,
-                  .uri = ex->url,
-                  .ip = ex->ip,
-                  .content_type = "application/http; msgtype=response",
-                  .block_digest = block_digest,
-                  .payload_digest = payload_digest,
-                  .truncated = ex->truncated ? "length" : NULL};
-    const char *pieces[2] = {head.p, payload};
-    size_t lens[2] = {head.n, ex->payload_len};
-    int npieces = 2;
-    if (ref) { /* the block is the head alone */
-        npieces = 1;
-        r.profile = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
-        r.refers_uri = ref;
-        r.refers_date = ref + strlen(ref) + 1;
-        r.refers_id = r.refers_date + strlen(r.refers_date) + 1;
-        r.truncated = NULL;
-    }
-    if (sha1_of(w, pieces, lens, npieces, block_digest, NULL, err) < 0) {
-        buf_free(&head);
-        return -1;
-    }
-    w->out.n = 0;
-    int bad = add_record(w, &r, pieces, lens, npieces) < 0;
-    unsigned long long resp_len = w->out.n;
-    if (!bad && ex->request_len) {
-        char req_block[WARC_DIGEST_SIZE], req_payload[WARC_DIGEST_SIZE];
-        const char *req = ex->request, *end = memmem(req, ex->request_len, "\r\n\r\n", 4);
-        size_t body_off = end ? (size_t)(end + 4 - req) : ex->request_len;
-        const char *body = req + body_off;
-        size_t body_len = ex->request_len - body_off;
-        if (sha1_of(w, &req, &ex->request_len, 1, req_block, NULL, err) < 0 ||
-            sha1_of(w, &body, &body_len, 1, req_payload, NULL, err) < 0) {
-            buf_free(&head);
-            return -1;
-        }
-        record_t q = {.type = "request",
-                      .id = req_id,
-                      .date = date,
-                      .uri = ex->url,
-                      .concurrent_to = resp_id,
-                      .content_type = "application/http; msgtype=request",
-                      .block_digest = req_block,
-                      .payload_digest = req_payload};
-        bad = add_record(w, &q, &req, &ex->request_len, 1) < 0;
-    }
-    buf_free(&head);
-    if (bad) return oom(err);
-    unsigned long long offset = w->size;
-    if (flush_out(w, err) < 0) return -1;
-    w->size += w->out.n;
-    w->records++;
-    if (w->opts.cdx)
-        add_cdx(w, ex->url, ex->date, ref ? "warc/revisit" : (*mime ? mime : "unk"), status,
-                payload_digest, offset, resp_len);
-    if (w->opts.dedupe && !ref && status >= 200 && status < 300 && ex->payload_len &&
-        !ex->truncated)
-        seen_add(w, payload_raw, ex->url, date, resp_id);
-    if (id_out) memcpy(id_out, resp_id, WARC_ID_SIZE);
-    return 0;
+    char *at = j->data;
+    j->ex = *ex;
+    j->ex.url = copy_in(&at, ex->url, len[0]);
+    j->ex.ip = copy_in(&at, ip, len[1]);
+    j->ex.request = copy_in(&at, ex->request, len[2]);
+    j->ex.head = copy_in(&at, head->p, len[3]);
+    j->ex.head_len = len[3];
+    j->ex.payload = copy_in(&at, ex->payload, len[4]);
+    /* Digests are a good part of the writer's thread's work: when that thread is
+     * behind (a quarter of the queue's bound waiting), this one makes them. */
+    if (jobq_backlog(w->q) >= QUEUE_BYTES / 4 &&
+        digest_exchange(w->main_md, w->sha1, &j->ex, &j->dg) < 0)
+        j->dg.done = 0; /* the writer's thread tries again, and says so */
+    return queue_job(w, j, id_out, err);
 }
 
 int warc_write_metadata(warc_t *w, const char *url, double date, const char *concurrent_to,
@@ -922,22 +1072,118 @@ int warc_write_metadata(warc_t *w, const char *url, double date, const char *con
     if (!url || has_ctl(url) || strchr(url, ' ') || (concurrent_to && has_ctl(concurrent_to)))
         return set_err(err, WARC_E_USAGE, "a URL or record ID with spaces or control characters");
     if (too_long(len)) return set_err(err, WARC_E_USAGE, "metadata too long for a record");
-    if (ready(w, err) < 0) return -1;
-    char id[WARC_ID_SIZE], when[32], digest[WARC_DIGEST_SIZE];
-    if (new_id(w, id, err) < 0 || sha1_of(w, &fields, &len, 1, digest, NULL, err) < 0) return -1;
-    format_date(date, when);
-    record_t r = {.type = "metadata",
-                  .id = id,
-                  .date = when,
-                  .uri = url,
-                  .concurrent_to = concurrent_to,
-                  .content_type = "application/warc-fields",
-                  .block_digest = digest};
-    w->out.n = 0;
-    if (add_record(w, &r, &fields, &len, 1) < 0) return oom(err);
-    if (flush_out(w, err) < 0) return -1;
-    w->size += w->out.n;
-    w->records++;
-    if (id_out) memcpy(id_out, id, WARC_ID_SIZE);
-    return 0;
+    size_t lens[3] = {strlen(url), concurrent_to ? strlen(concurrent_to) : 0, len};
+    struct job *j = new_job(w, lens, 3, err);
+    if (!j) return -1;
+    char *at = j->data;
+    j->metadata = 1;
+    j->ex.url = copy_in(&at, url, lens[0]);
+    j->ex.date = date;
+    j->concurrent_to = concurrent_to ? copy_in(&at, concurrent_to, lens[1]) : NULL;
+    j->ex.payload = copy_in(&at, fields, lens[2]);
+    j->ex.payload_len = len;
+    return queue_job(w, j, id_out, err);
+}
+
+/* ---- opening and closing ---- */
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+warc_t *warc_open(const char *target, const warc_opts_t *opts, warc_err_t *err)
+{
+    if (!*target || has_ctl(target)) {
+        set_err(err, WARC_E_USAGE, "bad WARC file name or prefix");
+        return NULL;
+    }
+    warc_t *w = calloc(1, sizeof(*w));
+    if (!w || pthread_mutex_init(&w->mu, NULL) != 0) {
+        free(w);
+        oom(err);
+        return NULL;
+    }
+    w->fd = -1;
+    w->opts = *opts;
+    if (!w->opts.max_size) w->opts.max_size = WARC_DEFAULT_MAX_SIZE;
+    w->single = ends_with(target, ".warc.gz") || ends_with(target, ".warc");
+    w->gz = !w->single || ends_with(target, ".gz");
+    w->prefix = strdup(target);
+    w->software = strdup(opts->software ? opts->software : "luacrawl");
+    w->info = opts->info ? strdup(opts->info) : NULL;
+    if (!w->prefix || !w->software || (opts->info && !w->info)) goto no_memory;
+    if (w->opts.level < 0 || w->opts.level > 9) {
+        set_err(err, WARC_E_USAGE, "gzip level %d: 1 (fastest) to 9 (smallest)", w->opts.level);
+        goto fail;
+    }
+    int level = w->opts.level ? w->opts.level : WARC_DEFAULT_LEVEL;
+    if (level == 1) {
+        w->isal_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
+        w->small = calloc(1, sizeof(*w->small));
+    } else {
+        w->deflater = libdeflate_alloc_compressor(level);
+    }
+    w->sha1 = EVP_MD_fetch(NULL, "SHA1", NULL);
+    w->md = EVP_MD_CTX_new();
+    w->main_md = EVP_MD_CTX_new();
+    if (!(w->deflater || (w->isal_buf && w->small)) || !w->sha1 || !w->md || !w->main_md)
+        goto no_memory;
+    if (open_file(w, err) < 0) goto fail;
+    if (!(w->q = jobq_new(run_job, w, QUEUE_BYTES))) {
+        set_err(err, WARC_E_MEMORY, "cannot start the WARC writer's thread");
+        goto fail;
+    }
+    return w;
+no_memory:
+    oom(err);
+fail:
+    if (w->fd >= 0) { /* the warcinfo did not go in: leave no empty file behind */
+        char *open_path = cat(w->path, ".open");
+        if (open_path) unlink(open_path);
+        free(open_path);
+        close(w->fd);
+        w->fd = -1;
+    }
+    warc_close(w, &(warc_err_t){0});
+    return NULL;
+}
+
+const char *warc_filename(const warc_t *w)
+{
+    if (w->q) jobq_drain(w->q); /* the records queued may start a new file */
+    return w->path;
+}
+
+int warc_close(warc_t *w, warc_err_t *err)
+{
+    if (!w) return 0;
+    jobq_free(w->q); /* the records queued go in first */
+    w->q = NULL;
+    warc_err_t later;
+    int rc = take_failure(w, err);
+    if (close_file(w, rc < 0 ? &later : err) < 0) rc = -1;
+    pthread_mutex_destroy(&w->mu);
+    if (w->deflater) libdeflate_free_compressor(w->deflater);
+    free(w->isal_buf);
+    if (w->small) free(w->small->ht);
+    free(w->small);
+    EVP_MD_CTX_free(w->md);
+    EVP_MD_CTX_free(w->main_md);
+    EVP_MD_free(w->sha1);
+    for (size_t i = 0; i < w->seen_cap; i++)
+        free(w->seen[i].ref);
+    free(w->seen);
+    buf_free(&w->out);
+    buf_free(&w->head);
+    buf_free(&w->rec);
+    buf_free(&w->cdx);
+    free(w->prefix);
+    free(w->software);
+    free(w->info);
+    free(w->path);
+    free(w->cdx_path);
+    free(w);
+    return rc;
 }

@@ -7,6 +7,13 @@
  * a CDXJ index (as pywb reads it) is kept beside each file. A record is written
  * whole or not at all: a failed write (a full disk) is cut back off the file.
  *
+ * A writer has a thread of its own (jobq.h): a write call copies what it is given
+ * and queues it, and that thread computes the digests, compresses the records and
+ * writes them. So a write call waits only when 8 MB of records are queued already
+ * (warc.c); and a record that could not be written there is reported by the next
+ * call (write, metadata or close), which then writes nothing of its own. Rotation
+ * happens there too. One thread at a time may call a writer's functions.
+ *
  * The reader gives the records of a .warc.gz (per-record gzip members, or one
  * stream) or of a plain .warc, one at a time, with the offset each starts at. No
  * Lua here: lua_warc.c binds both. */
@@ -38,8 +45,8 @@ const char *warc_kind_name(enum warc_kind kind);
 #define WARC_DEFAULT_MAX_SIZE 1000000000ull /* 1 GB, as Heritrix and wget's --warc-max-size */
 #define WARC_ID_SIZE 48                     /* "<urn:uuid:" 36 ">" and a NUL */
 #define WARC_DIGEST_SIZE 38                 /* "sha1:", 32 base32 characters, a NUL */
-/* gzip level of the records: zlib's fastest. Level 6 (zlib's default) makes smaller
- * files, for several times the CPU on the crawl's one thread (docs/benchmarks.md). */
+/* gzip level of the records: 1, ISA-L's igzip, the fastest; 2 to 9 are libdeflate's
+ * levels, smaller files for several times the CPU (docs/benchmarks.md). */
 #define WARC_DEFAULT_LEVEL 1
 
 typedef struct warc_opts {
@@ -58,11 +65,13 @@ typedef struct warc_opts {
  * made. */
 warc_t *warc_open(const char *target, const warc_opts_t *opts, warc_err_t *err);
 
-/* Finish the file being written (rename it and its index to their final names) and
- * free w. 0, or -1 with err set when that failed (w is freed all the same). */
+/* Write the records queued, finish the file being written (rename it and its index to
+ * their final names) and free w. 0, or -1 with err set when that failed, or when a
+ * record queued could not be written (w is freed all the same). */
 int warc_close(warc_t *w, warc_err_t *err);
 
-/* The name of the file being written, as it will be once closed. */
+/* The name of the file being written, as it will be once closed (after the records
+ * queued are written: it waits for them). */
 const char *warc_filename(const warc_t *w);
 
 /* One HTTP exchange as it went over the wire (http.h's http_exchange_t, which has the
@@ -82,14 +91,15 @@ typedef struct warc_exchange {
 
 /* Write a response record (or, with dedupe, a revisit record when a 2xx payload with
  * the same digest was written before) and a request record whose WARC-Concurrent-To
- * names it. id (may be NULL) gets the response record's WARC-Record-ID. 0, or -1 with
- * err set and nothing written. */
+ * names it. id (may be NULL) gets the response record's WARC-Record-ID. 0 (the
+ * records are queued: ex is copied), or -1 with err set and nothing queued: ex was
+ * refused, or an earlier record failed (the writer's thread). */
 int warc_write_exchange(warc_t *w, const warc_exchange_t *ex, char id[WARC_ID_SIZE],
                         warc_err_t *err);
 
 /* A metadata record (application/warc-fields: "name: value\r\n" lines) about url,
  * WARC-Concurrent-To concurrent_to when given (a record ID, with its angle brackets).
- * 0, or -1 with err set and nothing written. */
+ * 0 (queued), or -1 with err set and nothing queued, as warc_write_exchange. */
 int warc_write_metadata(warc_t *w, const char *url, double date, const char *concurrent_to,
                         const char *fields, size_t len, char id[WARC_ID_SIZE], warc_err_t *err);
 

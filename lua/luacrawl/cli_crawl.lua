@@ -62,6 +62,8 @@ usage: luacrawl crawl URL... [options]
   --warc PREFIX          archive every fetch in WARC files PREFIX-00000.warc.gz, ...
                          (docs/crawl.md, "WARC archives")
   --warc-max-size B      start a new WARC file past B bytes (default 1 GB)
+  --warc-level N         gzip level of the WARC records, 1 (fastest, the default)
+                         to 9 (smallest)
   --cdx                  write a CDXJ index beside each WARC file
   --no-warc-dedupe       write a response whose payload was archived already in
                          full (default: a revisit record)
@@ -95,7 +97,7 @@ local flags = {
   ["--max-redirect"] = "max_redirect", ["--max-memory"] = "max_memory", ["--max-task-cpu"] = "max_task_cpu",
   ["--max-header-size"] = "max_header_size", ["--max-url-length"] = "max_url_length",
   ["--max-robots-size"] = "max_robots_size", ["--contact"] = "contact",
-  ["--warc"] = "warc", ["--warc-max-size"] = "warc_max_size",
+  ["--warc"] = "warc", ["--warc-max-size"] = "warc_max_size", ["--warc-level"] = "warc_level",
   ["--state"] = "state", ["--commit-interval"] = "commit_interval", ["--recrawl"] = "recrawl",
 }
 -- The numeric options and the range each takes ({integer?, min, max}; no max: as
@@ -109,7 +111,7 @@ local numeric = {
   timeout = { false, 0, YEAR }, max_task_cpu = { false, 0, YEAR }, max_redirect = { true, 0 },
   max_size = { true, 0 }, max_memory = { true, 0 }, max_header_size = { true, 0 },
   max_url_length = { true, 0 }, max_robots_size = { true, 0 }, warc_max_size = { true, 1 },
-  commit_interval = { false, 0, 24 * 3600 },
+  warc_level = { true, 1, 9 }, commit_interval = { false, 0, 24 * 3600 },
 }
 
 -- The number an option's value gives, checked against its range; raises a usage
@@ -176,8 +178,8 @@ function M.parse_args(args)
   elseif #o.urls == 0 then
     error("crawl: give at least one URL", 0)
   end
-  if (o.cdx or o.warc_max_size or o.no_warc_dedupe) and not o.warc then
-    error("--cdx, --warc-max-size and --no-warc-dedupe go with --warc PREFIX", 0)
+  if (o.cdx or o.warc_max_size or o.warc_level or o.no_warc_dedupe) and not o.warc then
+    error("--cdx, --warc-max-size, --warc-level and --no-warc-dedupe go with --warc PREFIX", 0)
   end
   if o.timeout and not (o.timeout > 0 and o.timeout < math.huge) then
     error("--timeout needs a number of seconds more than 0 (there is no 'no limit')", 0)
@@ -287,8 +289,8 @@ function M.spec(o)
     public_only = o.public_only, deny_networks = o.deny_networks[1] and o.deny_networks or nil,
     cookies = not o.no_cookies, contact = o.contact,
     sitemaps = o.sitemap_urls[1] and o.sitemap_urls or o.sitemaps,
-    warc = o.warc and { prefix = o.warc, max_size = o.warc_max_size, cdx = o.cdx or nil,
-      dedupe = not o.no_warc_dedupe },
+    warc = o.warc and { prefix = o.warc, max_size = o.warc_max_size, level = o.warc_level,
+      cdx = o.cdx or nil, dedupe = not o.no_warc_dedupe },
     from_warc = o.from_warc[1] and o.from_warc or nil,
     state = o.state, state_force = o.state_force or nil, commit_interval = o.commit_interval,
     recrawl = o.recrawl and M.age(o.recrawl),

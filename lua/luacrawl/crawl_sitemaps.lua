@@ -13,7 +13,9 @@
 -- Each sitemap is read once however many indexes list it, at most max_sitemaps in a
 -- crawl, and only when its URL is in the crawl's scope. Sitemaps are fetched one at a
 -- time per origin, with the crawl's fetch options (user agent, cookies, address
--- policy), outside the frontier's politeness queue.
+-- policy), outside the frontier's politeness queue. With the crawl's warc archive,
+-- each fetch here (sitemaps, and robots.txt when this reads it) is archived as a
+-- page's is: request and response records, for every hop.
 local lc = require "luacrawl"
 local sitemap = require "luacrawl.sitemap"
 local robots = require "luacrawl.robots"
@@ -124,6 +126,7 @@ function Reader:robots_sitemaps(origin, rules)
     local res = lc.fetch(origin .. "/robots.txt", c:fetch_opts({
       follow = c.spec.robots_redirects, follow_site = true, max_size = c.spec.max_robots_size, truncate = true,
     }))
+    if res and c.warc then c.warc:write(res) end
     rules = res and res.status == 200 and robots.parse(res.body) or robots.allow_all()
   end
   local list = rules:sitemaps()
@@ -189,6 +192,7 @@ function Reader:fetch(url)
     follow = c.spec.max_redirect, follow_site = true, max_size = sitemap.max_bytes,
   }))
   if not res then return self:fail(norm, tostring(err)) end
+  if c.warc then c.warc:write(res) end
   local origin = origin_of(norm)
   if norm == origin .. "/robots.txt" then -- given among the sitemaps: the ones it lists
     local rules = res.status == 200 and robots.parse(res.body) or robots.allow_all()

@@ -164,10 +164,13 @@ function Archive:finish(req)
   local outlinks = self.links[h.url]
   self.links[h.url] = nil
   if self.failed or self.closed then return end
-  local fields = { depth = req.depth or 0, outlink = outlinks }
-  if h.ms then fields.fetchTimeMs = ("%.3f"):format(h.ms) end
-  if req.referrer then fields.via = req.referrer end
-  local id, err = self.writer:metadata(h.url, fields, h.id)
+  -- The warc-fields text made here, in name order as writer:metadata would make it
+  -- of a table, without sorting the names for every page.
+  local lines = { "depth: " .. (req.depth or 0) .. "\r\n" }
+  if h.ms then lines[2] = ("fetchTimeMs: %.3f\r\n"):format(h.ms) end
+  for _, url in ipairs(outlinks or {}) do lines[#lines + 1] = "outlink: " .. url .. "\r\n" end
+  if req.referrer then lines[#lines + 1] = "via: " .. req.referrer .. "\r\n" end
+  local id, err = self.writer:metadata(h.url, concat(lines), h.id)
   if not id then self:fail(err) end
 end
 

@@ -5,6 +5,8 @@
 --       -> writer | nil, err
 --   w:write(res)        -- res from lc.fetch(url, {archive = true}): request and response
 --                          records (a revisit with dedupe) for each hop -> record ID | nil, err
+--                          (queued for the writer's thread: a write that failed there is
+--                          the next call's err, docs/toolkit.md)
 --   w:metadata(url, fields [, concurrent_to]) -> record ID | nil, err
 --   w:filename()        -- the file being written, as it will be named once closed
 --   w:close()           -> true | nil, err

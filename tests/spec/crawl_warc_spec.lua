@@ -243,6 +243,60 @@ describe("crawl with warc", function()
     assert.equal(2, n)
   end)
 
+  it("archives the sitemaps it reads (request and response, no metadata) beside the pages they list", function()
+    local prefix = h.tmpname("-sitemaps")
+    local out = h.tmpname(".jsonl")
+    local code, _, err = h.sh(("%q crawl -q --sitemaps -d 0 --warc %q -o %q %q")
+      :format(bin, prefix, out, h.url("/site/p/0.html")))
+    assert.equal(0, code, err)
+    local warcs = files_of(prefix)
+    warc_check(warcs)
+    local responses, requests, meta = {}, {}, {}
+    for _, rec in ipairs(records(warcs[1])) do
+      if rec.type == "response" then responses[rec.uri] = rec end
+      if rec.type == "request" then requests[rec.uri] = rec.headers["WARC-Concurrent-To"] end
+      if rec.type == "metadata" then meta[rec.headers["WARC-Concurrent-To"]] = true end
+    end
+    for _, path in ipairs({ "/sitemap.xml", "/sitemap-1.xml.gz", "/sitemap-2.xml" }) do
+      local rec = responses[h.url(path)]
+      assert.is_table(rec, path)
+      assert.equal(rec.id, requests[h.url(path)])
+      assert.is_nil(meta[rec.id])
+      assert.equal(200, rec:response().status)
+    end
+    -- the pages they list were crawled, and archived as pages are
+    local items = items_by_url(slurp(out))
+    for i = 0, 19 do
+      local url = h.url("/site/p/" .. i .. ".html")
+      assert.is_table(items[url], url)
+      assert.is_true(meta[responses[url].id], url)
+    end
+  end)
+
+  it("--warc-level sets the gzip level: 9 makes a smaller archive of the same pages, both valid", function()
+    local sizes = {}
+    for _, level in ipairs({ "1", "9" }) do
+      local prefix = h.tmpname("-level" .. level)
+      local code, _, err = h.sh(("%q crawl -q -n 30 -c 1 --warc %q --warc-level %s -o /dev/null %q")
+        :format(bin, prefix, level, h.url("/site/")))
+      assert.equal(0, code, err)
+      local warcs = files_of(prefix)
+      assert.equal(1, #warcs)
+      warc_check(warcs)
+      sizes[level] = #slurp(warcs[1])
+    end
+    assert.is_true(sizes["9"] < sizes["1"], ("level 9: %d bytes, level 1: %d"):format(sizes["9"], sizes["1"]))
+    for _, bad in ipairs({ "0", "10", "x" }) do
+      local code, _, err = h.sh(("%q crawl -q --warc %q --warc-level %s %q")
+        :format(bin, h.tmpname("-bad"), bad, h.url("/site/")))
+      assert.equal(2, code)
+      assert.matches("%-%-warc%-level", err)
+    end
+    local code, _, err = h.sh(("%q crawl -q --warc-level 5 %q"):format(bin, h.url("/site/")))
+    assert.equal(2, code)
+    assert.matches("go with %-%-warc PREFIX", err)
+  end)
+
   it("a failed archive write stops the crawl with exit 4, the file closed and whole", function()
     local prefix = h.tmpname("-full")
     -- A file size limit of 256 KiB: writes past it fail with EFBIG (SIGXFSZ ignored).
