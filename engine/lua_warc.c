@@ -144,6 +144,19 @@ static int l_warc_close(lua_State *L)
     return 2;
 }
 
+/* core.warc_sync(w) -> true | nil, err: the records queued are written */
+static int l_warc_sync(lua_State *L)
+{
+    warc_err_t err = {0};
+    if (warc_sync(check_writer(L), &err) == 0) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    lua_pushnil(L);
+    push_warc_error(L, &err);
+    return 2;
+}
+
 static int writer_gc(lua_State *L)
 {
     warc_t **w = to_writer(L);
@@ -384,15 +397,11 @@ static int l_warc_http(lua_State *L)
 }
 
 static const luaL_Reg funcs[] = {
-    {"warc_open", l_warc_open},
-    {"warc_write", l_warc_write},
-    {"warc_metadata", l_warc_metadata},
-    {"warc_close", l_warc_close},
-    {"warc_filename", l_warc_filename},
-    {"warc_reader", l_warc_reader},
-    {"warc_next", l_warc_next},
-    {"warc_http", l_warc_http},
-    {NULL, NULL},
+    {"warc_open", l_warc_open},         {"warc_write", l_warc_write},
+    {"warc_metadata", l_warc_metadata}, {"warc_close", l_warc_close},
+    {"warc_filename", l_warc_filename}, {"warc_sync", l_warc_sync},
+    {"warc_reader", l_warc_reader},     {"warc_next", l_warc_next},
+    {"warc_http", l_warc_http},         {NULL, NULL},
 };
 
 void lc_register_warc(lua_State *L)

@@ -1150,6 +1150,12 @@ fail:
     return NULL;
 }
 
+int warc_sync(warc_t *w, warc_err_t *err)
+{
+    if (w->q) jobq_drain(w->q);
+    return take_failure(w, err);
+}
+
 const char *warc_filename(const warc_t *w)
 {
     if (w->q) jobq_drain(w->q); /* the records queued may start a new file */

@@ -70,6 +70,12 @@ warc_t *warc_open(const char *target, const warc_opts_t *opts, warc_err_t *err);
  * record queued could not be written (w is freed all the same). */
 int warc_close(warc_t *w, warc_err_t *err);
 
+/* Wait until the records queued are written (to the file: not fsynced). 0, or -1 with
+ * err set when one of them could not be written (as the next write would report). A
+ * crawl with a state calls it before each commit, so that the state never says a page
+ * is done whose records are still in the queue. */
+int warc_sync(warc_t *w, warc_err_t *err);
+
 /* The name of the file being written, as it will be once closed (after the records
  * queued are written: it waits for them). */
 const char *warc_filename(const warc_t *w);

@@ -334,6 +334,8 @@ function State:commit(crawler)
     -- Closed already (a second signal): its length now is not one to append to.
     if out.path and not out.file then return false end
   end
+  -- The archive's records of the pages done are written first (its writer's thread).
+  if crawler.warc and not crawler.warc:sync() then return false end
   crawler:flush_outputs()
   if crawler.stats.output_failed then return false end
   self.uncommitted = 0

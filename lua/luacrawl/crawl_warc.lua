@@ -174,6 +174,15 @@ function Archive:finish(req)
   if not id then self:fail(err) end
 end
 
+-- The records written so far are in the file (a crawl's state commits after this):
+-- true, or false when the archive failed.
+function Archive:sync()
+  if self.failed or self.closed then return not self.failed end
+  local ok, err = self.writer:sync()
+  if not ok then self:fail(err) end
+  return ok and true or false
+end
+
 -- Closed with the outputs (every way a crawl ends); a second close does nothing.
 function Archive:close()
   if self.closed then return true end

@@ -86,6 +86,12 @@ function Writer:filename()
   return core.warc_filename(self._w)
 end
 
+-- Wait until the records queued are written: true, or nil and the error of one that
+-- could not be.
+function Writer:sync()
+  return core.warc_sync(self._w)
+end
+
 function Writer:close()
   return core.warc_close(self._w)
 end

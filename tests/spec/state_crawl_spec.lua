@@ -222,6 +222,19 @@ describe("luacrawl crawl --state", function()
     assert.is_truthy(io.open(prefix .. "-00000.warc.gz.open", "rb"), "the killed run's file")
     assert.is_truthy(io.open(prefix .. "-00001.warc.gz", "rb"), "the next run's file")
     check_output(out)
+    -- Every page is archived: the pages the killed run's state called done in its file
+    -- (their records written before each commit), the others in the next run's.
+    local archived = {}
+    for _, f in ipairs({ prefix .. "-00000.warc.gz.open", prefix .. "-00001.warc.gz" }) do
+      local ok, err = pcall(function()
+        for rec in lc.warc.records(f) do
+          if rec.type == "response" or rec.type == "revisit" then archived[rec.uri] = true end
+        end
+      end)
+      -- The killed run's file may end in a record cut short by the kill.
+      if not ok then assert.matches("warc", tostring(err):lower()) end
+    end
+    for url in pairs(read_output(out)) do assert.is_true(archived[url], url .. " is not in the archive") end
   end)
 
   it("refuses the state of another crawl, unless --state-force", function()
