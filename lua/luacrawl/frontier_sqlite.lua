@@ -24,6 +24,7 @@
 -- Requests of an earlier run (rows there at open) pass resume_gate(req) when they
 -- are read in: true queues them, false drops them (the row goes), a table (a list
 -- of requests waiting for robots.txt) holds them there.
+local lc = require "luacrawl"
 local frontier = require "luacrawl.frontier"
 
 local M = {}
@@ -32,6 +33,9 @@ local SCHEMA = {
   "CREATE TABLE IF NOT EXISTS crawl_frontier(id INTEGER PRIMARY KEY, host TEXT NOT NULL,"
     .. " priority REAL NOT NULL, depth INTEGER NOT NULL, url TEXT NOT NULL, referrer TEXT, extra TEXT)",
   "CREATE INDEX IF NOT EXISTS crawl_frontier_host ON crawl_frontier(host, id)",
+  -- A host's backoff (a 429 or 503, crawler:backoff), until a wall-clock time: a
+  -- resumed crawl waits it out too.
+  "CREATE TABLE IF NOT EXISTS crawl_backoff(host TEXT PRIMARY KEY, until REAL NOT NULL) WITHOUT ROWID",
 }
 
 local DF = {}
@@ -67,7 +71,13 @@ function M.open(db, opts)
     next_rows = db:sql("SELECT id, priority, depth, url, referrer, extra FROM crawl_frontier WHERE host = ?1 ORDER BY "
       .. order .. " LIMIT ?2"),
     drop_rows = db:sql("DELETE FROM crawl_frontier WHERE host = ?1"),
+    save_backoff = db:sql("INSERT OR REPLACE INTO crawl_backoff(host, until) VALUES (?1, ?2)"),
   }, DF)
+  -- Backoffs still running, from wall-clock time to the loop's clock.
+  local wall, mono = os.time(), lc.now()
+  for _, r in ipairs(db:sql("SELECT host, until FROM crawl_backoff WHERE until > ?1"):rows(wall)) do
+    self.mem:backoff(r[1], mono + (r[2] - wall))
+  end
   for _, r in ipairs(db:sql("SELECT host, count(*) FROM crawl_frontier GROUP BY host"):rows()) do
     self.disk[r[1]] = r[2]
     self.ndisk = self.ndisk + r[2]
@@ -238,7 +248,8 @@ function DF:retry(req)
 end
 
 function DF:backoff(key, untill)
-  return self.mem:backoff(key, untill)
+  self.mem:backoff(key, untill)
+  self:run(self.save_backoff, "exec", key, os.time() + (untill - lc.now()))
 end
 
 function DF:set_delay(key, delay)

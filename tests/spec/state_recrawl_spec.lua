@@ -178,3 +178,22 @@ describe("crawl.run with a state", function()
     assert.equal(1, st.pages)
   end)
 end)
+
+describe("a host's backoff in the state", function()
+  it("is waited out by the next run", function()
+    control("/__reset", "POST")
+    local state = h.tmpname(".db")
+    local first = crawl.run({
+      start = h.url("/site/"), state = state, quiet = true, max_pages = 1,
+      parse = function(page)
+        page:follow_links()
+        page.crawler:backoff(page.request.key, 3) -- as a 503 would
+      end,
+    })
+    assert.equal(1, first.pages)
+    local t0 = lc.now()
+    local second = crawl.run({ start = h.url("/site/"), state = state, quiet = true, max_pages = 1 })
+    assert.equal(1, second.pages)
+    assert.is_true(lc.now() - t0 >= 1.5, "the second run did not wait for the host's backoff")
+  end)
+end)
