@@ -35,6 +35,7 @@ typedef struct lc_state {
     int build_response_ref, build_answer_ref; /* lua_http.c's builders, as Lua functions */
     struct buf *json;                         /* lua_json.c's buffer (buf.h), made on first use */
     struct lc_names *names;                   /* lua_http.c's header names, made on first use */
+    struct lc_redis *redis;                   /* lua_redis.c's connections, made on first use */
 } lc_state_t;
 
 #define lc_state(L) ((lc_state_t *)lua_touserdata((L), lua_upvalueindex(1)))
@@ -84,6 +85,9 @@ void lc_register_crawl(lua_State *L);
 void lc_register_json(lua_State *L);
 void lc_register_warc(lua_State *L);
 void lc_register_store(lua_State *L);
+void lc_register_redis(lua_State *L);
+/* Close the state's Redis connections: their pending calls are dropped untold. */
+void lc_redis_free(lc_state_t *st);
 void lc_signals_free(lc_state_t *st);
 /* Deliver signo to lc.signals.wait as if it had been caught (lc_engine_stop); raises
  * when out of memory. */

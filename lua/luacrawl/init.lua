@@ -578,6 +578,8 @@ core.Response = Response
 M.html = require "luacrawl.html"
 core.make_error = M.error
 M.warc = require "luacrawl.warc"
+-- lc.redis.connect(url [, opts]) -> a Redis connection on the loop (luacrawl/redis.lua).
+M.redis = require "luacrawl.redis"
 M._suspend = suspend
 M._wake = core.wake
 

@@ -67,5 +67,61 @@ function M.with_tmpfs(size, fn, who)
   return true
 end
 
+-- Redis: the server tests/fixtures/run.py --redis started (for the whole run), and
+-- servers of a spec's own (redis_server), for what the shared one must not suffer:
+-- being killed, a password.
+M.redis_url = os.getenv("LC_REDIS_URL")
+M.redis_port = tonumber(os.getenv("LC_REDIS_PORT") or "")
+
+-- A port free on 127.0.0.1 now (the kernel's pick).
+function M.free_port()
+  local code, out = M.sh([[python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"]])
+  assert(code == 0, "no free port")
+  return tonumber(out)
+end
+
+-- Servers started by redis_server and not stopped yet, stopped when the run ends
+-- (busted closes the Lua state) if a spec failed before its own stop.
+local redis_servers, redis_sentinel = {}, nil
+
+-- Start redis-server on a free port of 127.0.0.1 in a fresh directory, persisting
+-- nothing; extra: more of its options ("--requirepass secret"). Returns
+-- {port =, url =, pid =, stop = function}, once it answers PING.
+function M.redis_server(extra)
+  if not redis_sentinel then
+    redis_sentinel = newproxy(true)
+    getmetatable(redis_sentinel).__gc = function()
+      for pid in pairs(redis_servers) do os.execute("kill -9 " .. pid .. " 2>/dev/null") end
+    end
+  end
+  local dir = M.tmpname("-redis")
+  assert(M.sh("mkdir -p " .. dir) == 0)
+  for _ = 1, 5 do
+    local port = M.free_port()
+    local cmd = ("redis-server --port %d --bind 127.0.0.1 --dir %s --save '' --appendonly no "
+      .. "--daemonize no --logfile %s/log %s >/dev/null 2>&1 & echo $!"):format(port, dir, dir, extra or "")
+    local p = io.popen(cmd)
+    local pid = tonumber(p:read("*l"))
+    p:close()
+    redis_servers[pid] = true
+    local server = { port = port, pid = pid, url = ("redis://127.0.0.1:%d/0"):format(port) }
+    function server.stop()
+      -- At most 2 s for it to go: an orphan's parent may be slow to reap it (a zombie
+      -- still answers kill -0), and a dead process has closed its sockets anyway.
+      os.execute(("kill -9 %d 2>/dev/null; for i in $(seq 200); do kill -0 %d 2>/dev/null || break; "
+        .. "sleep 0.01; done"):format(pid, pid))
+      redis_servers[pid] = nil
+    end
+    for _ = 1, 500 do
+      local code, out = M.sh(("redis-cli -p %d PING"):format(port))
+      if code == 0 and out:find("PONG") or out:find("NOAUTH") then return server end
+      if M.sh("kill -0 " .. pid) ~= 0 then break end -- the port was taken: another
+      M.sh("sleep 0.01")
+    end
+    server.stop()
+  end
+  error("redis-server did not start")
+end
+
 package.loaded["spec_helper"] = M
 return M
