@@ -7,12 +7,7 @@ local cjson = require "cjson"
 
 lc.configure({ dns_servers = h.dns_server })
 
-local function control(path, opts)
-  return lc.run(function()
-    local res = assert(lc.fetch(h.url(path), opts))
-    return cjson.decode(res.body)
-  end)
-end
+local control = h.control
 
 local function reset()
   control("/__reset")

@@ -50,6 +50,19 @@ function M.sh(cmd)
   return code, slurp(out), slurp(err)
 end
 
+-- The JSON a control endpoint of the fixture server answers (/__log, /__reset,
+-- /site/manifest.json, ...), fetched with lc.fetch options opts; from a task or from
+-- plain Lua (then in a run of its own). Also the response.
+function M.control(path, opts)
+  local lc, cjson = require "luacrawl", require "cjson"
+  local function get()
+    local res = assert(lc.fetch(M.url(path), opts))
+    return cjson.decode(res.body), res
+  end
+  if lc.current() then return get() end
+  return lc.run(get)
+end
+
 -- Run fn(dir) with a fresh tmpfs of `size` mounted at dir (root only): a small file
 -- system to fill up, or to remount read-only. Where mounting is impossible it prints
 -- why, as `who`, and returns false; the mount goes whatever fn does.

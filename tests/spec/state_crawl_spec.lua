@@ -13,12 +13,7 @@ local cjson = require "cjson"
 local RUNS = 10 -- kills (or signals, or steps) per case
 local CONCURRENCY = 8
 
-local function control(path)
-  return lc.run(function()
-    local res = assert(lc.fetch(h.url(path)))
-    return cjson.decode(res.body)
-  end)
-end
+local control = h.control
 
 local function manifest()
   local want, n = {}, 0

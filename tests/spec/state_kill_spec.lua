@@ -4,18 +4,11 @@
 -- server's request log shows every page fetched, none lost, and no more fetched
 -- again after a kill than the state could not have recorded (the pages in flight,
 -- and those done since the last commit).
-local lc = require "luacrawl"
 local h = require "spec_helper"
-local cjson = require "cjson"
 
 local KILLS = 5
 
-local function control(path)
-  return lc.run(function()
-    local res = assert(lc.fetch(h.url(path)))
-    return cjson.decode(res.body)
-  end)
-end
+local control = h.control
 
 -- The paths the server was asked for since entry `from` of its log; the new length.
 local function requests_since(from)

@@ -8,11 +8,9 @@ local h = require "spec_helper"
 local cjson = require "cjson"
 
 local function control(path, method)
-  return lc.run(function()
-    local res = assert(lc.fetch(h.url(path), { method = method }))
-    assert.equal(200, res.status, res.body)
-    return cjson.decode(res.body)
-  end)
+  local doc, res = h.control(path, { method = method })
+  assert.equal(200, res.status, res.body)
+  return doc
 end
 
 local function pages()
