@@ -133,10 +133,11 @@ function M.differences(stored, current)
   return #parts > 0 and table.concat(parts, "; ") or "another identity"
 end
 
+-- Fields the crawl sets on a request while it handles it: not the request's own.
+local TRANSIENT = { retrying = true, held = true, working = true, changed = true, _warc = true }
+
 -- Requests' fields besides their columns, as JSON; a callback by its name in
 -- spec.callbacks (a function cannot be stored).
-local TRANSIENT = { retrying = true, held = true }
-
 local function packer(spec)
   local names = {}
   for name, fn in pairs(spec.callbacks or {}) do names[fn] = name end
