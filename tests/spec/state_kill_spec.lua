@@ -24,19 +24,25 @@ local function manifest()
   return want
 end
 
--- One run of the example, killed with SIGKILL after `after` seconds (nil: not
--- killed). Returns its exit status (137 when the kill took it), stdout, stderr.
-local function run(state, extra, after)
+-- One run of the example, killed with SIGKILL once it has printed `lines` lines
+-- (one a page; stdout is buffered, so the kill lands a little later, at an instant
+-- no one chose), or not killed when `lines` is nil. Counting pages, not seconds,
+-- keeps the number of kills that land before the crawl ends the same on a fast
+-- machine and a slow one. Returns its exit status (137 when the kill took it),
+-- stdout, stderr.
+local function run(state, extra, lines)
   local cmd = ("%s run %s/examples/durable_crawler.lua '%s' '%s' %s"):format(
     h.luacrawl_bin, h.source_dir, state, h.url("/site/"), extra)
-  if after then
-    cmd = ("bash -c '%s & p=$!; sleep %.3f; kill -9 $p 2>/dev/null; wait $p'"):format(
-      cmd:gsub("'", [['"'"']]), after)
+  if lines then
+    local out = h.tmpname(".out")
+    cmd = ("bash -c '%s >%s & p=$!; while kill -0 $p 2>/dev/null && [ $(wc -l <%s) -lt %d ]; do sleep 0.005; done;"
+      .. " kill -9 $p 2>/dev/null; wait $p'"):format(cmd:gsub("'", [['"'"']]), out, out, lines)
   end
   return h.sh(cmd)
 end
 
--- Kill the crawl KILLS times (fewer if it ends first), then let it finish: returns
+-- Kill the crawl KILLS times (fewer if it ends first), each run once it has fetched
+-- between window[1] and window[2] pages, then let it finish: returns
 -- the kills made and, for each run after a kill, the pages it fetched that an
 -- earlier run had fetched already.
 local function crawl_with_kills(extra, window)
@@ -55,8 +61,7 @@ local function crawl_with_kills(extra, window)
   end
   local finished = false
   while kills < KILLS and not finished do
-    local after = window[1] + math.random() * (window[2] - window[1])
-    local code, _, err = run(state, extra, after)
+    local code, _, err = run(state, extra, math.random(window[1], window[2]))
     local again = account()
     if kills > 0 then refetched[#refetched + 1] = again end
     if code == 0 then
@@ -84,7 +89,7 @@ describe("the durable crawler example killed with SIGKILL", function()
   it("loses no page, and after each kill fetches again at most the pages in flight (commit every page)", function()
     local workers = 4
     local kills, refetched, fetched, state = crawl_with_kills(
-      ("--max-tasks %d --commit-every 1"):format(workers), { 0.05, 0.4 })
+      ("--max-tasks %d --commit-every 1"):format(workers), { 50, 600 })
     assert.is_true(kills >= 3, ("only %d kills landed before the crawl ended"):format(kills))
     for i, n in ipairs(refetched) do
       assert.is_true(n <= workers, ("run %d after a kill fetched %d pages again (workers: %d)"):format(i + 1, n, workers))
@@ -102,7 +107,7 @@ describe("the durable crawler example killed with SIGKILL", function()
   it("loses no page with batched commits, and fetches again at most the pages in flight and those since the commit", function()
     local workers, every = 4, 25
     local kills, refetched, fetched = crawl_with_kills(
-      ("--max-tasks %d --commit-every %d"):format(workers, every), { 0.05, 0.3 })
+      ("--max-tasks %d --commit-every %d"):format(workers, every), { 50, 600 })
     assert.is_true(kills >= 3, ("only %d kills landed before the crawl ended"):format(kills))
     for i, n in ipairs(refetched) do
       assert.is_true(n <= workers + every,
