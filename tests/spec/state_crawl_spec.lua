@@ -129,8 +129,10 @@ describe("luacrawl crawl --state", function()
   print(("state_crawl_spec: random seed %d"):format(seed))
 
   it("killed with SIGKILL at random instants: every page once, refetching at most the pages in flight", function()
-    -- A delay makes the crawl (1,500 pages) last long enough for every kill to land.
-    local stops, again, state, out = crawl_with_stops("KILL", { 0.05, 0.35 }, 137, "--delay 0.002")
+    -- A delay makes the crawl (1,500 pages, at most 500 a second however fast the
+    -- machine) last 3 s or more: the ten kills, each at most 0.3 s into its run with
+    -- the run's start-up in it, land before it ends.
+    local stops, again, state, out = crawl_with_stops("KILL", { 0.05, 0.3 }, 137, "--delay 0.002")
     assert.equal(RUNS, stops)
     for i, n in ipairs(again) do
       assert.is_true(n <= CONCURRENCY, ("run %d after a kill fetched %d pages again"):format(i + 1, n))
