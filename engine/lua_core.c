@@ -285,6 +285,7 @@ int luaopen_luacrawl(lua_State *L)
     lc_register_http(L);
     lc_register_html(L);
     lc_register_url(L);
+    lc_register_digest(L);
     lc_register_sitemap(L);
     lc_register_regex(L);
     lc_register_readline(L);

@@ -74,6 +74,7 @@ void lc_register_task(lua_State *L);
 void lc_register_http(lua_State *L);
 void lc_register_html(lua_State *L);
 void lc_register_url(lua_State *L);
+void lc_register_digest(lua_State *L);
 void lc_register_sitemap(lua_State *L);
 void lc_register_regex(lua_State *L);
 void lc_register_readline(lua_State *L);

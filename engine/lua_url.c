@@ -1,7 +1,6 @@
 /* lua_url.c: core.url (parse, resolve, normalize, fingerprint, host, site,
  * same_site) over url.c, and core.seen, a set of URL fingerprints over seen.c.
  * URL errors come back as nil and a message; arguments of the wrong type raise. */
-#include "digest.h"
 #include "lua_check.h"
 #include "lua_state.h"
 #include "seen.h"
@@ -325,23 +324,8 @@ static const luaL_Reg url_funcs[] = {
     {"same_site", l_same_site}, {NULL, NULL},
 };
 
-/* core.digest(s) -> 32 lower-case hex digits: the 128-bit XXH3 of the bytes of s, a
- * string or a response's body (read in place: no Lua string is made of it).
- * Not cryptographic: it tells equal bodies apart from different ones (content
- * duplicates in a crawl), not a forged body from a real one. */
-static int l_digest(lua_State *L)
-{
-    size_t len;
-    const char *s = lc_checkbytes(L, 1, &len);
-    char hex[33];
-    digest_hex(s, len, hex);
-    lua_pushlstring(L, hex, 32);
-    return 1;
-}
-
 static const luaL_Reg core_funcs[] = {
     {"seen", l_seen},
-    {"digest", l_digest},
     {NULL, NULL},
 };
 

@@ -2,7 +2,9 @@
 -- (core.digest: 128-bit XXH3); a page whose body a page fetched before it had is
 -- marked page.duplicate_of = that page's URL, and counted in stats.content_duplicates.
 -- dedupe_content = true also skips its parse (crawl.lua); false digests nothing.
--- Costs a pass over each body and an entry per distinct body for the crawl.
+-- Costs a pass over each body and an entry per distinct body for the crawl, kept
+-- outside the Lua heap (core.dupes: the digest and the URL, about 80 bytes and
+-- the URL's), so that the collector never walks them.
 local core = require "luacrawl.core"
 
 local digest = core.digest
@@ -12,7 +14,7 @@ M.__index = M
 
 function M.new(spec)
   if spec.dedupe_content == false then return nil end
-  return setmetatable({ first = {} }, M)
+  return setmetatable({ first = core.dupes() }, M)
 end
 
 -- The digest of a response's body as it is (outside the Lua heap), not res.body: a
@@ -34,12 +36,10 @@ function M:mark(page, stats)
   local res = rawget(page, "response")
   local d = res and M.digest_of(res)
   if d == nil then return end
-  local first = self.first[d]
+  local first = self.first:first(d, page.url)
   if first then
     rawset(page, "duplicate_of", first)
     stats.content_duplicates = (stats.content_duplicates or 0) + 1
-  else
-    self.first[d] = page.url
   end
 end
 

@@ -246,6 +246,24 @@ describe("content duplicates", function()
     assert.not_equal(core.digest("x"), core.digest("y"))
   end)
 
+  it("core.dupes answers the URL each digest came first with, and refuses a malformed digest", function()
+    local core = require "luacrawl.core"
+    local d = core.dupes()
+    local n = 5000
+    for i = 1, n do assert.is_nil(d:first(core.digest("body " .. i), "http://a.test/" .. i)) end
+    for i = 1, n do
+      assert.equal("http://a.test/" .. i, d:first(core.digest("body " .. i), "http://a.test/copy/" .. i))
+    end
+    assert.equal(n, #d)
+    assert.equal(n, d:size())
+    assert.is_true(d:bytes() > n * 32)
+    -- Upper-case hex is the same digest.
+    assert.equal("http://a.test/1", d:first(core.digest("body 1"):upper(), "x"))
+    assert.matches("32 hex digits", select(2, pcall(d.first, d, "abc", "x")))
+    assert.matches("32 hex digits", select(2, pcall(d.first, d, ("g"):rep(32), "x")))
+    assert.equal(n, #d)
+  end)
+
   it("the CLI record says duplicate_of", function()
     local code, out, err = h.sh(bin .. " crawl -q -d 0 -c 1 --per-host 1 " .. one .. " '" .. copy .. "'")
     assert.equal(0, code, err)
