@@ -121,6 +121,13 @@ end
 
 -- Three workers w1, w2, w3 on the site; opts[i]: start's options for worker i, and
 -- args, its own options.
+-- `luacrawl state --redis URL --crawl-id ID --json`, decoded.
+local function fleet_state(url, id)
+  local code, out, err = h.sh(("%s state --redis %s --crawl-id %s --json"):format(bin, url, id))
+  assert.equal(0, code, err)
+  return cjson.decode(out)
+end
+
 local function site_workers(redis_url, id, extra, args)
   local ws = {}
   for i = 1, 3 do
@@ -175,6 +182,14 @@ describe("luacrawl crawl --redis", function()
     assert.equal(n, st.pages)
     assert.equal(0, st.queued)
     assert.equal(0, st.leased)
+    local report = fleet_state(h.redis_url, id)
+    assert.is_true(report.finished)
+    assert.equal(n, report.done)
+    assert.equal(n - 1, report.statuses["200"]) -- and /site/moved's 301
+    assert.equal(0, #report.workers) -- each left as it ended
+    local code, text = h.sh(("%s state --redis %s --crawl-id %s"):format(bin, h.redis_url, id))
+    assert.equal(0, code)
+    assert.matches(("crawl %s in %s: done\n"):format(id, h.redis_url), text, 1, true)
     -- The server saw each page once.
     local fetched = {}
     for _, e in ipairs(control("/__log").requests) do
@@ -231,7 +246,13 @@ describe("luacrawl crawl --redis", function()
     -- Only the paused worker's lease is short: the others never lose theirs.
     local ws = site_workers(h.redis_url, id, nil, { "--lease 1" })
     local paused = ws[1]
-    local _, pid = stop_holding(paused, id, 100)
+    local held, pid = stop_holding(paused, id, 100)
+    -- luacrawl state shows it, and what it holds.
+    local shown
+    for _, w in ipairs(fleet_state(h.redis_url, id).workers) do
+      if w.worker == "w1" then shown = w end
+    end
+    assert.equal(held, shown.leased)
     h.sh("sleep 3; kill -CONT " .. pid)
     for i = 1, 3 do assert.equal(0, wait(ws[i]), slurp(ws[i].err)) end
     local count, again = union(ws)
@@ -307,6 +328,26 @@ describe("luacrawl crawl --redis", function()
     local reconnects = 0
     for _, w in ipairs(ws) do reconnects = reconnects + cjson.decode(slurp(w.stats)).redis.reconnects end
     assert.is_true(reconnects >= 3, "reconnects: " .. reconnects)
+  end)
+
+  it("crawl.run{redis =, crawl_id =} in Lua: the same fleet crawl", function()
+    local crawl = require "luacrawl.crawl"
+    local id = new_id()
+    local items = {}
+    local st = crawl.run({
+      start = h.url("/site/"), redis = h.redis_url, crawl_id = id, worker_id = "lua-worker", max_depth = 1,
+      quiet = true, progress = false, signals = false, items = items,
+      parse = function(page) page:follow_links(); page:emit({ url = page.url }) end,
+    })
+    local want, n = {}, 0
+    for _, p in ipairs(control("/site/manifest.json?depth=1")) do
+      want[h.url(p)] = true
+      n = n + 1
+    end
+    assert.equal(n, #items)
+    for _, item in ipairs(items) do assert.is_truthy(want[item.url], item.url) end
+    assert.equal("lua-worker", st.redis.worker)
+    assert.equal(n, fleet_stats(h.redis_url, id).pages)
   end)
 
   it("refuses Redis it cannot reach, --redis with --state, and --redis without --crawl-id (exit status 2)", function()
