@@ -404,7 +404,7 @@ function F:pump()
         -- acknowledgements kick it.)
         idle = math.min(idle + 1, 10)
         wait = reply.wait > 0 and reply.wait / 1000 or 0.05 * idle
-        wait = math.min(math.max(wait, 0.005), 0.2)
+        wait = math.min(math.max(wait, 0.001), 0.2)
       end
     else
       wait = 1

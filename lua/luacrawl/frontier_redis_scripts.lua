@@ -118,7 +118,7 @@ for _, a in ipairs(req.acks or {}) do
     local _, nxt, _, delay = host_state(h)
     redis.call('HINCRBY', hkey(h), 'inflight', -1)
     if redis.call('HINCRBY', HELD, h, -1) <= 0 then redis.call('HDEL', HELD, h) end
-    if how ~= 'drop' and how ~= 'return' then
+    if delay > 0 and how ~= 'drop' and how ~= 'return' then
       redis.call('HSET', hkey(h), 'next', math.max(nxt, later + delay))
     end
     redis.call('HINCRBY', STATS, 'leased', -1)
@@ -202,7 +202,7 @@ if n > 0 then
     if got > 0 then
       redis.call('HINCRBY', hkey(h), 'inflight', got)
       redis.call('HINCRBY', HELD, h, got)
-      redis.call('HSET', hkey(h), 'next', later + delay)
+      if delay > 0 then redis.call('HSET', hkey(h), 'next', later + delay) end
       claimed = claimed + got
       n = n - got
     end
