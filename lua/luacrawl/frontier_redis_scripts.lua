@@ -111,37 +111,48 @@ if (tonumber(req.holding) or 0) > 0 and (not mine or tonumber(mine) <= now) then
 end
 reclaim_expired(16)
 redis.call('ZADD', WORKERS, now, worker)
+-- The acknowledgements, their counts and their hosts' changes summed first and
+-- written once a host and once a count.
+local inc, hosts = {}, {}
+local function bump(field, n) inc[field] = (inc[field] or 0) + n end
 local refused = 0
 for _, a in ipairs(req.acks or {}) do
   local item, h, how = a[1], a[2], a[3]
   if redis.call('HDEL', LEASE, item) == 1 then
-    local _, nxt, _, delay = host_state(h)
-    redis.call('HINCRBY', hkey(h), 'inflight', -1)
-    if redis.call('HINCRBY', HELD, h, -1) <= 0 then redis.call('HDEL', HELD, h) end
-    if delay > 0 and how ~= 'drop' and how ~= 'return' then
-      redis.call('HSET', hkey(h), 'next', math.max(nxt, later + delay))
+    local c = hosts[h]
+    if not c then
+      c = { ended = 0, started = false }
+      hosts[h] = c
     end
-    redis.call('HINCRBY', STATS, 'leased', -1)
+    c.ended = c.ended + 1
+    if how ~= 'drop' and how ~= 'return' then c.started = true end
+    bump('leased', -1)
     if how == 'page' then
-      redis.call('HINCRBY', STATS, 'pages', 1)
-      redis.call('HINCRBY', STATS, 's:' .. tostring(a[4]), 1)
+      bump('pages', 1)
+      bump('s:' .. tostring(a[4]), 1)
     elseif how == 'error' then
-      redis.call('HINCRBY', STATS, 'errors', 1)
-      redis.call('HINCRBY', STATS, 'e:' .. tostring(a[4]), 1)
+      bump('errors', 1)
+      bump('e:' .. tostring(a[4]), 1)
     elseif how == 'requeue' or how == 'return' then
       local again = a[5]
       if type(again) ~= 'string' then again = item end
       redis.call('LPUSH', qkey(h), again)
-      redis.call('HINCRBY', STATS, 'queued', 1)
+      bump('queued', 1)
     else
-      redis.call('HINCRBY', STATS, 'dropped', 1)
+      bump('dropped', 1)
     end
-    rearm(h)
   else
     refused = refused + 1
   end
 end
-if refused > 0 then redis.call('HINCRBY', STATS, 'refused', refused) end
+for h, c in pairs(hosts) do
+  local _, nxt, _, delay = host_state(h)
+  redis.call('HINCRBY', hkey(h), 'inflight', -c.ended)
+  if redis.call('HINCRBY', HELD, h, -c.ended) <= 0 then redis.call('HDEL', HELD, h) end
+  if delay > 0 and c.started then redis.call('HSET', hkey(h), 'next', math.max(nxt, later + delay)) end
+  rearm(h)
+end
+if refused > 0 then bump('refused', refused) end
 for _, o in ipairs(req.ops or {}) do
   local h = o[2]
   if o[1] == 'delay' then
@@ -168,11 +179,11 @@ for _, p in ipairs(req.pushes or {}) do
   end
 end
 if pushed > 0 then
-  redis.call('HINCRBY', STATS, 'queued', pushed)
-  redis.call('HINCRBY', STATS, 'pushed', pushed)
+  bump('queued', pushed)
+  bump('pushed', pushed)
   redis.call('HSETNX', P .. 'meta', 'started', now)
 end
-if dupes > 0 then redis.call('HINCRBY', STATS, 'duplicates', dupes) end
+if dupes > 0 then bump('duplicates', dupes) end
 for h in pairs(touched) do
   if not redis.call('ZSCORE', HOSTS, h) then rearm(h) end
 end
@@ -193,7 +204,7 @@ if n > 0 then
     for _ = 1, take do
       local item = redis.call('LPOP', qkey(h))
       if not item then break end
-      redis.call('HINCRBY', STATS, 'queued', -1)
+      bump('queued', -1)
       if redis.call('HSETNX', LEASE, item, h) == 1 then
         got = got + 1
         items[#items + 1] = { h, item }
@@ -208,7 +219,10 @@ if n > 0 then
     end
     rearm(h)
   end
-  if claimed > 0 then redis.call('HINCRBY', STATS, 'leased', claimed) end
+  if claimed > 0 then bump('leased', claimed) end
+end
+for field, n in pairs(inc) do
+  if n ~= 0 then redis.call('HINCRBY', STATS, field, n) end
 end
 if redis.call('HLEN', LEASE) > 0 then
   redis.call('ZADD', LEASES, now + tonumber(req.lease), worker)
