@@ -90,7 +90,8 @@ function M.open(crawler, fopts)
     url = spec.redis, label = label, crawl_id = spec.crawl_id, worker = worker,
     per_host = fopts.per_host, delay = fopts.delay, depth_first = fopts.depth_first, lease = spec.lease,
     callbacks = names,
-    free = function() return spec.concurrency - crawler.active end,
+    -- A crawl that is stopping claims nothing more.
+    free = function() return crawler.stopping and 0 or spec.concurrency - crawler.active end,
     on_ready = function() crawler:poke() end,
     flush = function() crawler:flush_outputs() end,
     gate = function(req) return crawler:resume_gate(req) end,

@@ -241,6 +241,25 @@ describe("luacrawl crawl --redis", function()
     assert.is_true(twice <= held, ("%d fetched twice, %d held"):format(twice, held))
   end)
 
+  it("a worker stopped by SIGTERM gives back what it claimed: nothing fetched twice, nothing waits for a lease", function()
+    local id = new_id()
+    local ws = site_workers(h.redis_url, id)
+    for _ = 1, 4000 do
+      if lines_of(ws[1].out) >= 150 or slurp(ws[1].status) ~= "" then break end
+      h.sh("sleep 0.005")
+    end
+    h.sh("kill -TERM " .. slurp(ws[1].pidfile))
+    assert.equal(143, wait(ws[1]), slurp(ws[1].err))
+    for i = 2, 3 do assert.equal(0, wait(ws[i]), slurp(ws[i].err)) end
+    local count, again = union(ws)
+    local n = assert_exactly_the_site(count)
+    assert.same({}, again)
+    local st = fleet_stats(h.redis_url, id)
+    assert.equal(n, st.pages)
+    assert.is_nil(st.reclaimed)
+    assert.is_nil(st.refused)
+  end)
+
   it("a worker paused past its lease: its requests go to the others, its late acknowledgements are refused", function()
     local id = new_id()
     -- Only the paused worker's lease is short: the others never lose theirs.
