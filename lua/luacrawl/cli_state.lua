@@ -146,7 +146,8 @@ function M.format_redis(r, label)
     if w.lease_ms_left and w.lease_ms_left < 0 then lease = "lease expired" end
     lines[#lines + 1] = ("  %s: %s, %d leased, %s"):format(w.worker, seen, w.leased, lease)
   end
-  lines[#lines + 1] = ("leases reclaimed: %d requests; late acknowledgements refused: %d"):format(r.reclaimed, r.refused)
+  lines[#lines + 1] = ("leases reclaimed: %d requests; late acknowledgements refused: %d"):format(
+    r.reclaimed, r.refused)
   return table.concat(lines, "\n") .. "\n"
 end
 
@@ -209,7 +210,8 @@ function M.main(args)
   end
   if redis or crawl_id then
     if not (redis and crawl_id) or path then
-      io.stderr:write("luacrawl: state: --redis URL goes with --crawl-id NAME, and no file (see luacrawl state --help)\n")
+      io.stderr:write("luacrawl: state: --redis URL goes with --crawl-id NAME, and no file"
+        .. " (see luacrawl state --help)\n")
       return 2
     end
     return redis_main(redis, crawl_id, json)

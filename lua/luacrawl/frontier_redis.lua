@@ -80,7 +80,8 @@ function M.new(opts)
   local names = {}
   for name, fn in pairs(opts.callbacks or {}) do names[fn] = name end
   local self = setmetatable({
-    url = opts.url, label = opts.label or opts.url, crawl_id = opts.crawl_id, worker = opts.worker, prefix = M.prefix(opts.crawl_id),
+    url = opts.url, label = opts.label or opts.url, crawl_id = opts.crawl_id, worker = opts.worker,
+    prefix = M.prefix(opts.crawl_id),
     per_host = opts.per_host or 2, delay = opts.delay or 0, depth_first = opts.depth_first or false,
     lease = opts.lease or M.lease,
     free = opts.free or function() return 16 end,
@@ -93,7 +94,6 @@ function M.new(opts)
     -- (a claim respects the fleet's slots and delays); per_host here only mirrors it.
     mem = frontier.new({ per_host = opts.per_host, delay = 0, depth_first = opts.depth_first }),
     delays = {},
-    acks, pushes, ops = nil, nil, nil,
     holding = 0, -- requests claimed and not acknowledged (queued here, in flight, held)
     epoch = 1, seq = 0,
     fleet_queued = 0, fleet_leased = 0, fleet_done = false,

@@ -241,7 +241,7 @@ describe("luacrawl crawl --redis", function()
     assert.is_true(twice <= held, ("%d fetched twice, %d held"):format(twice, held))
   end)
 
-  it("a worker stopped by SIGTERM gives back what it claimed: nothing fetched twice, nothing waits for a lease", function()
+  it("a worker stopped by SIGTERM gives back what it claimed: nothing fetched twice, no lease waited for", function()
     local id = new_id()
     local ws = site_workers(h.redis_url, id)
     for _ = 1, 4000 do
@@ -292,8 +292,8 @@ describe("luacrawl crawl --redis", function()
     local id = new_id()
     local ws = {}
     for i = 1, 3 do
-      ws[i] = start(("--dns-server %s --redis %s --crawl-id %s -c 4 --per-host 1 --delay 0.2 --allow-host crawl.test %s")
-        :format(h.dns_server, h.redis_url, id, h.url("/hostsite/", "a.crawl.test")))
+      ws[i] = start(("--dns-server %s --redis %s --crawl-id %s -c 4 --per-host 1 --delay 0.2 --allow-host crawl.test"
+        .. " %s"):format(h.dns_server, h.redis_url, id, h.url("/hostsite/", "a.crawl.test")))
     end
     for _, w in ipairs(ws) do assert.equal(0, wait(w), slurp(w.err)) end
     local by_host, pages = {}, 0
