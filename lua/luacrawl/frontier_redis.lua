@@ -111,9 +111,11 @@ function F:connect()
   if not r then return nil, err end
   self:attach(r)
   local stored
-  stored, err = self:run("join", self.worker, self.identity or "")
+  local token = ("%s-%.6f-%d"):format(self.worker, lc.now(), math.random(1, 1e9))
+  stored, err = self:run("join", self.worker, self.identity or "", token)
   if stored == nil then return nil, err end
-  if self.identity and stored ~= self.identity then
+  self.created = stored[2]
+  if self.identity and stored[1] ~= self.identity then
     return nil, lc.error("incompatible", ("crawl %s in Redis was started by another crawl (other start URLs or "
       .. "scope): use another --crawl-id"):format(self.crawl_id))
   end
@@ -371,6 +373,12 @@ function F:step(claim)
   local res, err = self:run("step", self.worker, tostring(self.seq), body)
   if not res then error(err, 0) end
   local reply = json_decode(res)
+  -- The crawl's token changed or went: Redis lost its data (restarted without
+  -- persistence, flushed). Going on would end the crawl as if done.
+  if reply.created ~= self.created then
+    error(lc.error("redis", ("crawl %s is no longer in Redis (restarted without persistence, or flushed): "
+      .. "its requests are lost"):format(self.crawl_id)), 0)
+  end
   self.stats.steps = self.stats.steps + 1
   self.stats.refused = self.stats.refused + (reply.refused or 0)
   if reply.lost == 1 and epoch == self.epoch then self:lease_lost() end
@@ -393,8 +401,9 @@ function F:pump()
     local wait
     if pending or want > 0 then
       self.stepping = true
-      local reply = self:step(want)
+      local ok, reply = pcall(self.step, self, want)
       self.stepping = false
+      if not ok then error(reply, 0) end
       self.on_ready()
       if #(reply.items or {}) > 0 then
         idle = 0
@@ -447,7 +456,7 @@ function F:finish()
   self.stopping = true
   self.deadline = lc.now() + 60 -- Redis gone for a minute at the end: given up
   self:kick()
-  while self.stepping do lc.sleep(0.005) end
+  while self.stepping and lc.now() < self.deadline do lc.sleep(0.005) end
   for _, t in ipairs(self.tasks or {}) do t:cancel() end
   for key in pairs(self.mem.hosts) do
     for _, req in ipairs(self.mem:drop_host(key)) do

@@ -20,7 +20,7 @@
 --                        step sent again after a lost connection
 --   stats          hash  queued, leased, pages, s:STATUS, e:KIND, dropped, refused,
 --                        reclaimed, pushed, duplicates
---   meta           hash  identity, started (ms)
+--   meta           hash  identity, created (a token), started (ms)
 --   robots:ORIGIN  string  a robots.txt response (JSON), with its expiry
 --   robots-lock:ORIGIN    the worker fetching it, for a while
 local M = {}
@@ -91,7 +91,8 @@ end
 -- up to `claim` requests are claimed from the hosts that may be asked now, per host at
 -- most its free slots (one when it has a delay: the next start is a delay later).
 -- Returns JSON {items = {{host, item}, ...}, lost, refused, queued, leased, wait = ms
--- until the next host may be asked, or -1}. The same seq again gives the same reply.
+-- until the next host may be asked, or -1, created = the crawl's token (join)}. The
+-- same seq again gives the same reply.
 M.step = COMMON .. [==[
 local worker, seq = ARGV[2], ARGV[3]
 local last = P .. 'last:' .. worker
@@ -234,7 +235,7 @@ local first = redis.call('ZRANGE', HOSTS, 0, 0, 'WITHSCORES')
 if first[2] then wait = math.max(0, tonumber(first[2]) - now) end
 local st = redis.call('HMGET', STATS, 'queued', 'leased')
 local reply = cjson.encode({ items = items, lost = lost, refused = refused, queued = tonumber(st[1]) or 0,
-  leased = tonumber(st[2]) or 0, wait = wait })
+  leased = tonumber(st[2]) or 0, wait = wait, created = redis.call('HGET', P .. 'meta', 'created') })
 redis.call('SET', last, seq .. '\n' .. reply, 'PX', 86400000)
 return reply
 ]==]
@@ -256,13 +257,16 @@ end
 return 1
 ]==]
 
--- join(worker, identity): the crawl's identity, kept by the first worker; returns the
--- one stored (the caller compares).
+-- join(worker, identity, token): the crawl's identity and a token made when it was
+-- created, kept by the first worker; returns the ones stored (the caller compares the
+-- identity, and every step's reply carries the token: a crawl whose token changed or
+-- went is one Redis lost).
 M.join = COMMON .. [==[
-local worker, identity = ARGV[2], ARGV[3]
+local worker, identity, token = ARGV[2], ARGV[3], ARGV[4]
 redis.call('HSETNX', P .. 'meta', 'identity', identity)
+redis.call('HSETNX', P .. 'meta', 'created', token)
 redis.call('ZADD', WORKERS, now, worker)
-return redis.call('HGET', P .. 'meta', 'identity')
+return redis.call('HMGET', P .. 'meta', 'identity', 'created')
 ]==]
 
 -- leave(worker): the worker is gone (after its last acks): out of the workers set.

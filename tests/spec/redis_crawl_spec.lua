@@ -369,6 +369,24 @@ describe("luacrawl crawl --redis", function()
     assert.equal(n, fleet_stats(h.redis_url, id).pages)
   end)
 
+  it("Redis restarted empty mid-crawl (no persistence): the workers say the crawl is lost, exit status 2", function()
+    local server = h.redis_server()
+    local id = new_id()
+    local ws = site_workers(server.url, id)
+    for _ = 1, 2000 do
+      if lines_of(ws[1].out) >= 100 or slurp(ws[1].status) ~= "" then break end
+      h.sh("sleep 0.005")
+    end
+    assert.equal("", slurp(ws[1].status), "the crawl ended before the restart")
+    server.stop()
+    server.restart()
+    for _, w in ipairs(ws) do
+      assert.equal(2, wait(w), slurp(w.err) .. #records(w))
+      assert.matches("crawl " .. id .. " is no longer in Redis", slurp(w.err), 1, true)
+    end
+    server.stop()
+  end)
+
   it("refuses Redis it cannot reach, --redis with --state, and --redis without --crawl-id (exit status 2)", function()
     local port = h.free_port()
     local code, _, err = h.sh(("%s crawl -q --redis redis://127.0.0.1:%d/0 --crawl-id x %s"):format(
