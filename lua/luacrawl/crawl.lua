@@ -44,6 +44,8 @@
 --   warc         "PREFIX" or {prefix =, max_size =, cdx =, dedupe = true, info =}: every
 --                fetch archived (lua/luacrawl/crawl_warc.lua, docs/crawl.md)
 --   from_warc    WARC files: parse runs on their responses instead of fetching
+--   state        a state file (crawl_state.lua); redis, crawl_id (worker_id, lease):
+--                a crawl shared by a fleet of workers (crawl_redis.lua)
 -- Returns the stats table.
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
