@@ -112,8 +112,12 @@ function F:connect()
   self:attach(r)
   local stored
   local token = ("%s-%.6f-%d"):format(self.worker, lc.now(), math.random(1, 1e9))
-  stored, err = self:run("join", self.worker, self.identity or "", token)
+  stored, err = self:run("join", self.worker, self.identity or "", token, tostring(math.floor(self.lease * 1000)))
   if stored == nil then return nil, err end
+  if stored[3] >= 0 then
+    return nil, lc.error("incompatible", ("worker id %s is in use in crawl %s (heard from %.1f s ago): give each "
+      .. "worker its own --worker-id"):format(self.worker, self.crawl_id, stored[3] / 1000))
+  end
   self.created = stored[2]
   if self.identity and stored[1] ~= self.identity then
     return nil, lc.error("incompatible", ("crawl %s in Redis was started by another crawl (other start URLs or "

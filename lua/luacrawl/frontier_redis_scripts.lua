@@ -257,16 +257,25 @@ end
 return 1
 ]==]
 
--- join(worker, identity, token): the crawl's identity and a token made when it was
--- created, kept by the first worker; returns the ones stored (the caller compares the
--- identity, and every step's reply carries the token: a crawl whose token changed or
--- went is one Redis lost).
+-- join(worker, identity, token, lease ms): the crawl's identity and a token made when
+-- it was created, kept by the first worker; returns the ones stored (the caller
+-- compares the identity, and every step's reply carries the token: a crawl whose token
+-- changed or went is one Redis lost), and how many ms ago a worker of this name was
+-- last heard from, when that is less than a lease ago (-1 otherwise): then the name is
+-- in use, and the worker does not join.
 M.join = COMMON .. [==[
-local worker, identity, token = ARGV[2], ARGV[3], ARGV[4]
-redis.call('HSETNX', P .. 'meta', 'identity', identity)
-redis.call('HSETNX', P .. 'meta', 'created', token)
-redis.call('ZADD', WORKERS, now, worker)
-return redis.call('HMGET', P .. 'meta', 'identity', 'created')
+local worker, identity, token, lease = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+local seen = tonumber(redis.call('ZSCORE', WORKERS, worker))
+local busy = -1
+if seen and now - seen < lease then
+  busy = now - seen
+else
+  redis.call('HSETNX', P .. 'meta', 'identity', identity)
+  redis.call('HSETNX', P .. 'meta', 'created', token)
+  redis.call('ZADD', WORKERS, now, worker)
+end
+local meta = redis.call('HMGET', P .. 'meta', 'identity', 'created')
+return { meta[1], meta[2], busy }
 ]==]
 
 -- leave(worker): the worker is gone (after its last acks): out of the workers set.

@@ -142,6 +142,25 @@ describe("frontier_redis scripts", function()
     end)
   end)
 
+  it("join: the crawl's identity and token kept by the first worker; a name heard from within a lease is busy", function()
+    crawls = crawls + 1
+    local prefix = frontier_redis.prefix(("spec-join-%d-%d"):format(os.time(), crawls))
+    lc.run(function()
+      local r = assert(lc.redis.connect(h.redis_url))
+      local join = r:script(scripts.join)
+      local function call(worker, identity, token, lease)
+        return assert(join:call({ prefix .. "stats" }, { prefix, worker, identity, token, tostring(lease) }))
+      end
+      assert.same({ "id-1", "tok-1", -1 }, call("w1", "id-1", "tok-1", 30000))
+      assert.same({ "id-1", "tok-1", -1 }, call("w2", "id-2", "tok-2", 30000))
+      local again = call("w1", "id-1", "tok-3", 30000)
+      assert.is_true(again[3] >= 0)
+      lc.sleep(0.06)
+      assert.same({ "id-1", "tok-1", -1 }, call("w1", "id-1", "tok-3", 50)) -- not heard from for a lease
+      r:close()
+    end)
+  end)
+
   it("give requests back to the front of their host's queue (return, requeue) and drop others", function()
     with_fleet(function(f)
       f:step("w1", { per_host = 3, pushes = { push("a", "http://a/1"), push("a", "http://a/2"), push("a", "http://a/3") } })

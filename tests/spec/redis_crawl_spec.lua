@@ -387,6 +387,22 @@ describe("luacrawl crawl --redis", function()
     server.stop()
   end)
 
+  it("refuses a worker id in use in the crawl (exit status 2)", function()
+    local lc = require "luacrawl"
+    local id = new_id()
+    lc.run(function()
+      local r = assert(lc.redis.connect(h.redis_url))
+      local prefix = require("luacrawl.frontier_redis").prefix(id)
+      local join = r:script(require("luacrawl.frontier_redis_scripts").join)
+      assert(join:call({ prefix .. "stats" }, { prefix, "dup", "", "token", "30000" }))
+      r:close()
+    end)
+    local code, _, err = h.sh(("%s crawl -q --redis %s --crawl-id %s --worker-id dup %s"):format(
+      bin, h.redis_url, id, h.url("/site/")))
+    assert.equal(2, code)
+    assert.matches("worker id dup is in use in crawl " .. id, err, 1, true)
+  end)
+
   it("refuses Redis it cannot reach, --redis with --state, and --redis without --crawl-id (exit status 2)", function()
     local port = h.free_port()
     local code, _, err = h.sh(("%s crawl -q --redis redis://127.0.0.1:%d/0 --crawl-id x %s"):format(
