@@ -89,7 +89,7 @@ usage: luacrawl crawl URL... [options]
                          (docs/crawl.md, "Crawling with many workers")
   --crawl-id NAME        the crawl's name in Redis (with --redis)
   --worker-id NAME       this worker's name (default HOST-PID); the records carry
-                         it as "worker"
+                         it as "worker" (a field --fields may name too)
   --lease S              seconds a worker's claimed requests stay its own unless
                          renewed (default 30): a worker gone for longer has them
                          given to the others
