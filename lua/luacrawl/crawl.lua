@@ -482,7 +482,8 @@ function Crawler:emit(item, page)
   if not item then return false end
   self.stats.items = self.stats.items + 1
   -- With a state, a page's items reach the outputs when its request is done
-  -- (Crawler:work), in the same step as the state's record of it.
+  -- (Crawler:work), in the same step as the state's record of it; with a fleet,
+  -- before its acknowledgement (and not at all when it is cancelled: it goes back).
   local req = (self.state or self.fleet) and page and page.request
   if req and req.working then
     local held = req.held
