@@ -140,24 +140,17 @@ end
 -- or nil: then this worker fetches it (save_robots) and the others wait for it, up
 -- to robots_wait seconds. Redis unreachable: nil (each fetches its own).
 function Fleet:robots(origin)
-  local conn = self.f.conn
-  if not conn then return nil end
-  local key = self:robots_key(origin)
+  local f = self.f
+  if not f.conn then return nil end
   local deadline = lc.now() + M.robots_wait
-  local locked = false
   while true do
-    local r = conn:call("HGETALL", key)
-    if type(r) ~= "table" then return nil end
-    if #r > 0 then
-      local t = {}
-      for i = 1, #r, 2 do t[r[i]] = r[i + 1] end
-      return { status = tonumber(t.status) or 0, body = t.body or "", headers = { location = t.location } }
+    local script = f.scripts and f.scripts.robots
+    if not script then return nil end
+    local r = script:call({ f.prefix .. "stats" }, { f.prefix, origin, self.worker, tostring(M.robots_wait) })
+    if type(r) == "table" then
+      return { status = tonumber(r[1]) or 0, body = r[2] or "", headers = { location = r[3] or nil } }
     end
-    if not locked then
-      local got = conn:call("SET", key .. ":lock", self.worker, "NX", "EX", tostring(M.robots_wait))
-      if got then return nil end -- this worker fetches it
-      locked = true
-    end
+    if r ~= 0 then return nil end -- this worker fetches it (or Redis failed: each its own)
     if lc.now() > deadline then return nil end
     lc.sleep(0.05)
   end

@@ -285,6 +285,18 @@ if redis.call('HLEN', P .. 'lease:' .. ARGV[2]) == 0 then redis.call('ZREM', LEA
 return 1
 ]==]
 
+-- robots(origin, worker, lock seconds): the robots.txt response the fleet keeps for
+-- origin, as {status, body, location or false}; else 1 when this worker is now to
+-- fetch it (the lock taken), 0 when another is fetching it. One step: a worker can
+-- never take the lock just after another saved the file and let the lock go.
+M.robots = [==[
+local key = ARGV[1] .. 'robots:' .. ARGV[2]
+local r = redis.call('HMGET', key, 'status', 'body', 'location')
+if r[1] then return { r[1], r[2] or '', r[3] } end
+if redis.call('SET', key .. ':lock', ARGV[3], 'NX', 'EX', tonumber(ARGV[4])) then return 1 end
+return 0
+]==]
+
 -- status(lease ms): what luacrawl state shows, as JSON: stats, meta, hosts by queue
 -- length (of the first 1000 hosts scanned), workers and their leases.
 M.status = COMMON .. [==[

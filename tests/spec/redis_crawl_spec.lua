@@ -309,10 +309,22 @@ describe("luacrawl crawl --redis", function()
       end
     end
     assert.equal(63, pages) -- /hostsite/ and its 20 pages on each of a, b and c
-    local workers_used = {}
+    -- The hosts were shared: some host's pages came from more than one worker (the
+    -- gaps below are then between workers).
+    local by_worker, shared = {}, 0
     for _, w in ipairs(ws) do
-      for _, r in ipairs(records(w)) do workers_used[r.worker] = true end
+      for _, r in ipairs(records(w)) do
+        local host = r.url:match("^http://([^:/]+)")
+        by_worker[host] = by_worker[host] or {}
+        by_worker[host][r.worker] = true
+      end
     end
+    for _, set in pairs(by_worker) do
+      local n = 0
+      for _ in pairs(set) do n = n + 1 end
+      if n > 1 then shared = shared + 1 end
+    end
+    assert.is_true(shared >= 1, "each host was served by one worker only")
     for _, host in ipairs({ "a.crawl.test", "b.crawl.test", "c.crawl.test" }) do
       local list = by_host[host]
       assert.equal(21, #list, host)
