@@ -200,6 +200,27 @@ describe("luacrawl crawl --redis", function()
     end
   end)
 
+  it("a worker joining mid-crawl takes a share of it", function()
+    local id = new_id()
+    local ws = {}
+    for i = 1, 2 do
+      ws[i] = start(("--redis %s --crawl-id %s --worker-id w%d -c 4 --per-host 6 %s"):format(
+        h.redis_url, id, i, h.url("/site/")))
+    end
+    for _ = 1, 4000 do
+      if lines_of(ws[1].out) >= 200 or slurp(ws[1].status) ~= "" then break end
+      h.sh("sleep 0.005")
+    end
+    assert.equal("", slurp(ws[1].status), "the crawl ended before the third worker came")
+    ws[3] = start(("--redis %s --crawl-id %s --worker-id w3 -c 4 --per-host 6 %s"):format(
+      h.redis_url, id, h.url("/site/")))
+    for _, w in ipairs(ws) do assert.equal(0, wait(w), slurp(w.err)) end
+    local count, again = union(ws)
+    assert_exactly_the_site(count)
+    assert.same({}, again)
+    assert.is_true(#records(ws[3]) > 0, "the worker that joined fetched nothing")
+  end)
+
   it("a worker joining a crawl that is done has nothing to fetch and exits 0", function()
     local id = new_id()
     local ws = site_workers(h.redis_url, id, "-d 1")
