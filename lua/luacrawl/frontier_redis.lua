@@ -21,6 +21,7 @@ local frontier = require "luacrawl.frontier"
 local scripts = require "luacrawl.frontier_redis_scripts"
 
 local json_encode, json_decode, json_null = core.json_encode, core.json_decode, core.json_null
+local fingerprint = lc.url.fingerprint
 
 local M = {}
 
@@ -180,8 +181,11 @@ end
 
 -- The frontier interface -------------------------------------------------------------
 
+-- url: the request is admitted once for the fleet, by its URL's fingerprint (the 64
+-- bits lc.url.fingerprint gives, which the local seen set keeps too); false: always
+-- (dont_filter).
 function F:push_item(key, item, url)
-  self.pushes[#self.pushes + 1] = { key, item, url or false }
+  self.pushes[#self.pushes + 1] = { key, item, url and fingerprint(url) or false }
   self.fleet_done = false
   self:kick()
 end

@@ -11,7 +11,7 @@
 --   h:HOST         hash  inflight, next (ms), backoff (ms), delay (ms; else the
 --                        crawl's)
 --   q:HOST         list  the host's queued requests (items: JSON)
---   seen           set   every URL admitted, for the fleet
+--   seen           set   the fingerprint of every URL admitted, for the fleet
 --   leases         zset  worker -> the time (ms) its lease expires
 --   lease:WORKER   hash  item -> host key: what the worker claimed and has not
 --                        acknowledged
@@ -83,7 +83,8 @@ end
 --    acks = {{item, host, how, value, again}, ...},   how: "page" (value: status),
 --       "error" (value: kind), "requeue" (again: the item to queue in its place),
 --       "drop" (never started: robots.txt said no), "return" (never started: back)
---    pushes = {{host, item, url or false}, ...},      url: admitted once (seen)
+--    pushes = {{host, item, fp or false}, ...},       fp: the URL's fingerprint, admitted
+--                                                     once (seen); false: always
 --    ops = {{"delay", host, ms}, {"backoff", host, ms from now}, ...}}
 -- In this order: the worker's own lease, if it expired, is reclaimed (lost = 1 when it
 -- held something); expired leases of others are reclaimed; the acks (one for an item
@@ -166,8 +167,8 @@ for _, o in ipairs(req.ops or {}) do
 end
 local touched, pushed, dupes = {}, 0, 0
 for _, p in ipairs(req.pushes or {}) do
-  local h, url = p[1], p[3]
-  if not url or redis.call('SADD', P .. 'seen', url) == 1 then
+  local h, fp = p[1], p[3]
+  if not fp or redis.call('SADD', P .. 'seen', fp) == 1 then
     if req.depth_first then
       redis.call('LPUSH', qkey(h), p[2])
     else

@@ -51,7 +51,7 @@ local function item(url)
 end
 
 local function push(host, url)
-  return { host, item(url), url }
+  return { host, item(url), lc.url.fingerprint(url) }
 end
 
 -- The items of a reply, as {host, url} pairs.
