@@ -827,6 +827,9 @@ function Crawler:launch(req)
   local key = req.key
   if not self.host_first[key] then self.host_first[key] = now() end
   if self:host_time_spent(key) then
+    -- The request popped ends here too: a durable frontier forgets it (a fleet's is
+    -- acknowledged as dropped, or its lease would keep it, and the crawl, for ever).
+    self.frontier:forget(req)
     local dropped, on_disk = self.frontier:drop_host(key)
     self.stats.host_time_exceeded = self.stats.host_time_exceeded + 1 + #dropped + (on_disk or 0)
     self:poke()

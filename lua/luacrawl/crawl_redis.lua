@@ -83,7 +83,7 @@ function M.open(crawler, fopts)
   local worker = spec.worker_id or (hostname() .. "-" .. pid())
   local label = redact(spec.redis)
   local self = setmetatable({ spec = spec, worker = worker, label = label }, Fleet)
-  local names = {}
+  local names, dropped = {}, {}
   for name, fn in pairs(spec.callbacks or {}) do names[name] = fn end
   if spec.parse then names.parse = names.parse or spec.parse end
   local f = frontier_redis.new({
@@ -94,7 +94,16 @@ function M.open(crawler, fopts)
     free = function() return crawler.stopping and 0 or spec.concurrency - crawler.active end,
     on_ready = function() crawler:poke() end,
     flush = function() crawler:flush_outputs() end,
-    gate = function(req) return crawler:resume_gate(req) end,
+    -- A claimed request of a host whose max_host_time is spent here: the host's
+    -- queue goes for the fleet at once, not a claim at a time.
+    gate = function(req)
+      local key = req.key
+      if not dropped[key] and crawler:host_time_spent(key) then
+        dropped[key] = true
+        self.f:drop_host(key)
+      end
+      return crawler:resume_gate(req)
+    end,
     log = function(msg) crawler:log(msg) end,
   })
   f.identity = require("luacrawl.crawl_state").identity(spec)

@@ -307,10 +307,13 @@ function F:empty()
   return self.fleet_done and self.mem:empty() and #self.acks == 0 and #self.pushes == 0 and #self.ops == 0
 end
 
--- The host's claimed requests, dropped here (max_host_time): acknowledged as dropped.
+-- A host's requests dropped (max_host_time): the ones claimed here acknowledged as
+-- dropped, and the host's queue in Redis too, for the fleet.
 function F:drop_host(key)
   local dropped = self.mem:drop_host(key)
   for _, req in ipairs(dropped) do self:forget(req) end
+  self.ops[#self.ops + 1] = { "drop", key }
+  self:kick()
   return dropped, 0
 end
 

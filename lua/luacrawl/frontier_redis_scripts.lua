@@ -85,7 +85,7 @@ end
 --       "drop" (never started: robots.txt said no), "return" (never started: back)
 --    pushes = {{host, item, fp or false}, ...},       fp: the URL's fingerprint, admitted
 --                                                     once (seen); false: always
---    ops = {{"delay", host, ms}, {"backoff", host, ms from now}, ...}}
+--    ops = {{"delay", host, ms}, {"backoff", host, ms from now}, {"drop", host}, ...}}
 -- In this order: the worker's own lease, if it expired, is reclaimed (lost = 1 when it
 -- held something); expired leases of others are reclaimed; the acks (one for an item
 -- no longer in the lease is refused: counted, nothing else), the ops, the pushes; then
@@ -159,6 +159,14 @@ for _, o in ipairs(req.ops or {}) do
   local h = o[2]
   if o[1] == 'delay' then
     redis.call('HSET', hkey(h), 'delay', o[3])
+  elseif o[1] == 'drop' then
+    local n = redis.call('LLEN', qkey(h))
+    if n > 0 then
+      redis.call('DEL', qkey(h))
+      bump('queued', -n)
+      bump('dropped', n)
+    end
+    rearm(h)
   elseif o[1] == 'backoff' then
     local _, _, backoff = host_state(h)
     redis.call('HSET', hkey(h), 'backoff', math.max(backoff, later + o[3]))

@@ -221,6 +221,18 @@ describe("luacrawl crawl --redis", function()
     assert.is_true(#records(ws[3]) > 0, "the worker that joined fetched nothing")
   end)
 
+  it("max_host_time: a host's requests dropped, claimed ones acknowledged, the fleet ends", function()
+    local id = new_id()
+    local w = start(("--redis %s --crawl-id %s -c 4 --per-host 2 --delay 0.02 --max-host-time 0.3 %s"):format(
+      h.redis_url, id, h.url("/site/")))
+    assert.equal(0, wait(w, 60), slurp(w.err))
+    local st = fleet_stats(h.redis_url, id)
+    assert.equal(0, st.leased)
+    assert.equal(0, st.queued)
+    assert.is_true(st.dropped > 0)
+    assert.equal(#records(w), st.pages)
+  end)
+
   it("a worker joining a crawl that is done has nothing to fetch and exits 0", function()
     local id = new_id()
     local ws = site_workers(h.redis_url, id, "-d 1")
