@@ -233,6 +233,21 @@ describe("luacrawl crawl --redis", function()
     assert.equal(#records(w), st.pages)
   end)
 
+  it("a crawl in Redis goes on across runs: workers stopped by max_pages, then one to the end", function()
+    local id = new_id()
+    local ws = {}
+    for i = 1, 4 do
+      ws[i] = start(("--redis %s --crawl-id %s -c 4 --per-host 4 %s %s"):format(
+        h.redis_url, id, i < 4 and "-n 300" or "", h.url("/site/")))
+      assert.equal(0, wait(ws[i]), slurp(ws[i].err))
+      if i < 4 then assert.equal(300, #records(ws[i])) end
+    end
+    local count, again = union(ws)
+    local n = assert_exactly_the_site(count)
+    assert.same({}, again)
+    assert.equal(n, fleet_stats(h.redis_url, id).pages)
+  end)
+
   it("a worker joining a crawl that is done has nothing to fetch and exits 0", function()
     local id = new_id()
     local ws = site_workers(h.redis_url, id, "-d 1")
