@@ -197,6 +197,14 @@ function F:push(req)
   if req.key == nil then error("frontier: request without a host key", 2) end
   if req._claimed then
     if req._epoch ~= self.epoch then return end -- a lease lost meanwhile: reclaimed
+    -- Back from its robots.txt, which gave its host a delay (Crawl-delay): claimed
+    -- before the delay was known (maybe with others of the host's, here or in other
+    -- workers), it goes back to the fleet, to be claimed again within the delay.
+    if (self.delays[req.key] or 0) > 0 then
+      req._claimed = nil
+      self:ack(req, "return")
+      return
+    end
     self.mem:push(req)
     return
   end

@@ -87,8 +87,8 @@ end
 --                                                     once (seen); false: always
 --    ops = {{"delay", host, ms}, {"backoff", host, ms from now}, {"drop", host}, ...}}
 -- In this order: the worker's own lease, if it expired, is reclaimed (lost = 1 when it
--- held something); expired leases of others are reclaimed; the acks (one for an item
--- no longer in the lease is refused: counted, nothing else), the ops, the pushes; then
+-- held something); expired leases of others are reclaimed; the ops, the acks (one for
+-- an item no longer in the lease is refused: counted, nothing else), the pushes; then
 -- up to `claim` requests are claimed from the hosts that may be asked now, per host at
 -- most its free slots (one when it has a delay: the next start is a delay later).
 -- Returns JSON {items = {{host, item}, ...}, lost, refused, queued, leased, wait = ms
@@ -113,10 +113,31 @@ if (tonumber(req.holding) or 0) > 0 and (not mine or tonumber(mine) <= now) then
 end
 reclaim_expired(16)
 redis.call('ZADD', WORKERS, now, worker)
--- The acknowledgements, their counts and their hosts' changes summed first and
--- written once a host and once a count.
-local inc, hosts = {}, {}
+-- Counts summed, then written once each (at the end of the claims).
+local inc = {}
 local function bump(field, n) inc[field] = (inc[field] or 0) + n end
+-- The ops first: what the pages being acknowledged taught (a Crawl-delay, a backoff)
+-- holds from their acknowledgements on.
+for _, o in ipairs(req.ops or {}) do
+  local h = o[2]
+  if o[1] == 'delay' then
+    redis.call('HSET', hkey(h), 'delay', o[3])
+  elseif o[1] == 'drop' then
+    local n = redis.call('LLEN', qkey(h))
+    if n > 0 then
+      redis.call('DEL', qkey(h))
+      bump('queued', -n)
+      bump('dropped', n)
+    end
+    rearm(h)
+  elseif o[1] == 'backoff' then
+    local _, _, backoff = host_state(h)
+    redis.call('HSET', hkey(h), 'backoff', math.max(backoff, later + o[3]))
+    rearm(h)
+  end
+end
+-- The acknowledgements, their hosts' changes summed first and written once a host.
+local hosts = {}
 local refused = 0
 for _, a in ipairs(req.acks or {}) do
   local item, h, how = a[1], a[2], a[3]
@@ -155,24 +176,6 @@ for h, c in pairs(hosts) do
   rearm(h)
 end
 if refused > 0 then bump('refused', refused) end
-for _, o in ipairs(req.ops or {}) do
-  local h = o[2]
-  if o[1] == 'delay' then
-    redis.call('HSET', hkey(h), 'delay', o[3])
-  elseif o[1] == 'drop' then
-    local n = redis.call('LLEN', qkey(h))
-    if n > 0 then
-      redis.call('DEL', qkey(h))
-      bump('queued', -n)
-      bump('dropped', n)
-    end
-    rearm(h)
-  elseif o[1] == 'backoff' then
-    local _, _, backoff = host_state(h)
-    redis.call('HSET', hkey(h), 'backoff', math.max(backoff, later + o[3]))
-    rearm(h)
-  end
-end
 local touched, pushed, dupes = {}, 0, 0
 for _, p in ipairs(req.pushes or {}) do
   local h, fp = p[1], p[3]

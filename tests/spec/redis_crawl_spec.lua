@@ -387,6 +387,29 @@ describe("luacrawl crawl --redis", function()
     end
   end)
 
+  it("Crawl-delay holds for the fleet: robots.txt fetched once, its delay kept by every worker", function()
+    control(("/__robots?host=a.crawl.test&status=200"), { method = "POST", body = "User-agent: *\nCrawl-delay: 0.3\n" })
+    local id = new_id()
+    local ws = {}
+    for i = 1, 2 do
+      ws[i] = start(("--dns-server %s --redis %s --crawl-id %s -c 4 -d 4 %s %s"):format(
+        h.dns_server, h.redis_url, id, h.url("/hostsite/", "a.crawl.test"), h.url("/hostsite/p/10.html", "a.crawl.test")))
+    end
+    for _, w in ipairs(ws) do assert.equal(0, wait(w), slurp(w.err)) end
+    local list, robots = {}, 0
+    for _, e in ipairs(control("/__log?host=a.crawl.test").requests) do
+      if e.path == "/robots.txt" then robots = robots + 1 else list[#list + 1] = e end
+    end
+    assert.equal(1, robots)
+    assert.equal(10, #list) -- /hostsite/, pages 0 to 3 and 10 to 14
+    table.sort(list, function(x, y) return x.start < y.start end)
+    for i = 2, #list do
+      local prev, e = list[i - 1], list[i]
+      assert.is_true(e.start - prev.start >= 0.3, ("%s started %.3f s after %s"):format(e.path, e.start - prev.start, prev.path))
+      assert.is_true(e.start - prev["end"] >= 0.3, ("%s started %.3f s after %s ended"):format(e.path, e.start - prev["end"], prev.path))
+    end
+  end)
+
   it("Redis restarted mid-crawl (AOF on): the workers connect again and finish, each page once", function()
     local server = h.redis_server("--appendonly yes --appendfsync always")
     local id = new_id()
