@@ -410,6 +410,34 @@ describe("luacrawl crawl --redis", function()
     end
   end)
 
+  it("a backoff (503 with Retry-After) holds for the fleet: no worker asks the host meanwhile", function()
+    local id = new_id()
+    local flaky = h.url("/flaky/fleet-backoff?fail=1&status=503&retry_after=1", "a.crawl.test")
+    local ws = {}
+    for i = 1, 2 do
+      ws[i] = start(("--dns-server %s --redis %s --crawl-id %s -c 4 --per-host 1 -d 1 '%s' %s"):format(
+        h.dns_server, h.redis_url, id, flaky, h.url("/hostsite/", "a.crawl.test")))
+    end
+    for _, w in ipairs(ws) do assert.equal(0, wait(w), slurp(w.err)) end
+    local list, unavailable = {}, nil
+    for _, e in ipairs(control("/__log?host=a.crawl.test").requests) do
+      if e.path ~= "/robots.txt" then list[#list + 1] = e end
+      if e.status == 503 then unavailable = e end
+    end
+    assert.is_truthy(unavailable, "no 503 was served")
+    local after = 0
+    for _, e in ipairs(list) do
+      if e.start > unavailable.start and e ~= unavailable then
+        after = after + 1
+        assert.is_true(e.start >= unavailable["end"] + 1,
+          ("%s started %.3f s after the 503 ended"):format(e.path, e.start - unavailable["end"]))
+      end
+    end
+    assert.is_true(after >= 2, "nothing came after the 503") -- its retry, and pages
+    local count = union(ws)
+    assert.is_truthy(count[flaky], "the retry's page is in no output")
+  end)
+
   it("Redis restarted mid-crawl (AOF on): the workers connect again and finish, each page once", function()
     local server = h.redis_server("--appendonly yes --appendfsync always")
     local id = new_id()
