@@ -15,14 +15,17 @@
 --   leases         zset  worker -> the time (ms) its lease expires
 --   lease:WORKER   hash  item -> host key: what the worker claimed and has not
 --                        acknowledged
+--   held:WORKER    hash  host key -> how many of the host's requests the worker holds
+--                        (its share of the host's slots: step)
 --   workers        zset  worker -> the time (ms) it was last heard from
 --   last:WORKER    string  "SEQ\nREPLY": the reply to the worker's last step, for a
 --                        step sent again after a lost connection
---   stats          hash  queued, leased, pages, s:STATUS, e:KIND, dropped, refused,
---                        reclaimed, pushed, duplicates
+--   stats          hash  queued, leased, pages, s:STATUS, errors, e:KIND, dropped,
+--                        refused, reclaimed, pushed, duplicates
 --   meta           hash  identity, created (a token), started (ms)
---   robots:ORIGIN  string  a robots.txt response (JSON), with its expiry
---   robots-lock:ORIGIN    the worker fetching it, for a while
+--   robots:ORIGIN  hash  a robots.txt response (status, body, location), kept a day
+--                        (crawl_redis.lua writes it)
+--   robots:ORIGIN:lock    string  the worker fetching it, for 30 s at most
 local M = {}
 
 -- Helpers every script starts with (one source per script: EVALSHA has no modules).
