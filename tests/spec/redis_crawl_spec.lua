@@ -498,6 +498,41 @@ describe("luacrawl crawl --redis", function()
     server.stop()
   end)
 
+  it("crawl.run with redis: a request's callback goes through Redis by its name in callbacks", function()
+    local crawl = require "luacrawl.crawl"
+    local id = new_id()
+    local items = {}
+    local function detail(page) page:emit({ url = page.url, kind = "detail", meta = page.meta and page.meta.from }) end
+    crawl.run({
+      start = h.url("/site/"), redis = h.redis_url, crawl_id = id, max_depth = 1,
+      quiet = true, progress = false, signals = false, items = items, callbacks = { detail = detail },
+      parse = function(page) page:follow_links({ callback = detail, meta = { from = "index" } }) end,
+    })
+    local want, n = {}, 0
+    for _, p in ipairs(control("/site/manifest.json?depth=1")) do
+      if p ~= "/site/" then
+        want[h.url(p)] = true
+        n = n + 1
+      end
+    end
+    assert.equal(n, #items)
+    for _, item in ipairs(items) do
+      assert.is_truthy(want[item.url], item.url)
+      assert.equal("detail", item.kind)
+      assert.equal("index", item.meta)
+    end
+    -- A callback not named in callbacks cannot go through Redis: said, per request.
+    local errors = {}
+    crawl.run({
+      start = h.url("/site/"), redis = h.redis_url, crawl_id = new_id(), max_depth = 1,
+      quiet = true, progress = false, signals = false,
+      on_error = function(_, err) errors[#errors + 1] = tostring(err) end,
+      parse = function(page) page:follow_links({ callback = function() end }) end,
+    })
+    assert.is_true(#errors >= 1)
+    assert.matches("callback must be named in the spec", errors[1], 1, true)
+  end)
+
   it("refuses a worker id in use in the crawl (exit status 2)", function()
     local lc = require "luacrawl"
     local id = new_id()
