@@ -160,7 +160,8 @@ local function redis_main(url, id, json)
   local label = url:gsub("^(%a+://)[^/@]*@", "%1***@", 1)
   local conn, err = lc.redis.connect(url, { timeout = 10 })
   if not conn then
-    io.stderr:write(("luacrawl: state: redis %s: cannot connect: %s\n"):format(label, tostring(err.message or err)))
+    local why = tostring(err.message or err):gsub("^redis [^ ]+: ", ""):gsub("^cannot connect: ", "")
+    io.stderr:write(("luacrawl: state: redis %s: cannot connect: %s\n"):format(label, why))
     return 2
   end
   local prefix = require("luacrawl.frontier_redis").prefix(id)

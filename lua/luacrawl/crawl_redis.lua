@@ -110,8 +110,9 @@ function M.open(crawler, fopts)
   local ok, err = f:connect()
   if not ok then
     if lc.is_error(err) and err.kind == "incompatible" then error(err, 0) end
-    error(lc.error(lc.is_error(err) and err.kind or "connect",
-      ("redis %s: cannot connect: %s"):format(label, tostring(err and err.message or err))), 0)
+    -- lc.redis says "redis ADDRESS:PORT: cannot connect: why": the URL, and why.
+    local why = tostring(err and err.message or err):gsub("^redis [^ ]+: ", ""):gsub("^cannot connect: ", "")
+    error(lc.error(lc.is_error(err) and err.kind or "connect", ("redis %s: cannot connect: %s"):format(label, why)), 0)
   end
   self.f = f
   return self
