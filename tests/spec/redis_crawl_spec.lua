@@ -208,7 +208,7 @@ describe("luacrawl crawl --redis", function()
         h.redis_url, id, i, h.url("/site/")))
     end
     for _ = 1, 4000 do
-      if lines_of(ws[1].out) >= 200 or slurp(ws[1].status) ~= "" then break end
+      if lines_of(ws[1].out) >= 100 or slurp(ws[1].status) ~= "" then break end
       h.sh("sleep 0.005")
     end
     assert.equal("", slurp(ws[1].status), "the crawl ended before the third worker came")
