@@ -3,7 +3,7 @@
 --   luacrawl lua SCRIPT [ARGS...]
 --   luacrawl fetch [-I] [-L] [-H 'Name: value'] [-A UA] [--dns-server S] [--timeout S] URL
 --   luacrawl crawl URL... [options]   (cli_crawl.lua)
---   luacrawl state FILE [--json]      (cli_state.lua)
+--   luacrawl state FILE [--json]      (cli_state.lua; also --redis URL --crawl-id NAME)
 --   luacrawl --version | --help
 -- Exit status: 0 ok, 1 script error, 2 usage, 3 the fetch failed, 4 output could not
 -- be written (engine/main.c says so too for anything left in stdout at exit).
@@ -25,6 +25,8 @@ commands:
                          luacrawl: no main task (the script calls lc.run itself)
   crawl URL... [options] crawl from URLs, one JSON line per page (crawl --help)
   state FILE [--json]    what the state of a crawl (crawl --state FILE) holds
+  state --redis URL --crawl-id NAME [--json]
+                         a crawl shared by workers in Redis (crawl --redis URL)
   fetch [options] URL    fetch one URL: status and headers to stderr, body to stdout
       -I, --head             send HEAD and print only the status and headers
       -L, --location [N]     follow up to N redirects (default 10); a hop to

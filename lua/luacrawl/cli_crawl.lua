@@ -82,8 +82,20 @@ usage: luacrawl crawl URL... [options]
                          pages done more than AGE ago (seconds, or 30m, 12h,
                          7d), with their validators; the record's "changed"
                          says whether each changed
+  --redis URL            share the crawl with other workers through Redis
+                         (redis://[[user]:password@]host[:port][/db]): start the
+                         same command on any number of machines; the first seeds
+                         the crawl, the others join, each exits when it is done
+                         (docs/crawl.md, "Crawling with many workers")
+  --crawl-id NAME        the crawl's name in Redis (with --redis)
+  --worker-id NAME       this worker's name (default HOST-PID); the records carry
+                         it as "worker" (a field --fields may name too)
+  --lease S              seconds a worker's claimed requests stay its own unless
+                         renewed (default 30): a worker gone for longer has them
+                         given to the others
 Exit status: 0 done, 1 error, 2 usage (also: an output or stats file that cannot be
-created; a state file that cannot be used or written), 4 a write to the output or
+created; a state file that cannot be used or written; Redis that cannot be
+reached or used), 4 a write to the output or
 stats file failed (the crawl stops), 130/143 stopped by SIGINT/SIGTERM.
 ]==]
 
@@ -99,6 +111,7 @@ local flags = {
   ["--max-robots-size"] = "max_robots_size", ["--contact"] = "contact",
   ["--warc"] = "warc", ["--warc-max-size"] = "warc_max_size", ["--warc-level"] = "warc_level",
   ["--state"] = "state", ["--commit-interval"] = "commit_interval", ["--recrawl"] = "recrawl",
+  ["--redis"] = "redis", ["--crawl-id"] = "crawl_id", ["--worker-id"] = "worker_id", ["--lease"] = "lease",
 }
 -- The numeric options and the range each takes ({integer?, min, max}; no max: as
 -- large as a number holds exactly), checked by the engine's one rule for numbers
@@ -111,7 +124,7 @@ local numeric = {
   timeout = { false, 0, YEAR }, max_task_cpu = { false, 0, YEAR }, max_redirect = { true, 0 },
   max_size = { true, 0 }, max_memory = { true, 0 }, max_header_size = { true, 0 },
   max_url_length = { true, 0 }, max_robots_size = { true, 0 }, warc_max_size = { true, 1 },
-  warc_level = { true, 1, 9 }, commit_interval = { false, 0, 24 * 3600 },
+  warc_level = { true, 1, 9 }, commit_interval = { false, 0, 24 * 3600 }, lease = { false, 1, 24 * 3600 },
 }
 
 -- The number an option's value gives, checked against its range; raises a usage
@@ -181,6 +194,13 @@ function M.parse_args(args)
   if (o.cdx or o.warc_max_size or o.warc_level or o.no_warc_dedupe) and not o.warc then
     error("--cdx, --warc-max-size, --warc-level and --no-warc-dedupe go with --warc PREFIX", 0)
   end
+  if o.redis and o.state then
+    error("--redis does not go with --state: a crawl is kept in Redis (shared by its workers) or in a state file", 0)
+  end
+  if (o.crawl_id or o.worker_id or o.lease) and not o.redis then
+    error("--crawl-id, --worker-id and --lease go with --redis URL", 0)
+  end
+  if o.redis and not o.crawl_id then error("--redis needs --crawl-id NAME, the crawl's name in Redis", 0) end
   if o.timeout and not (o.timeout > 0 and o.timeout < math.huge) then
     error("--timeout needs a number of seconds more than 0 (there is no 'no limit')", 0)
   end
@@ -191,7 +211,7 @@ M.fields = { "url", "status", "depth", "content_type", "length", "title", "refer
 -- What --fields may choose: the default record's fields and links, the number of
 -- links an HTML page has (doc:links(): absolute, normalized, each once).
 M.field_names = { "url", "status", "depth", "content_type", "length", "title", "links", "referrer", "elapsed",
-  "duplicate_of", "changed" }
+  "duplicate_of", "changed", "worker" }
 
 -- The fields --fields names ("url,status,title"), checked; raises a usage error.
 function M.parse_fields(v)
@@ -242,6 +262,10 @@ local function record(page, rec, want)
     local changed = rawget(page, "changed")
     if changed == nil then rec.changed = null else rec.changed = changed end
   end
+  if want.worker then
+    local fleet = page.crawler.fleet
+    rec.worker = fleet and fleet.worker or null
+  end
   if want.duplicate_of then
     local first = rawget(page, "duplicate_of")
     rec.duplicate_of = first and hide(first) or null
@@ -272,6 +296,10 @@ function M.spec(o)
     fields = { unpack(M.fields) }
     fields[#fields + 1] = "changed"
   end
+  if o.redis and not o.fields then -- a fleet's records say which worker wrote them
+    fields = { unpack(fields) }
+    fields[#fields + 1] = "worker"
+  end
   local rec, want = {}, {} -- record()'s table, its fields made room for at once
   for _, f in ipairs(fields) do rec[f], want[f] = false, true end
   local spec = {
@@ -294,6 +322,7 @@ function M.spec(o)
     from_warc = o.from_warc[1] and o.from_warc or nil,
     state = o.state, state_force = o.state_force or nil, commit_interval = o.commit_interval,
     recrawl = o.recrawl and M.age(o.recrawl),
+    redis = o.redis, crawl_id = o.crawl_id, worker_id = o.worker_id, lease = o.lease,
   }
   return spec
 end
@@ -345,6 +374,11 @@ function M.main(args)
     if o.quiet then io.stderr:write("luacrawl: ", crawler.state_error, "\n") end
     return 2
   end
+  -- The fleet's Redis failed (an error reply, or gone at the end).
+  if crawler.fleet_error then
+    if o.quiet then io.stderr:write("luacrawl: ", crawler.fleet_error, "\n") end
+    return 2
+  end
   -- Records that could not be written: the run failed, whatever stopped it.
   if crawler.write_error then
     -- Logged already, unless -q; an error that fails the run is said in any case.
@@ -355,7 +389,8 @@ function M.main(args)
   if stats.signal == "TERM" then return 143 end
   -- A crawl that did nothing useful fails (report.failure: no page fetched, every
   -- start URL refused, parse failed on every page), even with -q.
-  local failed = require("luacrawl.report").failure(stats)
+  -- A worker of a fleet that found nothing left to fetch has not failed.
+  local failed = not o.redis and require("luacrawl.report").failure(stats)
   if failed then
     io.stderr:write("luacrawl: ", failed, "\n")
     return 5

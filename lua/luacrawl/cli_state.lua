@@ -1,7 +1,9 @@
 -- luacrawl.cli_state: `luacrawl state FILE [--json]`, what a crawl's state file
 -- (crawl --state FILE, crawl_state.lua) holds: finished or not, the pages done by
 -- status, the errors by kind, the frontier and its largest hosts, the retries
--- pending, the last commit, the outputs and their committed lengths.
+-- pending, the last commit, the outputs and their committed lengths. With --redis
+-- URL --crawl-id NAME, a fleet's crawl kept in Redis (crawl_redis.lua): pages done by
+-- status, errors, the frontier, workers alive and their leases.
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
 
@@ -9,11 +11,17 @@ local M = {}
 
 M.usage = [==[
 usage: luacrawl state FILE [--json]
+       luacrawl state --redis URL --crawl-id NAME [--json]
   Show what the state FILE of a crawl (luacrawl crawl --state FILE) holds: finished
   or not, pages done by status, errors by kind, the frontier's size and its 10
   largest hosts, retries pending, the time of the last commit, the output files
   and their committed lengths. --json: the same as one JSON object.
   A state in use by a running crawl cannot be read (it is locked): exit status 2.
+  With --redis and --crawl-id: the crawl a fleet of workers shares in Redis
+  (luacrawl crawl --redis): done or not, pages done by status, errors by kind,
+  requests queued and leased, the 10 hosts with the most queued, the workers (when
+  each was last heard from, what it holds, how long its lease has left), leases
+  reclaimed and late acknowledgements refused.
 Exit status: 0 shown, 2 usage, or a state that cannot be read.
 ]==]
 
@@ -99,20 +107,115 @@ function M.format(r)
   return table.concat(lines, "\n") .. "\n"
 end
 
+-- The report of a fleet's crawl (the status script's answer, decoded).
+function M.redis_report(st, id)
+  local r = {
+    crawl_id = id, statuses = {}, errors = {}, done = 0, queued = st.stats.queued or 0,
+    leased = st.stats.leased or 0, reclaimed = st.stats.reclaimed or 0, refused = st.stats.refused or 0,
+    duplicates = st.stats.duplicates or 0, workers = st.workers, hosts = {},
+    started = st.meta.started ~= nil,
+  }
+  for k, v in pairs(st.stats) do
+    local status = k:match("^s:(.*)$")
+    if status then r.statuses[status] = v end
+    local kind = k:match("^e:(.*)$")
+    if kind then r.errors[kind] = v end
+  end
+  r.done = (st.stats.pages or 0) + (st.stats.errors or 0)
+  r.finished = r.started and r.queued <= 0 and r.leased <= 0
+  table.sort(st.hosts, function(a, b)
+    if a.queued ~= b.queued then return a.queued > b.queued end
+    return a.host < b.host
+  end)
+  for i = 1, math.min(10, #st.hosts) do r.hosts[i] = st.hosts[i] end
+  table.sort(r.workers, function(a, b) return a.worker < b.worker end)
+  return r
+end
+
+function M.format_redis(r, label)
+  local state = r.finished and "done" or (r.started and "in progress" or "not started")
+  local lines = { ("crawl %s in %s: %s"):format(r.crawl_id, label, state) }
+  lines[#lines + 1] = ("pages done %d: %s"):format(r.done, sorted_counts(r.statuses))
+  lines[#lines + 1] = "errors: " .. sorted_counts(r.errors)
+  lines[#lines + 1] = ("frontier %d queued, %d leased"):format(r.queued, r.leased)
+  for _, h in ipairs(r.hosts) do lines[#lines + 1] = ("  %8d  %s"):format(h.queued, h.host) end
+  lines[#lines + 1] = ("workers %d:"):format(#r.workers)
+  for _, w in ipairs(r.workers) do
+    local seen = w.seen_ms_ago and ("heard from %.1f s ago"):format(w.seen_ms_ago / 1000) or "gone"
+    local lease = w.lease_ms_left and ("lease %.1f s left"):format(w.lease_ms_left / 1000) or "no lease"
+    if w.lease_ms_left and w.lease_ms_left < 0 then lease = "lease expired" end
+    lines[#lines + 1] = ("  %s: %s, %d leased, %s"):format(w.worker, seen, w.leased, lease)
+  end
+  lines[#lines + 1] = ("leases reclaimed: %d requests; late acknowledgements refused: %d"):format(
+    r.reclaimed, r.refused)
+  return table.concat(lines, "\n") .. "\n"
+end
+
+local function redis_main(url, id, json)
+  local u, msg = lc.redis.parse_url(url)
+  if not u then
+    io.stderr:write(("luacrawl: state: --redis: %s\n"):format(msg))
+    return 2
+  end
+  local label = url:gsub("^(%a+://)[^/@]*@", "%1***@", 1)
+  local conn, err = lc.redis.connect(url, { timeout = 10 })
+  if not conn then
+    local why = tostring(err.message or err):gsub("^redis [^ ]+: ", ""):gsub("^cannot connect: ", "")
+    io.stderr:write(("luacrawl: state: redis %s: cannot connect: %s\n"):format(label, why))
+    return 2
+  end
+  local prefix = require("luacrawl.frontier_redis").prefix(id)
+  local script = conn:script(require("luacrawl.frontier_redis_scripts").status)
+  local res
+  res, err = script:call({ prefix .. "stats" }, { prefix })
+  conn:close()
+  if not res then
+    io.stderr:write(("luacrawl: state: redis %s: %s\n"):format(label, tostring(err.message or err)))
+    return 2
+  end
+  local st = core.json_decode(res)
+  if not st.meta.identity then
+    io.stderr:write(("luacrawl: state: redis %s has no crawl %s\n"):format(label, id))
+    return 2
+  end
+  local r = M.redis_report(st, id)
+  io.stdout:write(json and core.json_encode(r) .. "\n" or M.format_redis(r, label))
+  return 0
+end
+
 function M.main(args)
-  local path, json
-  for _, a in ipairs(args) do
+  local path, json, redis, crawl_id
+  local i = 1
+  while i <= #args do
+    local a = args[i]
     if a == "--help" or a == "-h" then
       io.stdout:write(M.usage)
       return 0
     elseif a == "--json" then
       json = true
+    elseif a == "--redis" or a == "--crawl-id" then
+      local v = args[i + 1]
+      if not v then
+        io.stderr:write(("luacrawl: state: %s needs a value (see luacrawl state --help)\n"):format(a))
+        return 2
+      end
+      if a == "--redis" then redis = v else crawl_id = v end
+      i = i + 1
     elseif a:sub(1, 1) == "-" or path then
       io.stderr:write(("luacrawl: state: unexpected argument '%s' (see luacrawl state --help)\n"):format(a))
       return 2
     else
       path = a
     end
+    i = i + 1
+  end
+  if redis or crawl_id then
+    if not (redis and crawl_id) or path then
+      io.stderr:write("luacrawl: state: --redis URL goes with --crawl-id NAME, and no file"
+        .. " (see luacrawl state --help)\n")
+      return 2
+    end
+    return redis_main(redis, crawl_id, json)
   end
   if not path then
     io.stderr:write("luacrawl: state: which state file? (see luacrawl state --help)\n")

@@ -44,6 +44,8 @@
 --   warc         "PREFIX" or {prefix =, max_size =, cdx =, dedupe = true, info =}: every
 --                fetch archived (lua/luacrawl/crawl_warc.lua, docs/crawl.md)
 --   from_warc    WARC files: parse runs on their responses instead of fetching
+--   state        a state file (crawl_state.lua); redis, crawl_id (worker_id, lease):
+--                a crawl shared by a fleet of workers (crawl_redis.lua)
 -- Returns the stats table.
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
@@ -61,6 +63,7 @@ local http_date = require "luacrawl.http_date"
 local crawl_dupes = require "luacrawl.crawl_dupes"
 local crawl_warc = require "luacrawl.crawl_warc"
 local crawl_state = require "luacrawl.crawl_state"
+local crawl_redis = require "luacrawl.crawl_redis"
 local plain_text = core.plain_text
 
 local M = {}
@@ -308,7 +311,9 @@ function Crawler:fetch_robots(origin, key)
   -- (registrable domain, as Google does); a 3xx left over (off the site, or past the
   -- hops) makes the file unavailable: robots.for_status.
   -- With a state, a robots.txt an earlier run read less than a day ago is used again.
-  local res, err = self.state and self.state:robots(origin)
+  -- With a fleet (redis), it is fetched once for the fleet and kept in Redis.
+  local keeper = self.state or self.fleet
+  local res, err = keeper and keeper:robots(origin)
   if not res then
     res, err = lc.fetch(origin .. "/robots.txt", self:fetch_opts({
       follow = self.spec.robots_redirects, follow_site = true,
@@ -317,6 +322,7 @@ function Crawler:fetch_robots(origin, key)
     st.robots_fetched = st.robots_fetched + 1
     if res and self.warc then self.warc:write(res) end
     if res and self.state then self.state:save_robots(origin, res) end
+    if self.fleet then self.fleet:save_robots(origin, res) end
   end
   local rules
   if not res and err.kind == "dns" then return self:robots_unresolved(origin, err) end
@@ -476,8 +482,9 @@ function Crawler:emit(item, page)
   if not item then return false end
   self.stats.items = self.stats.items + 1
   -- With a state, a page's items reach the outputs when its request is done
-  -- (Crawler:work), in the same step as the state's record of it.
-  local req = self.state and page and page.request
+  -- (Crawler:work), in the same step as the state's record of it; with a fleet,
+  -- before its acknowledgement (and not at all when it is cancelled: it goes back).
+  local req = (self.state or self.fleet) and page and page.request
   if req and req.working then
     local held = req.held
     if not held then
@@ -552,8 +559,9 @@ function Crawler:retry(req, res, kind)
   local tries = (req.retries or 0)
   if tries >= self.spec.retries then return false end
   if self.stopping then
-    if not self.state then return false end
-    -- Stopping with a state: the request stays in it, and the next run retries it.
+    if not (self.state or self.fleet) then return false end
+    -- Stopping with a state: the request stays in it, and the next run retries it;
+    -- with a fleet, it goes back to the fleet's queue.
     req.retries = tries + 1
     self.frontier:retry(req)
     return true, kind
@@ -644,6 +652,7 @@ function Crawler:process(req)
   if not res then
     if self.spec.retry_kinds[err.kind] and self:retry(req, nil, err.kind) then return end
     if self.state then self.state:failed(req, err.kind) end
+    if self.fleet then self.fleet:failed(req, err.kind) end
     self:count_error(err.kind)
     if self.spec.on_error then self.spec.on_error(req, err) end
     return
@@ -654,6 +663,7 @@ function Crawler:process(req)
   if self.retry_status[res.status] and self:retry(req, res, "http_" .. res.status) then return end
   if self.warc then self.warc:handle(req, res) end
   if self.state then self.state:fetched(req, res) end
+  if self.fleet then self.fleet:fetched(req, res) end
   self:throttle(req, res)
   st.pages = st.pages + 1
   if req.recrawl then -- fetched again by a recrawl (crawl_state.lua)
@@ -769,7 +779,7 @@ function Crawler:work(req)
   local me = lc_current()
   local idle = self.idle
   while true do
-    if self.state then req.working = true end
+    if self.state or self.fleet then req.working = true end
     local ok, err = pcall(self.process, self, req)
     if self.warc then pcall(self.warc.finish, self.warc, req) end -- its metadata record
     -- The request's end is counted before anything that may raise (reporting an
@@ -817,6 +827,9 @@ function Crawler:launch(req)
   local key = req.key
   if not self.host_first[key] then self.host_first[key] = now() end
   if self:host_time_spent(key) then
+    -- The request popped ends here too: a durable frontier forgets it (a fleet's is
+    -- acknowledged as dropped, or its lease would keep it, and the crawl, for ever).
+    self.frontier:forget(req)
     local dropped, on_disk = self.frontier:drop_host(key)
     self.stats.host_time_exceeded = self.stats.host_time_exceeded + 1 + #dropped + (on_disk or 0)
     self:poke()
@@ -896,7 +909,7 @@ end
 function Crawler:stop(reason)
   if self.stopping then return end
   self.stopping = true
-  self.refuse_new = not self.state
+  self.refuse_new = not (self.state or self.fleet)
   self.stop_reason = self.stop_reason or reason
   self:poke()
 end
@@ -1046,6 +1059,7 @@ local function check_spec(spec)
   s.sitemaps = err
   ok, err = pcall(crawl_warc.check, s)
   if ok then ok, err = pcall(crawl_state.check, s) end
+  if ok then ok, err = pcall(crawl_redis.check, s) end
   if not ok then error(err, 3) end
   if s.fetch ~= nil and type(s.fetch) ~= "table" then error("crawl.run: fetch must be a table of lc.fetch options", 3) end
   -- The options every fetch of the crawl is made with, checked as lc.fetch checks
@@ -1091,12 +1105,17 @@ function M.new(spec)
     self.frontier = self.state:frontier(fopts, function(req) return self:resume_gate(req) end)
     self.state:restore_seen(self.seen)
     self.state.on_error = function(err) self:state_failed(err) end
+  elseif spec.redis then
+    -- spec.redis (crawl_redis.lua): the frontier, seen set and robots.txt of a fleet.
+    self.fleet = crawl_redis.open(self, fopts)
+    self.frontier = self.fleet:frontier()
   else
     self.frontier = frontier.new(fopts)
   end
   local ok, err = pcall(self.open_outputs, self)
   if not ok then
     if self.state then self.state:close() end
+    if self.fleet then self.fleet:finish() end
     error(err, 2)
   end
   return self
@@ -1139,6 +1158,16 @@ function Crawler:resume_gate(req)
   ok[#ok + 1] = req -- held by the frontier already
   self.waiting_robots = self.waiting_robots + 1
   return ok
+end
+
+-- The fleet's Redis failed for good (an error reply: crawl_redis.lua): the crawl
+-- stops; luacrawl crawl exits 2.
+function Crawler:fleet_failed(msg)
+  if self.fleet_error then return end
+  self.fleet_error = msg
+  self:log(msg .. ": stopping the crawl")
+  self:stop("fleet_error")
+  self:poke()
 end
 
 -- The state could not be written (crawl_state.lua): the crawl stops; luacrawl crawl
@@ -1208,6 +1237,7 @@ function Crawler:run()
   local show = self.spec.progress
   if show == nil then show = not self.spec.quiet end
   if show then helpers[#helpers + 1] = lc.spawn(self.progress, self) end
+  if self.fleet then self.fleet:start(self) end
   if self.state then
     -- The state's commits flush the outputs too (crawl_state.lua).
     helpers[#helpers + 1] = lc.spawn(self.state.commit_loop, self.state, self)
@@ -1236,6 +1266,14 @@ function Crawler:run()
   -- The last commit comes before the outputs close: a JSON array's closing bracket
   -- is not part of what a resume appends to.
   if self.state then self.state:finish(self, ok and self.stop_reason == "done" and not self.aborted) end
+  -- The fleet: claims not started go back, the last acknowledgements are sent.
+  if self.fleet then
+    local fok, ferr = self.fleet:finish()
+    if not fok then self:fleet_failed(("redis %s: %s"):format(self.fleet.label, tostring(ferr))) end
+    local fs = self.fleet.f.stats
+    fs.worker = self.fleet.worker
+    self.stats.redis = fs
+  end
   self:close_outputs()
   if not ok then error(err, 0) end
   losses.finish(self, yields_before)

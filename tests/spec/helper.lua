@@ -98,8 +98,10 @@ end
 local redis_servers, redis_sentinel = {}, nil
 
 -- Start redis-server on a free port of 127.0.0.1 in a fresh directory, persisting
--- nothing; extra: more of its options ("--requirepass secret"). Returns
--- {port =, url =, pid =, stop = function}, once it answers PING.
+-- nothing; extra: more of its options ("--requirepass secret", or "--appendonly yes
+-- --appendfsync always" to persist, as later ones win). Returns {port =, url =, pid =,
+-- dir =, stop = function, restart = function}, once it answers PING; restart starts
+-- it again on the same port and directory (after stop: a restarted Redis).
 function M.redis_server(extra)
   if not redis_sentinel then
     redis_sentinel = newproxy(true)
@@ -117,13 +119,26 @@ function M.redis_server(extra)
     local pid = tonumber(p:read("*l"))
     p:close()
     redis_servers[pid] = true
-    local server = { port = port, pid = pid, url = ("redis://127.0.0.1:%d/0"):format(port) }
+    local server = { port = port, pid = pid, dir = dir, url = ("redis://127.0.0.1:%d/0"):format(port) }
     function server.stop()
       -- At most 2 s for it to go: an orphan's parent may be slow to reap it (a zombie
       -- still answers kill -0), and a dead process has closed its sockets anyway.
+      local id = server.pid
       os.execute(("kill -9 %d 2>/dev/null; for i in $(seq 200); do kill -0 %d 2>/dev/null || break; "
-        .. "sleep 0.01; done"):format(pid, pid))
-      redis_servers[pid] = nil
+        .. "sleep 0.01; done"):format(id, id))
+      redis_servers[id] = nil
+    end
+    function server.restart()
+      local rp = io.popen(cmd)
+      server.pid = tonumber(rp:read("*l"))
+      rp:close()
+      redis_servers[server.pid] = true
+      for _ = 1, 500 do
+        local code, out = M.sh(("redis-cli -p %d PING"):format(port))
+        if code == 0 and out:find("PONG") then return true end
+        M.sh("sleep 0.01")
+      end
+      error("redis-server did not start again")
     end
     for _ = 1, 500 do
       local code, out = M.sh(("redis-cli -p %d PING"):format(port))

@@ -1,0 +1,187 @@
+-- luacrawl.crawl_redis: a crawl shared by a fleet of workers through Redis
+-- (spec.redis, spec.crawl_id; `--redis URL --crawl-id NAME`). docs/crawl.md,
+-- "Crawling with many workers", has the rules. crawl.lua calls this at a few points:
+--   M.check(spec)            the fields, with check_spec
+--   M.open(crawler, fopts)   at crawl.new: connects (exit status 2 when Redis cannot
+--                            be reached), the frontier (luacrawl.frontier_redis)
+--   fleet:robots(origin), fleet:save_robots(origin, res)   robots.txt fetched once
+--                            for the fleet, kept in Redis for a day
+--   fleet:fetched(req, res), fleet:failed(req, kind)   a page's outcome, acknowledged
+--                            with it
+--   fleet:start(crawler), fleet:finish()   the background tasks; at the end, what was
+--                            claimed and not started goes back, the rest is sent
+local lc = require "luacrawl"
+local core = require "luacrawl.core"
+local spec_check = require "luacrawl.spec_check"
+local frontier_redis = require "luacrawl.frontier_redis"
+
+local M = {}
+
+spec_check.add_fields({ "redis", "crawl_id", "worker_id", "lease" })
+
+-- RFC 9309 2.4: a robots.txt may be cached for up to 24 hours.
+M.robots_max_age = 24 * 3600
+-- How long a worker waits for another that is fetching a robots.txt, seconds.
+M.robots_wait = 30
+
+function M.check(s)
+  if s.redis == nil then
+    for _, k in ipairs({ "crawl_id", "worker_id", "lease" }) do
+      if s[k] ~= nil then error(("crawl.run: %s goes with redis (a Redis URL)"):format(k), 0) end
+    end
+    return
+  end
+  if type(s.redis) ~= "string" then error("crawl.run: redis must be a redis:// URL (a string)", 0) end
+  local _, msg = lc.redis.parse_url(s.redis)
+  if msg then error("crawl.run: redis: " .. msg, 0) end
+  if s.state ~= nil then
+    error("crawl.run: redis does not go with state (a crawl is kept in Redis or in a state file, not both)", 0)
+  end
+  if s.from_warc ~= nil then error("crawl.run: redis does not go with from_warc (a replay fetches nothing)", 0) end
+  if type(s.crawl_id) ~= "string" or not s.crawl_id:match("^[%w._:-]+$") or #s.crawl_id > 200 then
+    error("crawl.run: redis needs crawl_id, the crawl's name in Redis (letters, digits, '.', '_', ':', '-')", 0)
+  end
+  if s.worker_id ~= nil and (type(s.worker_id) ~= "string" or not s.worker_id:match("^[%w._:-]+$")) then
+    error("crawl.run: worker_id must be a name (letters, digits, '.', '_', ':', '-')", 0)
+  end
+  if s.lease ~= nil then
+    local ok, err = pcall(core.check_number, s.lease, "crawl.run: lease", 1, 24 * 3600)
+    if not ok then error(tostring(err), 0) end
+  end
+end
+
+-- This process's id, for the default worker id "HOST-PID".
+local function pid()
+  local f = io.open("/proc/self/stat", "r")
+  local line = f and f:read("*l")
+  if f then f:close() end
+  return line and line:match("^(%d+)") or tostring(math.random(1, 1e9))
+end
+
+local function hostname()
+  local f = io.open("/proc/sys/kernel/hostname", "r")
+  local name = f and f:read("*l")
+  if f then f:close() end
+  name = (name or os.getenv("HOSTNAME") or "worker"):gsub("[^%w._-]", "_")
+  return name
+end
+
+local function redact(url)
+  return (url:gsub("^(%a+://)[^/@]*@", "%1***@", 1))
+end
+
+local Fleet = {}
+Fleet.__index = Fleet
+
+-- The fleet of crawler's spec (nil without spec.redis): connected, its identity
+-- checked. Raises an lc error (kind connect, incompatible, ...) that crawl.new
+-- passes on.
+function M.open(crawler, fopts)
+  local spec = crawler.spec
+  if not spec.redis then return nil end
+  if not lc.current() then error("crawl.new with redis runs in a task (crawl.run makes one)", 0) end
+  local worker = spec.worker_id or (hostname() .. "-" .. pid())
+  local label = redact(spec.redis)
+  local self = setmetatable({ spec = spec, worker = worker, label = label }, Fleet)
+  local names, dropped = {}, {}
+  for name, fn in pairs(spec.callbacks or {}) do names[name] = fn end
+  if spec.parse then names.parse = names.parse or spec.parse end
+  local f = frontier_redis.new({
+    url = spec.redis, label = label, crawl_id = spec.crawl_id, worker = worker,
+    per_host = fopts.per_host, delay = fopts.delay, depth_first = fopts.depth_first, lease = spec.lease,
+    callbacks = names,
+    -- A crawl that is stopping claims nothing more.
+    free = function() return crawler.stopping and 0 or spec.concurrency - crawler.active end,
+    on_ready = function() crawler:poke() end,
+    flush = function() crawler:flush_outputs() end,
+    -- A claimed request of a host whose max_host_time is spent here: the host's
+    -- queue goes for the fleet at once, not a claim at a time.
+    gate = function(req)
+      local key = req.key
+      if not dropped[key] and crawler:host_time_spent(key) then
+        dropped[key] = true
+        self.f:drop_host(key)
+      end
+      return crawler:resume_gate(req)
+    end,
+    log = function(msg) crawler:log(msg) end,
+  })
+  f.identity = require("luacrawl.crawl_state").identity(spec)
+  local ok, err = f:connect()
+  if not ok then
+    if lc.is_error(err) and err.kind == "incompatible" then error(err, 0) end
+    -- lc.redis says "redis ADDRESS:PORT: cannot connect: why": the URL, and why.
+    local why = tostring(err and err.message or err):gsub("^redis [^ ]+: ", ""):gsub("^cannot connect: ", "")
+    error(lc.error(lc.is_error(err) and err.kind or "connect", ("redis %s: cannot connect: %s"):format(label, why)), 0)
+  end
+  self.f = f
+  return self
+end
+
+function Fleet:frontier()
+  return self.f
+end
+
+function Fleet:start(crawler)
+  self.f:start(function(err)
+    crawler:fleet_failed(("redis %s: %s"):format(self.label, tostring(err and err.message or err)))
+  end)
+end
+
+function Fleet:finish()
+  return self.f:finish()
+end
+
+function Fleet:fetched(req, res)
+  self.f:fetched(req, res)
+end
+
+function Fleet:failed(req, kind)
+  self.f:failed(req, kind)
+end
+
+-- robots.txt ---------------------------------------------------------------------------
+
+function Fleet:robots_key(origin)
+  return self.f.prefix .. "robots:" .. origin
+end
+
+-- The robots.txt of origin as the fleet has it (a response: status, body, Location),
+-- or nil: then this worker fetches it (save_robots) and the others wait for it, up
+-- to robots_wait seconds. Redis unreachable: nil (each fetches its own).
+function Fleet:robots(origin)
+  local f = self.f
+  if not f.conn then return nil end
+  local deadline = lc.now() + M.robots_wait
+  while true do
+    local script = f.scripts and f.scripts.robots
+    if not script then return nil end
+    local r = script:call({ f.prefix .. "stats" }, { f.prefix, origin, self.worker, tostring(M.robots_wait) })
+    if type(r) == "table" then
+      return { status = tonumber(r[1]) or 0, body = r[2] or "", headers = { location = r[3] or nil } }
+    end
+    if r ~= 0 then return nil end -- this worker fetches it (or Redis failed: each its own)
+    if lc.now() > deadline then return nil end
+    lc.sleep(0.05)
+  end
+end
+
+-- The robots.txt this worker fetched (res), or could not (nil: the others stop
+-- waiting for it and fetch their own).
+function Fleet:save_robots(origin, res)
+  local conn = self.f.conn
+  if not conn then return end
+  local key = self:robots_key(origin)
+  if not res then
+    conn:call("DEL", key .. ":lock")
+    return
+  end
+  local cmd = { "HSET", key, "status", tostring(res.status), "body", res.body or "" }
+  if res.headers.location then
+    cmd[#cmd + 1] = "location"
+    cmd[#cmd + 1] = res.headers.location
+  end
+  conn:pipeline({ cmd, { "EXPIRE", key, tostring(M.robots_max_age) }, { "DEL", key .. ":lock" } })
+end
+
+return M

@@ -1,0 +1,349 @@
+-- luacrawl.frontier_redis_scripts: the Lua scripts the Redis frontier runs inside
+-- Redis (EVALSHA through lc.redis's script objects), so that a claim, an
+-- acknowledgement or a reclaim is one atomic step for the whole fleet. Times are the
+-- server's (TIME, in milliseconds): the workers' clocks never meet.
+--
+-- Keys of a crawl all start with PREFIX = "lc:{CRAWL-ID}:" (the hash tag puts them
+-- in one slot of a Redis Cluster); every script gets PREFIX .. "stats" as KEYS[1], so
+-- a cluster client routes it to that slot, and PREFIX as ARGV[1]:
+--   hosts          zset  host key -> the time (ms) it may next be asked; only hosts
+--                        with queued requests and a free slot are in it
+--   h:HOST         hash  inflight, next (ms), backoff (ms), delay (ms; else the
+--                        crawl's)
+--   q:HOST         list  the host's queued requests (items: JSON)
+--   seen           set   the fingerprint of every URL admitted, for the fleet
+--   leases         zset  worker -> the time (ms) its lease expires
+--   lease:WORKER   hash  item -> host key: what the worker claimed and has not
+--                        acknowledged
+--   held:WORKER    hash  host key -> how many of the host's requests the worker holds
+--                        (its share of the host's slots: step)
+--   workers        zset  worker -> the time (ms) it was last heard from
+--   last:WORKER    string  "SEQ\nREPLY": the reply to the worker's last step, for a
+--                        step sent again after a lost connection
+--   stats          hash  queued, leased, pages, s:STATUS, errors, e:KIND, dropped,
+--                        refused, reclaimed, pushed, duplicates
+--   meta           hash  identity, created (a token), started (ms)
+--   robots:ORIGIN  hash  a robots.txt response (status, body, location), kept a day
+--                        (crawl_redis.lua writes it)
+--   robots:ORIGIN:lock    string  the worker fetching it, for 30 s at most
+local M = {}
+
+-- Helpers every script starts with (one source per script: EVALSHA has no modules).
+local COMMON = [==[
+local P = ARGV[1]
+local STATS, HOSTS, LEASES, WORKERS = P .. 'stats', P .. 'hosts', P .. 'leases', P .. 'workers'
+local t = redis.call('TIME')
+-- now, rounded down: a host is asked when its time <= now; times to come are from
+-- now rounded up (later), so that no gap is ever shorter than asked, even by a
+-- fraction of a millisecond.
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local later = tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000)
+local per_host, default_delay = 1, 0
+local function hkey(h) return P .. 'h:' .. h end
+local function qkey(h) return P .. 'q:' .. h end
+local function host_state(h)
+  local v = redis.call('HMGET', hkey(h), 'inflight', 'next', 'backoff', 'delay')
+  return tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or default_delay
+end
+-- h in HOSTS, at the time it may be asked, when it has requests and a free slot.
+local function rearm(h)
+  local inflight, nxt, backoff = host_state(h)
+  if inflight < per_host and redis.call('LLEN', qkey(h)) > 0 then
+    redis.call('ZADD', HOSTS, math.max(nxt, backoff), h)
+  else
+    redis.call('ZREM', HOSTS, h)
+  end
+end
+-- The lease of worker w: its requests go back to the front of their hosts' queues.
+local function reclaim(w)
+  local lk = P .. 'lease:' .. w
+  local items = redis.call('HGETALL', lk)
+  local touched = {}
+  for i = 1, #items, 2 do
+    local h = items[i + 1]
+    redis.call('LPUSH', qkey(h), items[i])
+    redis.call('HINCRBY', hkey(h), 'inflight', -1)
+    touched[h] = true
+  end
+  local n = #items / 2
+  redis.call('DEL', lk, P .. 'held:' .. w)
+  redis.call('ZREM', LEASES, w)
+  if n > 0 then
+    redis.call('HINCRBY', STATS, 'leased', -n)
+    redis.call('HINCRBY', STATS, 'queued', n)
+    redis.call('HINCRBY', STATS, 'reclaimed', n)
+  end
+  for h in pairs(touched) do rearm(h) end
+  return n
+end
+local function reclaim_expired(limit)
+  for _, w in ipairs(redis.call('ZRANGEBYSCORE', LEASES, '-inf', now, 'LIMIT', 0, limit)) do reclaim(w) end
+end
+]==]
+
+-- step(worker, seq, json): one round trip of a worker. json is
+--   {per_host =, delay = ms, lease = ms, depth_first =, holding = n, claim = n,
+--    acks = {{item, host, how, value, again}, ...},   how: "page" (value: status),
+--       "error" (value: kind), "requeue" (again: the item to queue in its place),
+--       "drop" (never started: robots.txt said no), "return" (never started: back)
+--    pushes = {{host, item, fp or false}, ...},       fp: the URL's fingerprint, admitted
+--                                                     once (seen); false: always
+--    ops = {{"delay", host, ms}, {"backoff", host, ms from now}, {"drop", host}, ...}}
+-- In this order: the worker's own lease, if it expired, is reclaimed (lost = 1 when it
+-- held something); expired leases of others are reclaimed; the ops, the acks (one for
+-- an item no longer in the lease is refused: counted, nothing else), the pushes; then
+-- up to `claim` requests are claimed from the hosts that may be asked now, per host at
+-- most its free slots (one when it has a delay: the next start is a delay later).
+-- Returns JSON {items = {{host, item}, ...}, lost, refused, queued, leased, wait = ms
+-- until the next host may be asked, or -1, created = the crawl's token (join)}. The
+-- same seq again gives the same reply.
+M.step = COMMON .. [==[
+local worker, seq = ARGV[2], ARGV[3]
+local last = P .. 'last:' .. worker
+local prev = redis.call('GET', last)
+if prev then
+  local s, body = string.match(prev, '^(%d+)\n(.*)$')
+  if s == seq then return body end
+end
+local req = cjson.decode(ARGV[4])
+per_host, default_delay = tonumber(req.per_host) or 1, tonumber(req.delay) or 0
+local LEASE, HELD = P .. 'lease:' .. worker, P .. 'held:' .. worker
+local lost = 0
+local mine = redis.call('ZSCORE', LEASES, worker)
+if (tonumber(req.holding) or 0) > 0 and (not mine or tonumber(mine) <= now) then
+  reclaim(worker)
+  lost = 1
+end
+reclaim_expired(16)
+redis.call('ZADD', WORKERS, now, worker)
+-- Counts summed, then written once each (at the end of the claims).
+local inc = {}
+local function bump(field, n) inc[field] = (inc[field] or 0) + n end
+-- The ops first: what the pages being acknowledged taught (a Crawl-delay, a backoff)
+-- holds from their acknowledgements on.
+for _, o in ipairs(req.ops or {}) do
+  local h = o[2]
+  if o[1] == 'delay' then
+    redis.call('HSET', hkey(h), 'delay', o[3])
+  elseif o[1] == 'drop' then
+    local n = redis.call('LLEN', qkey(h))
+    if n > 0 then
+      redis.call('DEL', qkey(h))
+      bump('queued', -n)
+      bump('dropped', n)
+    end
+    rearm(h)
+  elseif o[1] == 'backoff' then
+    local _, _, backoff = host_state(h)
+    redis.call('HSET', hkey(h), 'backoff', math.max(backoff, later + o[3]))
+    rearm(h)
+  end
+end
+-- The acknowledgements, their hosts' changes summed first and written once a host.
+local hosts = {}
+local refused = 0
+for _, a in ipairs(req.acks or {}) do
+  local item, h, how = a[1], a[2], a[3]
+  if redis.call('HDEL', LEASE, item) == 1 then
+    local c = hosts[h]
+    if not c then
+      c = { ended = 0, started = false }
+      hosts[h] = c
+    end
+    c.ended = c.ended + 1
+    if how ~= 'drop' and how ~= 'return' then c.started = true end
+    bump('leased', -1)
+    if how == 'page' then
+      bump('pages', 1)
+      bump('s:' .. tostring(a[4]), 1)
+    elseif how == 'error' then
+      bump('errors', 1)
+      bump('e:' .. tostring(a[4]), 1)
+    elseif how == 'requeue' or how == 'return' then
+      local again = a[5]
+      if type(again) ~= 'string' then again = item end
+      redis.call('LPUSH', qkey(h), again)
+      bump('queued', 1)
+    else
+      bump('dropped', 1)
+    end
+  else
+    refused = refused + 1
+  end
+end
+for h, c in pairs(hosts) do
+  local _, nxt, _, delay = host_state(h)
+  redis.call('HINCRBY', hkey(h), 'inflight', -c.ended)
+  if redis.call('HINCRBY', HELD, h, -c.ended) <= 0 then redis.call('HDEL', HELD, h) end
+  if delay > 0 and c.started then redis.call('HSET', hkey(h), 'next', math.max(nxt, later + delay)) end
+  rearm(h)
+end
+if refused > 0 then bump('refused', refused) end
+local touched, pushed, dupes = {}, 0, 0
+for _, p in ipairs(req.pushes or {}) do
+  local h, fp = p[1], p[3]
+  if not fp or redis.call('SADD', P .. 'seen', fp) == 1 then
+    if req.depth_first then
+      redis.call('LPUSH', qkey(h), p[2])
+    else
+      redis.call('RPUSH', qkey(h), p[2])
+    end
+    touched[h] = true
+    pushed = pushed + 1
+  else
+    dupes = dupes + 1
+  end
+end
+if pushed > 0 then
+  bump('queued', pushed)
+  bump('pushed', pushed)
+  redis.call('HSETNX', P .. 'meta', 'started', now)
+end
+if dupes > 0 then bump('duplicates', dupes) end
+for h in pairs(touched) do
+  if not redis.call('ZSCORE', HOSTS, h) then rearm(h) end
+end
+local items, n = {}, tonumber(req.claim) or 0
+if n > 0 then
+  local claimed = 0
+  -- A worker's share of a host: its slots divided among the workers heard from in
+  -- the last lease period (at least one), so that one worker does not keep them all.
+  local alive = redis.call('ZCOUNT', WORKERS, now - tonumber(req.lease), '+inf')
+  local share = math.max(1, math.ceil(per_host / math.max(1, alive)))
+  for _, h in ipairs(redis.call('ZRANGEBYSCORE', HOSTS, '-inf', now, 'LIMIT', 0, n + 16)) do
+    if n <= 0 then break end
+    local inflight, _, _, delay = host_state(h)
+    local mine = tonumber(redis.call('HGET', HELD, h)) or 0
+    local take = math.min(per_host - inflight, share - mine, n)
+    if delay > 0 and take > 1 then take = 1 end
+    local got = 0
+    for _ = 1, take do
+      local item = redis.call('LPOP', qkey(h))
+      if not item then break end
+      bump('queued', -1)
+      if redis.call('HSETNX', LEASE, item, h) == 1 then
+        got = got + 1
+        items[#items + 1] = { h, item }
+      end
+    end
+    if got > 0 then
+      redis.call('HINCRBY', hkey(h), 'inflight', got)
+      redis.call('HINCRBY', HELD, h, got)
+      if delay > 0 then redis.call('HSET', hkey(h), 'next', later + delay) end
+      claimed = claimed + got
+      n = n - got
+    end
+    rearm(h)
+  end
+  if claimed > 0 then bump('leased', claimed) end
+end
+for field, n in pairs(inc) do
+  if n ~= 0 then redis.call('HINCRBY', STATS, field, n) end
+end
+if redis.call('HLEN', LEASE) > 0 then
+  redis.call('ZADD', LEASES, now + tonumber(req.lease), worker)
+else
+  redis.call('ZREM', LEASES, worker)
+end
+local wait = -1
+local first = redis.call('ZRANGE', HOSTS, 0, 0, 'WITHSCORES')
+if first[2] then wait = math.max(0, tonumber(first[2]) - now) end
+local st = redis.call('HMGET', STATS, 'queued', 'leased')
+local reply = cjson.encode({ items = items, lost = lost, refused = refused, queued = tonumber(st[1]) or 0,
+  leased = tonumber(st[2]) or 0, wait = wait, created = redis.call('HGET', P .. 'meta', 'created') })
+redis.call('SET', last, seq .. '\n' .. reply, 'PX', 86400000)
+return reply
+]==]
+
+-- renew(worker, lease ms, holding): the worker's lease lasts lease ms more. Returns 1,
+-- or 0 when it held something and its lease was gone (reclaimed: lost).
+M.renew = COMMON .. [==[
+local worker, lease, holding = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+redis.call('ZADD', WORKERS, now, worker)
+local mine = redis.call('ZSCORE', LEASES, worker)
+if mine and tonumber(mine) > now then
+  redis.call('ZADD', LEASES, now + lease, worker)
+  return 1
+end
+if holding > 0 then
+  if mine then reclaim(worker) end
+  return 0
+end
+return 1
+]==]
+
+-- join(worker, identity, token, lease ms): the crawl's identity and a token made when
+-- it was created, kept by the first worker; returns the ones stored (the caller
+-- compares the identity, and every step's reply carries the token: a crawl whose token
+-- changed or went is one Redis lost), and how many ms ago a worker of this name was
+-- last heard from, when that is less than a lease ago (-1 otherwise): then the name is
+-- in use, and the worker does not join.
+M.join = COMMON .. [==[
+local worker, identity, token, lease = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+local seen = tonumber(redis.call('ZSCORE', WORKERS, worker))
+local busy = -1
+if seen and now - seen < lease then
+  busy = now - seen
+else
+  redis.call('HSETNX', P .. 'meta', 'identity', identity)
+  redis.call('HSETNX', P .. 'meta', 'created', token)
+  redis.call('ZADD', WORKERS, now, worker)
+end
+local meta = redis.call('HMGET', P .. 'meta', 'identity', 'created')
+return { meta[1], meta[2], busy }
+]==]
+
+-- leave(worker): the worker is gone (after its last acks): out of the workers set.
+M.leave = COMMON .. [==[
+redis.call('ZREM', WORKERS, ARGV[2])
+if redis.call('HLEN', P .. 'lease:' .. ARGV[2]) == 0 then redis.call('ZREM', LEASES, ARGV[2]) end
+return 1
+]==]
+
+-- robots(origin, worker, lock seconds): the robots.txt response the fleet keeps for
+-- origin, as {status, body, location or false}; else 1 when this worker is now to
+-- fetch it (the lock taken), 0 when another is fetching it. One step: a worker can
+-- never take the lock just after another saved the file and let the lock go.
+M.robots = [==[
+local key = ARGV[1] .. 'robots:' .. ARGV[2]
+local r = redis.call('HMGET', key, 'status', 'body', 'location')
+if r[1] then return { r[1], r[2] or '', r[3] } end
+if redis.call('SET', key .. ':lock', ARGV[3], 'NX', 'EX', tonumber(ARGV[4])) then return 1 end
+return 0
+]==]
+
+-- status(lease ms): what luacrawl state shows, as JSON: stats, meta, hosts by queue
+-- length (of the first 1000 hosts scanned), workers and their leases.
+M.status = COMMON .. [==[
+local out = { stats = {}, meta = {}, workers = {}, hosts = {}, now = now }
+local st = redis.call('HGETALL', STATS)
+for i = 1, #st, 2 do out.stats[st[i]] = tonumber(st[i + 1]) or st[i + 1] end
+local meta = redis.call('HGETALL', P .. 'meta')
+for i = 1, #meta, 2 do out.meta[meta[i]] = meta[i + 1] end
+local ws = redis.call('ZRANGE', WORKERS, 0, -1, 'WITHSCORES')
+for i = 1, #ws, 2 do
+  local w = ws[i]
+  local exp = redis.call('ZSCORE', LEASES, w)
+  out.workers[#out.workers + 1] = { worker = w, seen_ms_ago = now - tonumber(ws[i + 1]),
+    leased = redis.call('HLEN', P .. 'lease:' .. w), lease_ms_left = exp and (tonumber(exp) - now) or false }
+end
+local ls = redis.call('ZRANGE', LEASES, 0, -1, 'WITHSCORES')
+for i = 1, #ls, 2 do
+  if not redis.call('ZSCORE', WORKERS, ls[i]) then
+    out.workers[#out.workers + 1] = { worker = ls[i], seen_ms_ago = false,
+      leased = redis.call('HLEN', P .. 'lease:' .. ls[i]), lease_ms_left = tonumber(ls[i + 1]) - now }
+  end
+end
+local cursor, scanned = '0', 0
+repeat
+  local r = redis.call('SCAN', cursor, 'MATCH', P .. 'q:*', 'COUNT', 1000)
+  cursor = r[1]
+  for _, k in ipairs(r[2]) do
+    out.hosts[#out.hosts + 1] = { host = string.sub(k, #P + 3), queued = redis.call('LLEN', k) }
+    scanned = scanned + 1
+  end
+until cursor == '0' or scanned >= 1000
+return cjson.encode(out)
+]==]
+
+return M
