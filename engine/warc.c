@@ -88,9 +88,11 @@ struct warc {
     struct seen_payload *seen;
     size_t nseen, seen_cap; /* seen_cap: a power of 2, or 0 */
     jobq_t *q;              /* NULL before the first file is made, and after close */
-    pthread_mutex_t mu;     /* guards failed and nfailed */
+    int track;              /* originals written are listed in fresh (warc_track_originals) */
+    pthread_mutex_t mu;     /* guards failed, nfailed and fresh */
     warc_err_t failed;      /* the first failure of the writer's thread not yet reported */
     int nfailed;            /* writes that failed since the last report */
+    struct buf fresh;       /* originals written, "digest\0uri\0date\0id\0" each */
 };
 
 /* The digests of an exchange's records, made by whichever thread has the time
@@ -108,6 +110,7 @@ struct digests {
 struct job {
     jobq_job_t q;
     int metadata;              /* a metadata record; else a response (or revisit) and request */
+    int remember;              /* no record: an earlier writer's original (warc_remember) */
     char id[WARC_ID_SIZE];     /* the response's (or the metadata record's) */
     char req_id[WARC_ID_SIZE]; /* the request's */
     warc_exchange_t ex;        /* metadata: url, date, and the fields as payload */
@@ -643,6 +646,39 @@ static void seen_add(warc_t *w, const unsigned char d[SHA1_LEN], const char *uri
     w->nseen++;
 }
 
+/* A response written that a later run may revisit: listed for warc_originals. Failing
+ * for lack of memory costs only a later revisit. */
+static void list_original(warc_t *w, const char *digest, const char *uri, const char *date,
+                          const char *id)
+{
+    pthread_mutex_lock(&w->mu);
+    size_t mark = w->fresh.n;
+    if (buf_append(&w->fresh, digest, strlen(digest) + 1) < 0 ||
+        buf_append(&w->fresh, uri, strlen(uri) + 1) < 0 ||
+        buf_append(&w->fresh, date, strlen(date) + 1) < 0 ||
+        buf_append(&w->fresh, id, strlen(id) + 1) < 0)
+        w->fresh.n = mark;
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* The SHA-1 of a digest as digest_text writes it; -1 when text is not of that form. */
+static int digest_raw(const char *text, unsigned char d[SHA1_LEN])
+{
+    if (strncmp(text, "sha1:", 5) != 0 || strlen(text) != 5 + SHA1_BASE32_LEN) return -1;
+    for (int g = 0; g < 4; g++) {
+        uint64_t v = 0;
+        for (int i = 0; i < 8; i++) {
+            char c = text[5 + 8 * g + i];
+            int x = c >= 'A' && c <= 'Z' ? c - 'A' : c >= '2' && c <= '7' ? c - '2' + 26 : -1;
+            if (x < 0) return -1;
+            v = v << 5 | (uint64_t)x;
+        }
+        for (int i = 0; i < 5; i++)
+            d[5 * g + i] = (unsigned char)(v >> (32 - 8 * i));
+    }
+    return 0;
+}
+
 /* ---- response heads ---- */
 
 static int ieq(const char *a, size_t n, const char *b)
@@ -925,7 +961,10 @@ static int write_exchange(warc_t *w, struct job *j, warc_err_t *err)
     if (w->opts.cdx)
         add_cdx(w, ex->url, ex->date, ref ? "warc/revisit" : (*mime ? mime : "unk"), status,
                 d->payload, offset, resp_len);
-    if (dedupe && !ref) seen_add(w, d->payload_raw, ex->url, date, resp_id);
+    if (dedupe && !ref) {
+        seen_add(w, d->payload_raw, ex->url, date, resp_id);
+        if (w->track) list_original(w, d->payload, ex->url, date, resp_id);
+    }
     return 0;
 }
 
@@ -959,6 +998,12 @@ static void run_job(void *arg, jobq_job_t *q)
     warc_t *w = arg;
     struct job *j = (struct job *)q;
     warc_err_t err;
+    if (j->remember) { /* the first original of a payload is the one revisits name */
+        if (w->opts.dedupe && !seen_find(w, j->dg.payload_raw))
+            seen_add(w, j->dg.payload_raw, j->ex.url, j->ex.payload, j->id);
+        free(j);
+        return;
+    }
     if ((j->metadata ? write_metadata(w, j, &err) : write_exchange(w, j, &err)) < 0) {
         pthread_mutex_lock(&w->mu);
         if (!w->nfailed++) {
@@ -1085,6 +1130,48 @@ int warc_write_metadata(warc_t *w, const char *url, double date, const char *con
     return queue_job(w, j, id_out, err);
 }
 
+int warc_remember(warc_t *w, const char *digest, const char *uri, const char *date, const char *id,
+                  warc_err_t *err)
+{
+    unsigned char raw[SHA1_LEN];
+    if (digest_raw(digest, raw) < 0)
+        return set_err(err, WARC_E_USAGE, "not a WARC payload digest (sha1:BASE32): %s", digest);
+    if (strlen(id) >= WARC_ID_SIZE || has_ctl(id) || has_ctl(uri) || has_ctl(date))
+        return set_err(err, WARC_E_USAGE, "a record ID, URI or date with control characters");
+    size_t lens[2] = {strlen(uri), strlen(date)};
+    struct job *j = new_job(w, lens, 2, err);
+    if (!j) return -1;
+    char *at = j->data;
+    j->remember = 1;
+    memcpy(j->dg.payload_raw, raw, SHA1_LEN);
+    snprintf(j->id, sizeof(j->id), "%s", id);
+    j->ex.url = copy_in(&at, uri, lens[0]);
+    j->ex.payload = copy_in(&at, date, lens[1]);
+    return queue_job(w, j, NULL, err);
+}
+
+void warc_track_originals(warc_t *w)
+{
+    w->track = 1;
+}
+
+void warc_originals(warc_t *w, warc_original_fn fn, void *arg)
+{
+    pthread_mutex_lock(&w->mu);
+    struct buf list = w->fresh;
+    w->fresh = (struct buf){0};
+    pthread_mutex_unlock(&w->mu);
+    for (const char *p = list.p, *end = list.p + list.n; p && p < end;) {
+        const char *f[4];
+        for (int i = 0; i < 4; i++) {
+            f[i] = p;
+            p += strlen(p) + 1;
+        }
+        fn(arg, f[0], f[1], f[2], f[3]);
+    }
+    buf_free(&list);
+}
+
 /* ---- opening and closing ---- */
 
 static int ends_with(const char *s, const char *suffix)
@@ -1185,6 +1272,7 @@ int warc_close(warc_t *w, warc_err_t *err)
     buf_free(&w->head);
     buf_free(&w->rec);
     buf_free(&w->cdx);
+    buf_free(&w->fresh);
     free(w->prefix);
     free(w->software);
     free(w->info);
