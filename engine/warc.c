@@ -74,7 +74,7 @@ struct warc {
     int broken; /* a failed write could not be cut back off: no more writes */
     struct libdeflate_compressor *deflater; /* levels 2 to 9; or NULL and: */
     unsigned char *isal_buf;                /* level 1, ISA-L's (ISAL_DEF_LVL1_DEFAULT) */
-    struct small_codes *small;              /* with isal_buf: small records' Huffman codes */
+    struct codes *codes;                    /* with isal_buf: Huffman codes, small and large */
     EVP_MD *sha1;        /* fetched once: an implicit fetch per digest costs a lookup each */
     EVP_MD_CTX *md;      /* reused for every digest of the writer's thread */
     EVP_MD_CTX *main_md; /* and of the caller's thread (queue_exchange) */
@@ -242,14 +242,22 @@ static int put_field(struct buf *b, const char *name, const char *value)
  * short barely repays; level 0 with codes made once from records like it is several
  * times faster for a few percent more bytes (level 0's built-in codes, made for other
  * text, lose much more: docs/benchmarks.md has the figures). So the first
- * SMALL_SAMPLE small records of a writer go at level 1 and are counted; the rest at
- * level 0, with the codes of that count. */
+ * SAMPLE small records of a writer go at level 1 and are counted; the rest at level 0,
+ * with the codes of that count. Larger records likewise, with codes of their own: the
+ * pages of a crawl are much alike, and level 0 with their codes takes about three
+ * quarters of level 1's time for about 1% more bytes. Only records that level 1
+ * shrinks by a quarter are counted for those codes: a body compressed already (gzip
+ * as sent, an image) would teach them nothing, and level 0 stores what it cannot
+ * shrink. */
 #define SMALL_RECORD 4096
-#define SMALL_SAMPLE 32
+#define SAMPLE 32
 struct small_codes {
     struct isal_huff_histogram counts;
     int counted;                /* records counted so far */
-    struct isal_hufftables *ht; /* NULL until SMALL_SAMPLE are counted */
+    struct isal_hufftables *ht; /* NULL until SAMPLE are counted */
+};
+struct codes {
+    struct small_codes small, large;
 };
 
 /* n bytes at p as one gzip member, appended to w->out; -1 when out of memory. Level 1
@@ -269,10 +277,10 @@ static int gzip_member(warc_t *w, char *p, size_t n)
         w->out.n += k;
         return 0;
     }
-    struct small_codes *sc = n < SMALL_RECORD ? w->small : NULL;
+    struct small_codes *sc = n < SMALL_RECORD ? &w->codes->small : &w->codes->large;
     struct isal_zstream z;
     isal_deflate_stateless_init(&z);
-    if (sc && sc->ht) {
+    if (sc->ht) {
         z.level = 0;
         z.hufftables = sc->ht;
     } else {
@@ -289,10 +297,10 @@ static int gzip_member(warc_t *w, char *p, size_t n)
     z.avail_out = (uint32_t)bound;
     if (isal_deflate_stateless(&z) != COMP_OK) return -1;
     w->out.n += z.total_out;
-    if (sc && sc->counted < SMALL_SAMPLE) {
+    if (!sc->ht && sc->counted < SAMPLE && (n < SMALL_RECORD || z.total_out * 4 < n * 3)) {
         isal_update_histogram((uint8_t *)p, (int)n, &sc->counts);
         /* Codes for every symbol, not just those counted; failing that, level 1 stays. */
-        if (++sc->counted == SMALL_SAMPLE && (sc->ht = malloc(sizeof(*sc->ht))) &&
+        if (++sc->counted == SAMPLE && (sc->ht = malloc(sizeof(*sc->ht))) &&
             isal_create_hufftables(sc->ht, &sc->counts) != 0) {
             free(sc->ht);
             sc->ht = NULL;
@@ -1208,14 +1216,14 @@ warc_t *warc_open(const char *target, const warc_opts_t *opts, warc_err_t *err)
     int level = w->opts.level ? w->opts.level : WARC_DEFAULT_LEVEL;
     if (level == 1) {
         w->isal_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
-        w->small = calloc(1, sizeof(*w->small));
+        w->codes = calloc(1, sizeof(*w->codes));
     } else {
         w->deflater = libdeflate_alloc_compressor(level);
     }
     w->sha1 = EVP_MD_fetch(NULL, "SHA1", NULL);
     w->md = EVP_MD_CTX_new();
     w->main_md = EVP_MD_CTX_new();
-    if (!(w->deflater || (w->isal_buf && w->small)) || !w->sha1 || !w->md || !w->main_md)
+    if (!(w->deflater || (w->isal_buf && w->codes)) || !w->sha1 || !w->md || !w->main_md)
         goto no_memory;
     if (open_file(w, err) < 0) goto fail;
     if (!(w->q = jobq_new(run_job, w, QUEUE_BYTES))) {
@@ -1260,8 +1268,11 @@ int warc_close(warc_t *w, warc_err_t *err)
     pthread_mutex_destroy(&w->mu);
     if (w->deflater) libdeflate_free_compressor(w->deflater);
     free(w->isal_buf);
-    if (w->small) free(w->small->ht);
-    free(w->small);
+    if (w->codes) {
+        free(w->codes->small.ht);
+        free(w->codes->large.ht);
+    }
+    free(w->codes);
     EVP_MD_CTX_free(w->md);
     EVP_MD_CTX_free(w->main_md);
     EVP_MD_free(w->sha1);
