@@ -207,12 +207,12 @@ function Archive:finish(req)
   self.links[h.url] = nil
   if self.failed or self.closed then return end
   -- The warc-fields text made here, in name order as writer:metadata would make it
-  -- of a table, without sorting the names for every page.
-  local lines = { "depth: " .. (req.depth or 0) .. "\r\n" }
-  if h.ms then lines[2] = ("fetchTimeMs: %.3f\r\n"):format(h.ms) end
-  for _, url in ipairs(outlinks or {}) do lines[#lines + 1] = "outlink: " .. url .. "\r\n" end
-  if req.referrer then lines[#lines + 1] = "via: " .. req.referrer .. "\r\n" end
-  local id, err = self.writer:metadata(h.url, concat(lines), h.id)
+  -- of a table, without sorting the names for every page; the outlinks in one concat
+  -- (not a string each).
+  local ms = h.ms and ("fetchTimeMs: %.3f\r\n"):format(h.ms) or ""
+  local links = outlinks and outlinks[1] and "outlink: " .. concat(outlinks, "\r\noutlink: ") .. "\r\n" or ""
+  local via = req.referrer and "via: " .. req.referrer .. "\r\n" or ""
+  local id, err = self.writer:metadata(h.url, "depth: " .. (req.depth or 0) .. "\r\n" .. ms .. links .. via, h.id)
   if not id then self:fail(err) end
 end
 
