@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "jobq.h"
 #include "json.h"
+#include "sha1_ni.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -448,9 +449,32 @@ static int digest_with(EVP_MD_CTX *ctx, const EVP_MD *md, const char *const *pie
                        unsigned char raw[SHA1_LEN])
 {
     unsigned char d[SHA1_LEN];
-    if (sha1_pieces(ctx, md, piece, len, n, d) < 0) return -1;
+    if (sha1_ni_available()) {
+        sha1_ni(&(sha1_msg_t){piece, len, n}, d, NULL, NULL);
+    } else if (sha1_pieces(ctx, md, piece, len, n, d) < 0) {
+        return -1;
+    }
     digest_text(d, out);
     if (raw) memcpy(raw, d, SHA1_LEN);
+    return 0;
+}
+
+/* Two digests as digest_with makes them (b's not raw): side by side where the CPU has
+ * the instructions (sha1_ni.h), in about the time of one. */
+static int digest_two(EVP_MD_CTX *ctx, const EVP_MD *md, const char *const *pa, const size_t *la,
+                      int na, char out_a[WARC_DIGEST_SIZE], unsigned char raw_a[SHA1_LEN],
+                      const char *const *pb, const size_t *lb, int nb, char out_b[WARC_DIGEST_SIZE])
+{
+    if (!sha1_ni_available())
+        return digest_with(ctx, md, pa, la, na, out_a, raw_a) < 0 ||
+                       digest_with(ctx, md, pb, lb, nb, out_b, NULL) < 0
+                   ? -1
+                   : 0;
+    unsigned char da[SHA1_LEN], db[SHA1_LEN];
+    sha1_ni(&(sha1_msg_t){pa, la, na}, da, &(sha1_msg_t){pb, lb, nb}, db);
+    digest_text(da, out_a);
+    if (raw_a) memcpy(raw_a, da, SHA1_LEN);
+    digest_text(db, out_b);
     return 0;
 }
 
@@ -890,16 +914,16 @@ static int digest_exchange(EVP_MD_CTX *ctx, const EVP_MD *md, const warc_exchang
 {
     const char *pieces[2] = {ex->head, ex->payload};
     size_t lens[2] = {ex->head_len, ex->payload_len};
-    if (digest_with(ctx, md, pieces + 1, lens + 1, 1, d->payload, d->payload_raw) < 0 ||
-        digest_with(ctx, md, pieces, lens, 2, d->block, NULL) < 0)
+    if (digest_two(ctx, md, pieces + 1, lens + 1, 1, d->payload, d->payload_raw, pieces, lens, 2,
+                   d->block) < 0)
         return -1;
     if (ex->request_len) {
         const char *req = ex->request, *end = memmem(req, ex->request_len, "\r\n\r\n", 4);
         size_t body_off = end ? (size_t)(end + 4 - req) : ex->request_len;
         const char *body = req + body_off;
         size_t body_len = ex->request_len - body_off;
-        if (digest_with(ctx, md, &req, &ex->request_len, 1, d->req_block, NULL) < 0 ||
-            digest_with(ctx, md, &body, &body_len, 1, d->req_payload, NULL) < 0)
+        if (digest_two(ctx, md, &req, &ex->request_len, 1, d->req_block, NULL, &body, &body_len, 1,
+                       d->req_payload) < 0)
             return -1;
     }
     d->done = 1;
