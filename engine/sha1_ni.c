@@ -122,8 +122,10 @@ static void take(struct stream *s, unsigned char *out, size_t n)
             s->off = 0;
             continue;
         }
+        const char *src = s->msg->piece[s->i];
+        if (!src) break; /* a piece with bytes has them somewhere (the caller's promise) */
         size_t k = avail < n ? avail : n;
-        memcpy(out, s->msg->piece[s->i] + s->off, k);
+        memcpy(out, src + s->off, k);
         s->off += k;
         s->left -= k;
         out += k;
