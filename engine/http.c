@@ -475,6 +475,19 @@ static int keep_body(void *arg, const char *data, size_t n)
     return cut;
 }
 
+/* Body bytes as they came, for the archive: at the first, room for the declared
+ * length (within max_size), so that they are copied once. */
+static void capture_body(http_xfer_t *x, const char *data, size_t n)
+{
+    if (http_capture_wants_size(x->capture)) {
+        curl_off_t declared = -1;
+        curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &declared);
+        if (declared > (curl_off_t)n && (size_t)declared <= x->req->max_body)
+            http_capture_reserve(x->capture, (size_t)declared);
+    }
+    http_capture_body(x->capture, data, n);
+}
+
 /* CURLOPT_WRITEFUNCTION: body bytes as they came (curl's decoding is off). */
 static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
@@ -486,7 +499,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
         return 0;
     }
     if (x->decoder) {
-        if (x->capture) http_capture_body(x->capture, data, n);
+        if (x->capture) capture_body(x, data, n);
         char err[sizeof(x->message)];
         int r = http_decoder_feed(x->decoder, data, n, keep_body, x, err, sizeof(err));
         if (r < 0) {
@@ -507,7 +520,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
     }
     size_t kept = x->body.n;
     int stop = keep_body(x, data, n);
-    if (x->capture) http_capture_body(x->capture, data, x->body.n - kept); /* as cut */
+    if (x->capture) capture_body(x, data, x->body.n - kept); /* as cut */
     return stop ? 0 : n;
 }
 

@@ -143,6 +143,17 @@ void http_capture_body(http_capture_t *c, const char *data, size_t n)
     if (h) add(c, &h->payload, data, n);
 }
 
+int http_capture_wants_size(const http_capture_t *c)
+{
+    return !c->failed && c->n > c->ended && c->hops[c->n - 1].payload.cap == 0;
+}
+
+void http_capture_reserve(http_capture_t *c, size_t n)
+{
+    struct hop *h = current(c);
+    if (h && buf_reserve(&h->payload, n + 1) < 0) c->failed = 1; /* and buf_append's NUL */
+}
+
 void http_capture_end(http_capture_t *c, const char *ip, int truncated)
 {
     struct hop *h = current(c);

@@ -41,6 +41,10 @@ void http_capture_request(http_capture_t *c, const char *data, size_t n); /* byt
 void http_capture_response(http_capture_t *c);                            /* a response begins */
 void http_capture_head(http_capture_t *c, const char *data, size_t n);
 void http_capture_body(http_capture_t *c, const char *data, size_t n);
+/* Whether the hop's body has no room yet, and room for n bytes of it (the declared
+ * length: the body is then copied once, not grown step by step). */
+int http_capture_wants_size(const http_capture_t *c);
+void http_capture_reserve(http_capture_t *c, size_t n);
 void http_capture_end(http_capture_t *c, const char *ip, int truncated); /* the hop is whole */
 int http_capture_failed(const http_capture_t *c);
 

@@ -166,6 +166,57 @@ static int writer_gc(lua_State *L)
     return 0;
 }
 
+/* core.warc_remember(writer, digest, uri, date, id) -> true | nil, err: an original
+ * of an earlier run that later exchanges may revisit (warc.h) */
+static int l_warc_remember(lua_State *L)
+{
+    warc_t *w = check_writer(L);
+    const char *digest = luaL_checkstring(L, 2), *uri = luaL_checkstring(L, 3);
+    const char *date = luaL_checkstring(L, 4), *id = luaL_checkstring(L, 5);
+    warc_err_t err = {0};
+    if (warc_remember(w, digest, uri, date, id, &err) == 0) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    lua_pushnil(L);
+    push_warc_error(L, &err);
+    return 2;
+}
+
+/* core.warc_track(writer): list the originals written from now on (warc_originals) */
+static int l_warc_track(lua_State *L)
+{
+    warc_track_originals(check_writer(L));
+    return 0;
+}
+
+struct originals {
+    lua_State *L;
+    int n;
+};
+
+static void push_original(void *arg, const char *digest, const char *uri, const char *date,
+                          const char *id)
+{
+    struct originals *o = arg;
+    const char *f[4] = {digest, uri, date, id};
+    for (int i = 0; i < 4; i++) {
+        lua_pushstring(o->L, f[i]);
+        lua_rawseti(o->L, -2, ++o->n);
+    }
+}
+
+/* core.warc_originals(writer) -> {digest, uri, date, id, digest, ...}: the originals
+ * written since the last call (call it after warc_sync) */
+static int l_warc_originals(lua_State *L)
+{
+    warc_t *w = check_writer(L);
+    lua_newtable(L);
+    struct originals o = {.L = L};
+    warc_originals(w, push_original, &o);
+    return 1;
+}
+
 /* core.warc_filename(writer) -> the file being written (its final name) */
 static int l_warc_filename(lua_State *L)
 {
@@ -397,11 +448,19 @@ static int l_warc_http(lua_State *L)
 }
 
 static const luaL_Reg funcs[] = {
-    {"warc_open", l_warc_open},         {"warc_write", l_warc_write},
-    {"warc_metadata", l_warc_metadata}, {"warc_close", l_warc_close},
-    {"warc_filename", l_warc_filename}, {"warc_sync", l_warc_sync},
-    {"warc_reader", l_warc_reader},     {"warc_next", l_warc_next},
-    {"warc_http", l_warc_http},         {NULL, NULL},
+    {"warc_open", l_warc_open},
+    {"warc_write", l_warc_write},
+    {"warc_metadata", l_warc_metadata},
+    {"warc_close", l_warc_close},
+    {"warc_filename", l_warc_filename},
+    {"warc_sync", l_warc_sync},
+    {"warc_reader", l_warc_reader},
+    {"warc_next", l_warc_next},
+    {"warc_http", l_warc_http},
+    {"warc_remember", l_warc_remember},
+    {"warc_track", l_warc_track},
+    {"warc_originals", l_warc_originals},
+    {NULL, NULL},
 };
 
 void lc_register_warc(lua_State *L)

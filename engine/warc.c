@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "jobq.h"
 #include "json.h"
+#include "sha1_ni.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -74,7 +75,7 @@ struct warc {
     int broken; /* a failed write could not be cut back off: no more writes */
     struct libdeflate_compressor *deflater; /* levels 2 to 9; or NULL and: */
     unsigned char *isal_buf;                /* level 1, ISA-L's (ISAL_DEF_LVL1_DEFAULT) */
-    struct small_codes *small;              /* with isal_buf: small records' Huffman codes */
+    struct codes *codes;                    /* with isal_buf: Huffman codes, small and large */
     EVP_MD *sha1;        /* fetched once: an implicit fetch per digest costs a lookup each */
     EVP_MD_CTX *md;      /* reused for every digest of the writer's thread */
     EVP_MD_CTX *main_md; /* and of the caller's thread (queue_exchange) */
@@ -88,9 +89,11 @@ struct warc {
     struct seen_payload *seen;
     size_t nseen, seen_cap; /* seen_cap: a power of 2, or 0 */
     jobq_t *q;              /* NULL before the first file is made, and after close */
-    pthread_mutex_t mu;     /* guards failed and nfailed */
+    int track;              /* originals written are listed in fresh (warc_track_originals) */
+    pthread_mutex_t mu;     /* guards failed, nfailed and fresh */
     warc_err_t failed;      /* the first failure of the writer's thread not yet reported */
     int nfailed;            /* writes that failed since the last report */
+    struct buf fresh;       /* originals written, "digest\0uri\0date\0id\0" each */
 };
 
 /* The digests of an exchange's records, made by whichever thread has the time
@@ -108,6 +111,7 @@ struct digests {
 struct job {
     jobq_job_t q;
     int metadata;              /* a metadata record; else a response (or revisit) and request */
+    int remember;              /* no record: an earlier writer's original (warc_remember) */
     char id[WARC_ID_SIZE];     /* the response's (or the metadata record's) */
     char req_id[WARC_ID_SIZE]; /* the request's */
     warc_exchange_t ex;        /* metadata: url, date, and the fields as payload */
@@ -239,14 +243,22 @@ static int put_field(struct buf *b, const char *name, const char *value)
  * short barely repays; level 0 with codes made once from records like it is several
  * times faster for a few percent more bytes (level 0's built-in codes, made for other
  * text, lose much more: docs/benchmarks.md has the figures). So the first
- * SMALL_SAMPLE small records of a writer go at level 1 and are counted; the rest at
- * level 0, with the codes of that count. */
+ * SAMPLE small records of a writer go at level 1 and are counted; the rest at level 0,
+ * with the codes of that count. Larger records likewise, with codes of their own: the
+ * pages of a crawl are much alike, and level 0 with their codes takes about three
+ * quarters of level 1's time for about 1% more bytes. Only records that level 1
+ * shrinks by a quarter are counted for those codes: a body compressed already (gzip
+ * as sent, an image) would teach them nothing, and level 0 stores what it cannot
+ * shrink. */
 #define SMALL_RECORD 4096
-#define SMALL_SAMPLE 32
+#define SAMPLE 32
 struct small_codes {
     struct isal_huff_histogram counts;
     int counted;                /* records counted so far */
-    struct isal_hufftables *ht; /* NULL until SMALL_SAMPLE are counted */
+    struct isal_hufftables *ht; /* NULL until SAMPLE are counted */
+};
+struct codes {
+    struct small_codes small, large;
 };
 
 /* n bytes at p as one gzip member, appended to w->out; -1 when out of memory. Level 1
@@ -266,10 +278,10 @@ static int gzip_member(warc_t *w, char *p, size_t n)
         w->out.n += k;
         return 0;
     }
-    struct small_codes *sc = n < SMALL_RECORD ? w->small : NULL;
+    struct small_codes *sc = n < SMALL_RECORD ? &w->codes->small : &w->codes->large;
     struct isal_zstream z;
     isal_deflate_stateless_init(&z);
-    if (sc && sc->ht) {
+    if (sc->ht) {
         z.level = 0;
         z.hufftables = sc->ht;
     } else {
@@ -286,10 +298,10 @@ static int gzip_member(warc_t *w, char *p, size_t n)
     z.avail_out = (uint32_t)bound;
     if (isal_deflate_stateless(&z) != COMP_OK) return -1;
     w->out.n += z.total_out;
-    if (sc && sc->counted < SMALL_SAMPLE) {
+    if (!sc->ht && sc->counted < SAMPLE && (n < SMALL_RECORD || z.total_out * 4 < n * 3)) {
         isal_update_histogram((uint8_t *)p, (int)n, &sc->counts);
         /* Codes for every symbol, not just those counted; failing that, level 1 stays. */
-        if (++sc->counted == SMALL_SAMPLE && (sc->ht = malloc(sizeof(*sc->ht))) &&
+        if (++sc->counted == SAMPLE && (sc->ht = malloc(sizeof(*sc->ht))) &&
             isal_create_hufftables(sc->ht, &sc->counts) != 0) {
             free(sc->ht);
             sc->ht = NULL;
@@ -437,9 +449,32 @@ static int digest_with(EVP_MD_CTX *ctx, const EVP_MD *md, const char *const *pie
                        unsigned char raw[SHA1_LEN])
 {
     unsigned char d[SHA1_LEN];
-    if (sha1_pieces(ctx, md, piece, len, n, d) < 0) return -1;
+    if (sha1_ni_available()) {
+        sha1_ni(&(sha1_msg_t){piece, len, n}, d, NULL, NULL);
+    } else if (sha1_pieces(ctx, md, piece, len, n, d) < 0) {
+        return -1;
+    }
     digest_text(d, out);
     if (raw) memcpy(raw, d, SHA1_LEN);
+    return 0;
+}
+
+/* Two digests as digest_with makes them (b's not raw): side by side where the CPU has
+ * the instructions (sha1_ni.h), in about the time of one. */
+static int digest_two(EVP_MD_CTX *ctx, const EVP_MD *md, const char *const *pa, const size_t *la,
+                      int na, char out_a[WARC_DIGEST_SIZE], unsigned char raw_a[SHA1_LEN],
+                      const char *const *pb, const size_t *lb, int nb, char out_b[WARC_DIGEST_SIZE])
+{
+    if (!sha1_ni_available())
+        return digest_with(ctx, md, pa, la, na, out_a, raw_a) < 0 ||
+                       digest_with(ctx, md, pb, lb, nb, out_b, NULL) < 0
+                   ? -1
+                   : 0;
+    unsigned char da[SHA1_LEN], db[SHA1_LEN];
+    sha1_ni(&(sha1_msg_t){pa, la, na}, da, &(sha1_msg_t){pb, lb, nb}, db);
+    digest_text(da, out_a);
+    if (raw_a) memcpy(raw_a, da, SHA1_LEN);
+    digest_text(db, out_b);
     return 0;
 }
 
@@ -641,6 +676,39 @@ static void seen_add(warc_t *w, const unsigned char d[SHA1_LEN], const char *uri
     memcpy(slot->digest, d, SHA1_LEN);
     slot->ref = ref;
     w->nseen++;
+}
+
+/* A response written that a later run may revisit: listed for warc_originals. Failing
+ * for lack of memory costs only a later revisit. */
+static void list_original(warc_t *w, const char *digest, const char *uri, const char *date,
+                          const char *id)
+{
+    pthread_mutex_lock(&w->mu);
+    size_t mark = w->fresh.n;
+    if (buf_append(&w->fresh, digest, strlen(digest) + 1) < 0 ||
+        buf_append(&w->fresh, uri, strlen(uri) + 1) < 0 ||
+        buf_append(&w->fresh, date, strlen(date) + 1) < 0 ||
+        buf_append(&w->fresh, id, strlen(id) + 1) < 0)
+        w->fresh.n = mark;
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* The SHA-1 of a digest as digest_text writes it; -1 when text is not of that form. */
+static int digest_raw(const char *text, unsigned char d[SHA1_LEN])
+{
+    if (strncmp(text, "sha1:", 5) != 0 || strlen(text) != 5 + SHA1_BASE32_LEN) return -1;
+    for (int g = 0; g < 4; g++) {
+        uint64_t v = 0;
+        for (int i = 0; i < 8; i++) {
+            char c = text[5 + 8 * g + i];
+            int x = c >= 'A' && c <= 'Z' ? c - 'A' : c >= '2' && c <= '7' ? c - '2' + 26 : -1;
+            if (x < 0) return -1;
+            v = v << 5 | (uint64_t)x;
+        }
+        for (int i = 0; i < 5; i++)
+            d[5 * g + i] = (unsigned char)(v >> (32 - 8 * i));
+    }
+    return 0;
 }
 
 /* ---- response heads ---- */
@@ -846,16 +914,16 @@ static int digest_exchange(EVP_MD_CTX *ctx, const EVP_MD *md, const warc_exchang
 {
     const char *pieces[2] = {ex->head, ex->payload};
     size_t lens[2] = {ex->head_len, ex->payload_len};
-    if (digest_with(ctx, md, pieces + 1, lens + 1, 1, d->payload, d->payload_raw) < 0 ||
-        digest_with(ctx, md, pieces, lens, 2, d->block, NULL) < 0)
+    if (digest_two(ctx, md, pieces + 1, lens + 1, 1, d->payload, d->payload_raw, pieces, lens, 2,
+                   d->block) < 0)
         return -1;
     if (ex->request_len) {
         const char *req = ex->request, *end = memmem(req, ex->request_len, "\r\n\r\n", 4);
         size_t body_off = end ? (size_t)(end + 4 - req) : ex->request_len;
         const char *body = req + body_off;
         size_t body_len = ex->request_len - body_off;
-        if (digest_with(ctx, md, &req, &ex->request_len, 1, d->req_block, NULL) < 0 ||
-            digest_with(ctx, md, &body, &body_len, 1, d->req_payload, NULL) < 0)
+        if (digest_two(ctx, md, &req, &ex->request_len, 1, d->req_block, NULL, &body, &body_len, 1,
+                       d->req_payload) < 0)
             return -1;
     }
     d->done = 1;
@@ -925,7 +993,10 @@ static int write_exchange(warc_t *w, struct job *j, warc_err_t *err)
     if (w->opts.cdx)
         add_cdx(w, ex->url, ex->date, ref ? "warc/revisit" : (*mime ? mime : "unk"), status,
                 d->payload, offset, resp_len);
-    if (dedupe && !ref) seen_add(w, d->payload_raw, ex->url, date, resp_id);
+    if (dedupe && !ref) {
+        seen_add(w, d->payload_raw, ex->url, date, resp_id);
+        if (w->track) list_original(w, d->payload, ex->url, date, resp_id);
+    }
     return 0;
 }
 
@@ -959,6 +1030,12 @@ static void run_job(void *arg, jobq_job_t *q)
     warc_t *w = arg;
     struct job *j = (struct job *)q;
     warc_err_t err;
+    if (j->remember) { /* the first original of a payload is the one revisits name */
+        if (w->opts.dedupe && !seen_find(w, j->dg.payload_raw))
+            seen_add(w, j->dg.payload_raw, j->ex.url, j->ex.payload, j->id);
+        free(j);
+        return;
+    }
     if ((j->metadata ? write_metadata(w, j, &err) : write_exchange(w, j, &err)) < 0) {
         pthread_mutex_lock(&w->mu);
         if (!w->nfailed++) {
@@ -1085,6 +1162,48 @@ int warc_write_metadata(warc_t *w, const char *url, double date, const char *con
     return queue_job(w, j, id_out, err);
 }
 
+int warc_remember(warc_t *w, const char *digest, const char *uri, const char *date, const char *id,
+                  warc_err_t *err)
+{
+    unsigned char raw[SHA1_LEN];
+    if (digest_raw(digest, raw) < 0)
+        return set_err(err, WARC_E_USAGE, "not a WARC payload digest (sha1:BASE32): %s", digest);
+    if (strlen(id) >= WARC_ID_SIZE || has_ctl(id) || has_ctl(uri) || has_ctl(date))
+        return set_err(err, WARC_E_USAGE, "a record ID, URI or date with control characters");
+    size_t lens[2] = {strlen(uri), strlen(date)};
+    struct job *j = new_job(w, lens, 2, err);
+    if (!j) return -1;
+    char *at = j->data;
+    j->remember = 1;
+    memcpy(j->dg.payload_raw, raw, SHA1_LEN);
+    snprintf(j->id, sizeof(j->id), "%s", id);
+    j->ex.url = copy_in(&at, uri, lens[0]);
+    j->ex.payload = copy_in(&at, date, lens[1]);
+    return queue_job(w, j, NULL, err);
+}
+
+void warc_track_originals(warc_t *w)
+{
+    w->track = 1;
+}
+
+void warc_originals(warc_t *w, warc_original_fn fn, void *arg)
+{
+    pthread_mutex_lock(&w->mu);
+    struct buf list = w->fresh;
+    w->fresh = (struct buf){0};
+    pthread_mutex_unlock(&w->mu);
+    for (const char *p = list.p, *end = list.p + list.n; p && p < end;) {
+        const char *f[4];
+        for (int i = 0; i < 4; i++) {
+            f[i] = p;
+            p += strlen(p) + 1;
+        }
+        fn(arg, f[0], f[1], f[2], f[3]);
+    }
+    buf_free(&list);
+}
+
 /* ---- opening and closing ---- */
 
 static int ends_with(const char *s, const char *suffix)
@@ -1121,14 +1240,14 @@ warc_t *warc_open(const char *target, const warc_opts_t *opts, warc_err_t *err)
     int level = w->opts.level ? w->opts.level : WARC_DEFAULT_LEVEL;
     if (level == 1) {
         w->isal_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
-        w->small = calloc(1, sizeof(*w->small));
+        w->codes = calloc(1, sizeof(*w->codes));
     } else {
         w->deflater = libdeflate_alloc_compressor(level);
     }
     w->sha1 = EVP_MD_fetch(NULL, "SHA1", NULL);
     w->md = EVP_MD_CTX_new();
     w->main_md = EVP_MD_CTX_new();
-    if (!(w->deflater || (w->isal_buf && w->small)) || !w->sha1 || !w->md || !w->main_md)
+    if (!(w->deflater || (w->isal_buf && w->codes)) || !w->sha1 || !w->md || !w->main_md)
         goto no_memory;
     if (open_file(w, err) < 0) goto fail;
     if (!(w->q = jobq_new(run_job, w, QUEUE_BYTES))) {
@@ -1173,8 +1292,11 @@ int warc_close(warc_t *w, warc_err_t *err)
     pthread_mutex_destroy(&w->mu);
     if (w->deflater) libdeflate_free_compressor(w->deflater);
     free(w->isal_buf);
-    if (w->small) free(w->small->ht);
-    free(w->small);
+    if (w->codes) {
+        free(w->codes->small.ht);
+        free(w->codes->large.ht);
+    }
+    free(w->codes);
     EVP_MD_CTX_free(w->md);
     EVP_MD_CTX_free(w->main_md);
     EVP_MD_free(w->sha1);
@@ -1185,6 +1307,7 @@ int warc_close(warc_t *w, warc_err_t *err)
     buf_free(&w->head);
     buf_free(&w->rec);
     buf_free(&w->cdx);
+    buf_free(&w->fresh);
     free(w->prefix);
     free(w->software);
     free(w->info);

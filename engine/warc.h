@@ -113,6 +113,26 @@ int warc_write_metadata(warc_t *w, const char *url, double date, const char *con
  * WARC-Payload-Digest give it (the writer's digests). 0, or -1 when libcrypto failed. */
 int warc_digest(const char *const *piece, const size_t *len, int n, char out[WARC_DIGEST_SIZE]);
 
+/* A payload an earlier writer archived (a crawl's state keeps them: crawl_warc.lua):
+ * later exchanges with the same payload digest become revisits of it, as for one
+ * written by w itself (w's dedupe must be on). digest is as WARC-Payload-Digest gives
+ * it ("sha1:" and 32 base32 characters); uri, date and id are the original record's
+ * WARC-Target-URI, WARC-Date and WARC-Record-ID. Queued like a write: 0, or -1 with
+ * err set (WARC_E_USAGE for a digest or ID not of that form). */
+int warc_remember(warc_t *w, const char *digest, const char *uri, const char *date, const char *id,
+                  warc_err_t *err);
+
+/* From now on, w lists each response record it writes whose payload a later revisit
+ * may refer to (a 2xx, whole, with a payload: w's dedupe on), for warc_originals. */
+void warc_track_originals(warc_t *w);
+
+/* Call fn for each record listed since the last call (digest, uri, date, id as
+ * warc_remember takes them), and forget them. Only records written to the file are
+ * listed: after warc_sync, every record queued before it. */
+typedef void (*warc_original_fn)(void *arg, const char *digest, const char *uri, const char *date,
+                                 const char *id);
+void warc_originals(warc_t *w, warc_original_fn fn, void *arg);
+
 /* ---- reading ---- */
 
 #define WARC_MAX_BLOCK (512u << 20) /* a longer record is refused: the block is held whole */

@@ -116,7 +116,49 @@ local function open_archive(crawler)
     if l then l[#l + 1] = req.url end
     return C.admit(c, req)
   end
+  if crawler.state and dedupe then self:attach_state(crawler.state) end
   return self
+end
+
+-- With a state, revisits reach back to the records of earlier runs: the state keeps
+-- the payload digest, URI, date and ID of each original response archived (the first
+-- of its payload), and a run remembers them all as it starts. A row is written with
+-- the commit after its record's write (Archive:sync), so the state never names a
+-- record that a kill kept out of the files.
+local PAYLOADS_SQL = "CREATE TABLE IF NOT EXISTS crawl_warc_payloads(digest TEXT PRIMARY KEY,"
+  .. " uri TEXT NOT NULL, date TEXT NOT NULL, id TEXT NOT NULL) WITHOUT ROWID"
+local PAGE = 4096
+
+function Archive:attach_state(state)
+  local db = state.db
+  db:sql(PAYLOADS_SQL):exec()
+  local next_page = db:sql("SELECT digest, uri, date, id FROM crawl_warc_payloads WHERE digest > ?1"
+    .. " ORDER BY digest LIMIT " .. PAGE)
+  local writer, after = self.writer, ""
+  repeat
+    local rows = next_page:rows(after)
+    for _, r in ipairs(rows) do
+      writer:remember(r[1], r[2], r[3], r[4]) -- a row of another form is passed over
+      after = r[1]
+    end
+  until #rows < PAGE
+  self.state = state
+  self.save_original = db:sql("INSERT OR IGNORE INTO crawl_warc_payloads(digest, uri, date, id)"
+    .. " VALUES (?1, ?2, ?3, ?4)")
+  writer:track()
+end
+
+-- The originals written since the last commit, in the state (its transaction).
+function Archive:save_originals()
+  local list, stmt = self.writer:originals(), self.save_original
+  for i = 1, #list, 4 do
+    local ok, err = pcall(stmt.exec, stmt, list[i], list[i + 1], list[i + 2], list[i + 3])
+    if not ok then
+      self.state:failed_write(err)
+      return false
+    end
+  end
+  return true
 end
 
 -- A failed write: the archive is output, so the crawl stops as for a broken output
@@ -165,22 +207,27 @@ function Archive:finish(req)
   self.links[h.url] = nil
   if self.failed or self.closed then return end
   -- The warc-fields text made here, in name order as writer:metadata would make it
-  -- of a table, without sorting the names for every page.
-  local lines = { "depth: " .. (req.depth or 0) .. "\r\n" }
-  if h.ms then lines[2] = ("fetchTimeMs: %.3f\r\n"):format(h.ms) end
-  for _, url in ipairs(outlinks or {}) do lines[#lines + 1] = "outlink: " .. url .. "\r\n" end
-  if req.referrer then lines[#lines + 1] = "via: " .. req.referrer .. "\r\n" end
-  local id, err = self.writer:metadata(h.url, concat(lines), h.id)
+  -- of a table, without sorting the names for every page; the outlinks in one concat
+  -- (not a string each).
+  local ms = h.ms and ("fetchTimeMs: %.3f\r\n"):format(h.ms) or ""
+  local links = outlinks and outlinks[1] and "outlink: " .. concat(outlinks, "\r\noutlink: ") .. "\r\n" or ""
+  local via = req.referrer and "via: " .. req.referrer .. "\r\n" or ""
+  local id, err = self.writer:metadata(h.url, "depth: " .. (req.depth or 0) .. "\r\n" .. ms .. links .. via, h.id)
   if not id then self:fail(err) end
 end
 
--- The records written so far are in the file (a crawl's state commits after this):
--- true, or false when the archive failed.
+-- The records written so far are in the file (a crawl's state commits after this),
+-- and with a state, the originals among them in its transaction: true, or false
+-- when the archive or the state failed.
 function Archive:sync()
   if self.failed or self.closed then return not self.failed end
   local ok, err = self.writer:sync()
-  if not ok then self:fail(err) end
-  return ok and true or false
+  if not ok then
+    self:fail(err)
+    return false
+  end
+  if self.save_original then return self:save_originals() end
+  return true
 end
 
 -- Closed with the outputs (every way a crawl ends); a second close does nothing.

@@ -92,6 +92,23 @@ function Writer:sync()
   return core.warc_sync(self._w)
 end
 
+-- Revisits against an earlier writer's records (a crawl's state keeps them):
+-- remember(digest, uri, date, id) makes later exchanges with that payload digest
+-- revisits of that record; track() lists each original this writer writes from then
+-- on, and originals() takes the list ({digest, uri, date, id, digest, ...}: call it
+-- after sync(), which writes every record queued).
+function Writer:remember(digest, uri, date, id)
+  return core.warc_remember(self._w, digest, uri, date, id)
+end
+
+function Writer:track()
+  core.warc_track(self._w)
+end
+
+function Writer:originals()
+  return core.warc_originals(self._w)
+end
+
 function Writer:close()
   return core.warc_close(self._w)
 end

@@ -209,11 +209,60 @@ describe("luacrawl crawl --state", function()
     end
   end)
 
+  -- The URLs the state calls done with a response (errors have no record), of rows
+  -- after the row ID given; and the last row's ID.
+  local function done_urls(state, after)
+    local db = assert(lc.store.open(state))
+    local rows = db:sql("SELECT url FROM crawl_done WHERE status IS NOT NULL AND id > ?1"):rows(after or 0)
+    local last = db:sql("SELECT max(id) FROM crawl_done"):one()
+    db:abandon()
+    local urls = {}
+    for i, r in ipairs(rows) do urls[i] = r[1] end
+    return urls, last
+  end
+
+  -- The response and revisit records of files, by URI, and the responses by record ID;
+  -- a file left by a kill may end in a record cut short.
+  local function archived(files)
+    local by_uri, by_id = {}, {}
+    for _, f in ipairs(files) do
+      local ok, err = pcall(function()
+        for rec in lc.warc.records(f) do
+          if rec.type == "response" or rec.type == "revisit" then by_uri[rec.uri] = rec end
+          if rec.type == "response" then by_id[rec.id] = rec end
+        end
+      end)
+      if not ok then assert.matches("warc", tostring(err):lower()) end
+    end
+    return by_uri, by_id
+  end
+
+  -- Every revisit of files names a response of files, with the same payload digest.
+  local function check_revisits(files)
+    local by_uri, by_id = archived(files)
+    local n = 0
+    for _, rec in pairs(by_uri) do
+      if rec.type == "revisit" then
+        n = n + 1
+        local original = by_id[rec.headers["WARC-Refers-To"]]
+        assert.is_truthy(original, rec.uri .. ": its revisit names a record in no file")
+        assert.equal(original.headers["WARC-Payload-Digest"], rec.headers["WARC-Payload-Digest"])
+      end
+    end
+    return n
+  end
+
   it("with --warc: a run after a kill starts a new archive file, the killed one left .open", function()
     control("/__reset")
     local state, out, prefix = h.tmpname(".db"), h.tmpname(".jsonl"), h.tmpname("-arc")
     local code = run(state, out, "--delay 0.002 --warc " .. q(prefix), "KILL", 0.3)
     assert.equal(137, code)
+    -- Each page the killed run's state calls done has its records in the killed run's
+    -- file: the state commits after the archive's queue is written.
+    local done = done_urls(state)
+    assert.is_true(#done > 0, "the kill came before the first commit")
+    local killed = archived({ prefix .. "-00000.warc.gz.open" })
+    for _, url in ipairs(done) do assert.is_truthy(killed[url], url .. " is done in the state, in no file") end
     local code2, _, err = run(state, out, "--warc " .. q(prefix))
     assert.equal(0, code2, err)
     assert.is_truthy(io.open(prefix .. "-00000.warc.gz.open", "rb"), "the killed run's file")
@@ -221,17 +270,31 @@ describe("luacrawl crawl --state", function()
     check_output(out)
     -- Every page is archived: the pages the killed run's state called done in its file
     -- (their records written before each commit), the others in the next run's.
-    local archived = {}
-    for _, f in ipairs({ prefix .. "-00000.warc.gz.open", prefix .. "-00001.warc.gz" }) do
-      local ok, err = pcall(function()
-        for rec in lc.warc.records(f) do
-          if rec.type == "response" or rec.type == "revisit" then archived[rec.uri] = true end
-        end
-      end)
-      -- The killed run's file may end in a record cut short by the kill.
-      if not ok then assert.matches("warc", tostring(err):lower()) end
-    end
-    for url in pairs(read_output(out)) do assert.is_true(archived[url], url .. " is not in the archive") end
+    local files = { prefix .. "-00000.warc.gz.open", prefix .. "-00001.warc.gz" }
+    local all = archived(files)
+    for url in pairs(read_output(out)) do assert.is_truthy(all[url], url .. " is not in the archive") end
+
+    -- A recrawl (pages fetched whole: no validators), killed, then run to its end:
+    -- its unchanged pages are revisits, each naming a record in the files, the
+    -- killed run's ones too; and its done pages are in its files.
+    local rprefix = h.tmpname("-re")
+    local _, last = done_urls(state)
+    code = run(state, out, "--recrawl 0s --delay 0.002 --warc " .. q(rprefix), "KILL", 0.4)
+    assert.equal(137, code)
+    local killed_re = archived({ rprefix .. "-00000.warc.gz.open" })
+    local redone = done_urls(state, last)
+    for _, url in ipairs(redone) do assert.is_truthy(killed_re[url], url .. " is done again in the state, in no file") end
+    code, _, err = run(state, out, "--recrawl 0s --warc " .. q(rprefix))
+    assert.equal(0, code, err)
+    files[#files + 1] = rprefix .. "-00000.warc.gz.open"
+    files[#files + 1] = rprefix .. "-00001.warc.gz"
+    local revisits = check_revisits(files)
+    assert.is_true(revisits >= select(2, manifest()) / 2, ("%d revisits"):format(revisits))
+    local rdone = done_urls(state)
+    assert.equal(select(2, manifest()), #rdone)
+    local re = archived({ files[3], files[4] })
+    for _, url in ipairs(rdone) do assert.is_truthy(re[url], url .. " recrawled, in no file of the recrawl") end
+    assert.is_true(#redone > 0, "the recrawl was killed before its first commit")
   end)
 
   it("refuses the state of another crawl, unless --state-force", function()

@@ -141,6 +141,84 @@ describe("a recrawl of a crawl's state", function()
   end)
 end)
 
+-- The records of WARC files, by type: {response = {rec, ...}, revisit = {...}}.
+local function records_by_type(files)
+  local t = {}
+  for _, f in ipairs(files) do
+    for rec in lc.warc.records(f) do
+      t[rec.type] = t[rec.type] or {}
+      table.insert(t[rec.type], rec)
+    end
+  end
+  return t
+end
+
+describe("a recrawl with warc", function()
+  it("archives the pages that did not change, fetched whole, as revisits of the first run's records", function()
+    control("/__reset", "POST") -- no validators: every page is fetched whole again
+    local state, first_prefix, again_prefix = h.tmpname(".db"), h.tmpname("-first"), h.tmpname("-again")
+    local first = run(state, { warc = first_prefix })
+    assert.equal(pages(), first.pages)
+    local changed = control("/__change?every=5&offset=2", "POST").changed
+    local again, parsed = run(state, { recrawl = 0, warc = again_prefix })
+    assert.equal(changed, #parsed)
+    local first_files, again_files = { first_prefix .. "-00000.warc.gz" }, { again_prefix .. "-00000.warc.gz" }
+    local before, after = records_by_type(first_files), records_by_type(again_files)
+    local originals, ok_urls = {}, {}
+    for _, rec in ipairs(before.response) do
+      originals[rec.id] = rec
+      -- robots.txt is not fetched again (the state keeps it for a day)
+      if rec:response().status == 200 and rec.uri:find("/site/", 1, true) then ok_urls[rec.uri] = true end
+    end
+    assert.is_nil(before.revisit) -- the fixture's pages differ from each other
+    -- Each revisit names the first run's record of its URL: ID, URI, date, digest.
+    local revisited = {}
+    for _, rec in ipairs(after.revisit or {}) do
+      local hd = rec.headers
+      local original = originals[hd["WARC-Refers-To"]]
+      assert.is_truthy(original, rec.uri .. ": its revisit names no record of the first run")
+      assert.equal(rec.uri, original.uri)
+      assert.equal(hd["WARC-Refers-To-Target-URI"], original.uri)
+      assert.equal(hd["WARC-Refers-To-Date"], original.date)
+      assert.equal(hd["WARC-Payload-Digest"], original.headers["WARC-Payload-Digest"])
+      assert.equal("http://netpreserve.org/warc/1.1/revisit/identical-payload-digest", hd["WARC-Profile"])
+      revisited[rec.uri] = true
+    end
+    -- The changed pages are whole responses; every other page of status 200, a revisit.
+    local changed_urls = {}
+    for _, u in ipairs(parsed) do changed_urls[u] = true end
+    for _, rec in ipairs(after.response) do
+      assert.is_nil(revisited[rec.uri])
+      if ok_urls[rec.uri] then assert.is_true(changed_urls[rec.uri], rec.uri .. " did not change: not a revisit") end
+    end
+    local n_ok = 0
+    for u in pairs(ok_urls) do
+      n_ok = n_ok + 1
+      assert.is_true(revisited[u] or changed_urls[u], u .. " is neither a revisit nor changed")
+    end
+    assert.equal(n_ok - changed, #after.revisit)
+    assert.is_true(#after.revisit > pages() / 2)
+    -- Independent readers: warcio indexes the second run's file, and the standard's
+    -- check (digests, pairs, each revisit's original) passes over both runs' files.
+    local build_dir = h.luacrawl_bin:match("^(.*)/[^/]+$")
+    local tools = h.source_dir .. "/tests/tools"
+    local code, out, err = h.sh(("%q %q index %q"):format(tools .. "/warcio", build_dir, again_files[1]))
+    assert.equal(0, code, "warcio failed (npm unreachable?): " .. err)
+    assert.equal(#after.revisit, select(2, out:gsub('"warc%-type": ?"revisit"', "")))
+    code, out, err = h.sh(("python3 %q %q %q"):format(tools .. "/warc_check.py", first_files[1], again_files[1]))
+    assert.equal(0, code, out .. err)
+    assert.matches(" 0 problems", out)
+    -- A third run finds the first run's originals still (the state keeps them).
+    local third_prefix = h.tmpname("-third")
+    run(state, { recrawl = 0, warc = third_prefix })
+    local third = records_by_type({ third_prefix .. "-00000.warc.gz" })
+    for _, rec in ipairs(third.revisit or {}) do
+      assert.is_truthy(originals[rec.headers["WARC-Refers-To"]] or changed_urls[rec.uri])
+    end
+    assert.equal(#after.revisit + changed, #third.revisit)
+  end)
+end)
+
 describe("crawl.run with a state", function()
   it("keeps a request's callback by its name and its meta across runs", function()
     control("/__reset", "POST")

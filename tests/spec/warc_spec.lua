@@ -213,6 +213,43 @@ describe("lc.warc writing", function()
     assert.equal(0, code, out)
   end)
 
+  it("revisits the originals of an earlier writer it was told of, and lists its own", function()
+    local first, second = h.tmpname("-o1"), h.tmpname("-o2")
+    local list, id, err
+    lc.run(function()
+      local res = assert(lc.fetch(h.url("/site/p/6.html"), { archive = true }))
+      local w = assert(lc.warc.open(first, { dedupe = true }))
+      w:track()
+      id = assert(w:write(res))
+      assert(w:write(assert(lc.fetch(h.url("/status/404"), { archive = true })))) -- no original
+      assert(w:sync())
+      list = w:originals()
+      assert.same({}, w:originals()) -- each is listed once
+      assert(w:close())
+      local w2 = assert(lc.warc.open(second, { dedupe = true }))
+      local ok
+      ok, err = w2:remember("sha1:NOT-A-DIGEST", list[2], list[3], list[4])
+      assert.is_nil(ok)
+      assert(w2:remember(list[1], list[2], list[3], list[4]))
+      assert(w2:write(res))
+      assert(w2:close())
+    end)
+    assert.equal("usage", err.kind)
+    assert.equal(4, #list)
+    local original = records(first .. "-00000.warc.gz")[2]
+    assert.same({ original.headers["WARC-Payload-Digest"], original.uri, original.date, original.id }, list)
+    assert.equal(id, original.id)
+    local revisit = records(second .. "-00000.warc.gz")[2]
+    assert.equal("revisit", revisit.type)
+    assert.equal(original.id, revisit.headers["WARC-Refers-To"])
+    assert.equal(original.uri, revisit.headers["WARC-Refers-To-Target-URI"])
+    assert.equal(original.date, revisit.headers["WARC-Refers-To-Date"])
+    assert.equal(original.headers["WARC-Payload-Digest"], revisit.headers["WARC-Payload-Digest"])
+    local code, out = h.sh(("python3 %q %q %q"):format(tools .. "/warc_check.py",
+      first .. "-00000.warc.gz", second .. "-00000.warc.gz"))
+    assert.equal(0, code, out)
+  end)
+
   it("rotates at max_size and names the files in order", function()
     local prefix = h.tmpname("-m")
     lc.run(function()

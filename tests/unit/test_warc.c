@@ -1,6 +1,7 @@
 /* Unit tests of engine/warc.c and warc_read.c: the digests on the test vectors of
  * FIPS 180 (RFC 3174), fed in pieces, and their base32; a writer's file read back record
  * by record, a cut file, rotation, revisits, a chunked head rewritten, the HTTP helpers. */
+#include "sha1_ni.h"
 #include "test.h"
 #include "warc.h"
 
@@ -65,6 +66,68 @@ static void sha1_vectors(void)
     CHECK(strcmp(out, "dea356a2cddd90c7a7ecedc5ebb563934f460452") == 0);
     sha1_hex("", 0, 1, out);
     CHECK(strcmp(out, "da39a3ee5e6b4b0d3255bfef95601890afd80709") == 0);
+}
+
+/* A raw SHA-1 as warc_digest writes it: "sha1:" and base32. */
+static void raw_text(const unsigned char d[20], char out[WARC_DIGEST_SIZE])
+{
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    memcpy(out, "sha1:", 5);
+    for (int i = 0; i < 32; i++) {
+        unsigned v = 0;
+        for (int b = 0; b < 5; b++) {
+            int bit = 5 * i + b;
+            v = v << 1 | (unsigned)(d[bit / 8] >> (7 - bit % 8) & 1);
+        }
+        out[5 + i] = alphabet[v];
+    }
+    out[37] = '\0';
+}
+
+/* sha1_ni (where the CPU has the instructions) against libcrypto's (warc_digest): two
+ * messages at once as the writer gives them, a payload and the same payload after a
+ * head, of lengths around the block size and padding's edges, the head in pieces. */
+static void sha1_ni_matches(void)
+{
+    if (!sha1_ni_available()) {
+        printf("  no SHA instructions here: sha1_ni not tested\n");
+        return;
+    }
+    static char data[70000];
+    srand(7);
+    for (size_t i = 0; i < sizeof(data); i++)
+        data[i] = (char)(rand() & 0xff);
+    static const size_t lens[] = {0,   1,   55,  56,  63,   64,    65,        119,
+                                  120, 127, 128, 129, 1000, 16411, 65536 + 17};
+    static const size_t heads[] = {0, 1, 3, 63, 64, 200, 333};
+    int bad = 0;
+    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        for (size_t k = 0; k < sizeof(heads) / sizeof(heads[0]); k++) {
+            size_t h = heads[k], l = lens[i], h1 = h / 3;
+            const char *pa[1] = {data + h}, *pb[3] = {data, data + h1, data + h};
+            size_t la[1] = {l}, lb[3] = {h1, h - h1, l};
+            unsigned char da[20], db[20];
+            char ta[WARC_DIGEST_SIZE], tb[WARC_DIGEST_SIZE], want[WARC_DIGEST_SIZE];
+            sha1_ni(&(sha1_msg_t){pa, la, 1}, da, &(sha1_msg_t){pb, lb, 3}, db);
+            raw_text(da, ta);
+            raw_text(db, tb);
+            bad += warc_digest(pa, la, 1, want) != 0 || strcmp(ta, want) != 0;
+            bad += warc_digest(pb, lb, 3, want) != 0 || strcmp(tb, want) != 0;
+            sha1_ni(&(sha1_msg_t){pb, lb, 3}, db, NULL, NULL); /* one alone */
+            raw_text(db, tb);
+            bad += strcmp(tb, want) != 0;
+        }
+    }
+    CHECK(bad == 0);
+    /* FIPS 180's "abc" */
+    const char *abc = "abc";
+    size_t three = 3;
+    unsigned char d[20];
+    sha1_ni(&(sha1_msg_t){&abc, &three, 1}, d, NULL, NULL);
+    static const unsigned char want_abc[20] = {0xa9, 0x99, 0x3e, 0x36, 0x47, 0x06, 0x81,
+                                               0x6a, 0xba, 0x3e, 0x25, 0x71, 0x78, 0x50,
+                                               0xc2, 0x6c, 0x9c, 0xd0, 0xd8, 0x9d};
+    CHECK(memcmp(d, want_abc, 20) == 0);
 }
 
 static void base32(void)
@@ -384,6 +447,7 @@ int main(void)
 {
     CHECK(mkdtemp(dir) != NULL);
     RUN(sha1_vectors);
+    RUN(sha1_ni_matches);
     RUN(base32);
     RUN(write_and_read_back);
     RUN(cut_file_keeps_whole_records);
