@@ -19,6 +19,7 @@
 #include "store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -360,10 +361,95 @@ static int start_wal(store_t *s, store_err_t *err)
     return 0;
 }
 
+static store_t *open_file(const char *path, const store_opts_t *o, store_err_t *err);
+
+/* path with suffix appended (malloc'd; NULL when out of memory). */
+static char *with_suffix(const char *path, const char *suffix)
+{
+    size_t n = strlen(path), m = strlen(suffix);
+    char *p = malloc(n + m + 1);
+    if (!p) return NULL;
+    memcpy(p, path, n);
+    memcpy(p + n, suffix, m + 1);
+    return p;
+}
+
+/* A file and its WAL and shared-memory files gone, if they were there. */
+static void remove_db_files(const char *file)
+{
+    static const char *const suffixes[] = {"-wal", "-shm"};
+    unlink(file);
+    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+        char *f = with_suffix(file, suffixes[i]);
+        if (f) unlink(f);
+        free(f);
+    }
+}
+
+/* The directory that holds path, synced: a file linked into it stays there after a
+ * power loss. Best effort: a file system that cannot sync a directory says so by
+ * failing, and the state is no less whole for it. */
+static void sync_dir_of(const char *path)
+{
+    char *dir = strdup(path);
+    if (!dir) return;
+    char *slash = strrchr(dir, '/');
+    const char *d = ".";
+    if (slash == dir)
+        d = "/";
+    else if (slash) {
+        *slash = '\0';
+        d = dir;
+    }
+    int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+/* A new state is made whole beside its path (PATH.new: opened, its schema written,
+ * closed) and then linked into place. SQLite creates its file empty and writes it
+ * later; a kill in between would leave an empty file at PATH, which the next open
+ * must refuse (an empty state is a truncated one). This way PATH is whole or not
+ * there; a PATH.new left by a kill is made again. When another process linked PATH
+ * first, its state is the one opened. */
+static int create_whole(const char *path, const store_opts_t *o, store_err_t *err)
+{
+    if (new_in_read_only_dir(path, err)) return -1;
+    char *tmp = with_suffix(path, ".new");
+    if (!tmp) return set_err(err, STORE_NOMEM, "state %s: out of memory", path);
+    remove_db_files(tmp);
+    store_opts_t t = *o;
+    t.skip_check = 1;
+    store_t *s = open_file(tmp, &t, err);
+    int r = s ? store_close(s, err) : -1;
+    if (r == 0 && link(tmp, path) != 0 && errno != EEXIST) {
+        /* A file system without hard links: rename, which would replace a PATH
+         * another process made meanwhile (it then holds the file open and locked,
+         * and this open of PATH fails as "locked"). */
+        int e = errno;
+        if ((e != EPERM && e != ENOTSUP && e != ENOSYS) || rename(tmp, path) != 0)
+            r = set_err(err, STORE_IO, "state %s cannot be created: %s", path, strerror(errno));
+    }
+    remove_db_files(tmp);
+    free(tmp);
+    if (r == 0) sync_dir_of(path);
+    return r;
+}
+
 store_t *store_open(const char *path, const store_opts_t *opts, store_err_t *err)
 {
     static const store_opts_t defaults = {0};
     const store_opts_t *o = opts ? opts : &defaults;
+    struct stat st;
+    if (stat(path, &st) != 0 && errno == ENOENT && create_whole(path, o, err) != 0) return NULL;
+    return open_file(path, o, err);
+}
+
+static store_t *open_file(const char *path, const store_opts_t *o, store_err_t *err)
+{
     if (check_file(path, err) != 0) return NULL;
     store_t *s = calloc(1, sizeof(*s));
     if (!s || !(s->path = strdup(path))) {

@@ -219,6 +219,33 @@ describe("lc.store.open refuses a state it cannot use", function()
     assert.matches("empty file", err.message)
   end)
 
+  it("but a kill while a new state is made leaves no empty file: the next open makes it afresh", function()
+    -- A new state is made at PATH.new and linked into place whole. Killed at
+    -- random instants while it opens, the process leaves either no PATH or a
+    -- whole state (never the empty file SQLite begins with), and at most a
+    -- PATH.new, which the next open makes again.
+    local script = h.tmpname(".lua")
+    for i = 1, 30 do
+      local path = h.tmpname(".db")
+      write_file(script, ("local lc = require 'luacrawl'; assert(lc.store.open(%q)); lc.sleep(5)"):format(path))
+      h.sh(("%s run %s & p=$!; sleep %.4f; kill -9 $p; wait $p"):format(h.luacrawl_bin, script, (i % 10) * 0.002))
+      local f = io.open(path, "rb")
+      if f then
+        assert.is_true(f:seek("end") > 0, "the kill left an empty state file")
+        f:close()
+      end
+      local db = assert(lc.store.open(path))
+      assert(db:close())
+      assert.is_nil(io.open(path .. ".new"), "PATH.new left behind")
+    end
+    -- A PATH.new of any content, left by a kill, is made again.
+    local path = h.tmpname(".db")
+    write_file(path .. ".new", "half a database")
+    local db = assert(lc.store.open(path))
+    assert(db:close())
+    assert.is_nil(io.open(path .. ".new"))
+  end)
+
   it("that another program made, or a newer luacrawl", function()
     local path = h.tmpname(".db")
     sh_ok(("python3 -c \"import sqlite3; c = sqlite3.connect('%s'); c.execute('create table t(a)'); c.commit()\""):format(path))
