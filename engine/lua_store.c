@@ -385,44 +385,49 @@ static int seen_l_tostring(lua_State *L)
 
 /* Statement handles --------------------------------------------------------------- */
 
-/* Bind the arguments from idx on: nil, booleans (0/1), numbers (integers when whole),
- * strings (text). */
+/* The Lua value at idx as a statement's value: nil, booleans (0/1), numbers (integers
+ * when whole), strings (text, pointing into the Lua string). 0, or -1 for another type. */
+static int to_value(lua_State *L, int at, store_value_t *v)
+{
+    memset(v, 0, sizeof(*v));
+    switch (lua_type(L, at)) {
+    case LUA_TNIL:
+        v->type = STORE_NULL;
+        break;
+    case LUA_TBOOLEAN:
+        v->type = STORE_INTEGER;
+        v->i = lua_toboolean(L, at);
+        break;
+    case LUA_TNUMBER: {
+        lua_Number x = lua_tonumber(L, at);
+        if (x == (lua_Number)(int64_t)x && x >= -9007199254740992.0 && x <= 9007199254740992.0) {
+            v->type = STORE_INTEGER;
+            v->i = (int64_t)x;
+        } else {
+            v->type = STORE_REAL;
+            v->r = x;
+        }
+        break;
+    }
+    case LUA_TSTRING:
+        v->type = STORE_TEXT;
+        v->p = lua_tolstring(L, at, &v->len);
+        break;
+    default:
+        return -1;
+    }
+    return 0;
+}
+
+/* Bind the arguments from idx on (to_value). */
 static void bind_args(lua_State *L, struct handle_ud *h, int idx)
 {
     int n = lua_gettop(L) - idx + 1;
     if (n > BIND_MAX) luaL_error(L, "store statement: more than %d values", BIND_MAX);
     store_value_t v[BIND_MAX];
-    for (int i = 0; i < n; i++) {
-        int at = idx + i;
-        memset(&v[i], 0, sizeof(v[i]));
-        switch (lua_type(L, at)) {
-        case LUA_TNIL:
-            v[i].type = STORE_NULL;
-            break;
-        case LUA_TBOOLEAN:
-            v[i].type = STORE_INTEGER;
-            v[i].i = lua_toboolean(L, at);
-            break;
-        case LUA_TNUMBER: {
-            lua_Number x = lua_tonumber(L, at);
-            if (x == (lua_Number)(int64_t)x && x >= -9007199254740992.0 &&
-                x <= 9007199254740992.0) {
-                v[i].type = STORE_INTEGER;
-                v[i].i = (int64_t)x;
-            } else {
-                v[i].type = STORE_REAL;
-                v[i].r = x;
-            }
-            break;
-        }
-        case LUA_TSTRING:
-            v[i].type = STORE_TEXT;
-            v[i].p = lua_tolstring(L, at, &v[i].len);
-            break;
-        default:
-            luaL_argerror(L, at, "nil, a boolean, a number or a string");
-        }
-    }
+    for (int i = 0; i < n; i++)
+        if (to_value(L, idx + i, &v[i]) != 0)
+            luaL_argerror(L, idx + i, "nil, a boolean, a number or a string");
     store_err_t e;
     if (store_stmt_bind(h->obj, v, n, &e) != 0) raise_err(L, h->owner, &e);
 }
@@ -467,6 +472,38 @@ static int stmt_l_exec(lua_State *L)
     lua_pushnumber(L, (lua_Number)store_changes(h->owner->s));
     lua_pushnumber(L, (lua_Number)store_last_id(h->owner->s));
     return 2;
+}
+
+/* stmt:exec_many(n, col1, ..., colk): exec for i = 1..n with the values col1[i], ...,
+ * colk[i] (a column list may have holes: nil), in one call: the writes a crawl
+ * gathered since its last flush (frontier_sqlite.lua), with no call a row. Raises as
+ * exec does; the rows before a failed one are written (and rolled back with it). */
+static int stmt_l_exec_many(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
+    int n = (int)lc_check_integer(L, 2, "store statement: rows", 0, LC_INT_MAX);
+    int k = lua_gettop(L) - 2;
+    if (k > BIND_MAX) return luaL_error(L, "store statement: more than %d values", BIND_MAX);
+    for (int j = 0; j < k; j++)
+        luaL_checktype(L, 3 + j, LUA_TTABLE);
+    store_value_t v[BIND_MAX];
+    for (int i = 1; i <= n; i++) {
+        /* The strings stay reachable from their tables: their pointers live through
+         * the step, with nothing allocated meanwhile. */
+        for (int j = 0; j < k; j++) {
+            lua_rawgeti(L, 3 + j, i);
+            int bad = to_value(L, -1, &v[j]);
+            lua_pop(L, 1);
+            if (bad)
+                return luaL_error(
+                    L,
+                    "store statement: row %d, value %d: not nil, a boolean, a number or a string",
+                    i, j + 1);
+        }
+        store_err_t e;
+        if (store_stmt_run(h->obj, v, k, &e) != 0) return raise_err(L, h->owner, &e);
+    }
+    return 0;
 }
 
 /* stmt:rows(...) -> {{col, ...}, ...}: every row */
@@ -572,8 +609,8 @@ void lc_register_store(lua_State *L)
         {NULL, NULL},
     };
     static const luaL_Reg stmt_methods[] = {
-        {"exec", stmt_l_exec},           {"rows", stmt_l_rows}, {"one", stmt_l_one},
-        {"seen_urls", stmt_l_seen_urls}, {NULL, NULL},
+        {"exec", stmt_l_exec}, {"exec_many", stmt_l_exec_many}, {"rows", stmt_l_rows},
+        {"one", stmt_l_one},   {"seen_urls", stmt_l_seen_urls}, {NULL, NULL},
     };
     static const luaL_Reg funcs[] = {
         {"store_open", l_store_open},
