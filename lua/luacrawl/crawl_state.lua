@@ -49,6 +49,9 @@ local DONE_SQL = {
     .. " body TEXT NOT NULL, fetched_at REAL NOT NULL) WITHOUT ROWID",
 }
 
+-- Done rows gathered at most before they are written (flush_done).
+local BATCH = 4096
+
 -- RFC 9309 2.4: a robots.txt may be cached for up to 24 hours.
 M.robots_max_age = 24 * 3600
 
@@ -199,6 +202,10 @@ function M.open(crawler)
     host_key = function(url) return crawler:host_key(url) end,
     interval = spec.commit_interval or M.default_commit_interval,
     uncommitted = 0, batch = math.max(1, math.floor(spec.concurrency / 4)),
+    -- Rows of crawl_done not written yet (flush_done), column by column, and the ids
+    -- of the rows a recrawl replaces.
+    ndone = 0, d_url = {}, d_status = {}, d_final = {}, d_at = {}, d_etag = {}, d_lm = {}, d_digest = {},
+    d_error = {}, d_depth = {}, nforget = 0, forget_id = {},
   }, State)
   local ok, oerr = pcall(self.setup, self, crawler)
   if not ok then
@@ -295,10 +302,35 @@ function State:fetched(req, res)
   self:done_row(req, req.url, status, res.url, os.time(), etag, lm, digest, nil, req.depth or 0)
 end
 
--- A page's row in crawl_done (its row of the crawl before, in a recrawl, goes).
-function State:done_row(req, ...)
-  local ok, err = pcall(self.record_done.exec, self.record_done, ...)
-  if ok and req.recrawl and req.recrawl.row then ok, err = pcall(self.forget_done.exec, self.forget_done, req.recrawl.row) end
+-- A page's row in crawl_done (its row of the crawl before, in a recrawl, goes),
+-- written with the others at the next commit (or when BATCH wait: flush_done).
+function State:done_row(req, url, status, final_url, at, etag, lm, digest, err, depth)
+  if self.error then return end
+  local n = self.ndone + 1
+  self.ndone = n
+  self.d_url[n], self.d_status[n], self.d_final[n], self.d_at[n], self.d_etag[n] = url, status, final_url, at, etag
+  self.d_lm[n], self.d_digest[n], self.d_error[n], self.d_depth[n] = lm, digest, err, depth
+  local before = req.recrawl
+  if before and before.row then
+    local k = self.nforget + 1
+    self.nforget = k
+    self.forget_id[k] = before.row
+  end
+  if n >= BATCH then self:flush_done() end
+end
+
+-- Write the done rows gathered, in one call (and delete the rows they replace).
+function State:flush_done()
+  local n, k = self.ndone, self.nforget
+  if n == 0 and k == 0 then return end
+  self.ndone, self.nforget = 0, 0
+  if self.error then return end
+  local ok, err = true, nil
+  if n > 0 then
+    ok, err = pcall(self.record_done.exec_many, self.record_done, n, self.d_url, self.d_status, self.d_final,
+      self.d_at, self.d_etag, self.d_lm, self.d_digest, self.d_error, self.d_depth)
+  end
+  if ok and k > 0 then ok, err = pcall(self.forget_done.exec_many, self.forget_done, k, self.forget_id) end
   if not ok then self:failed_write(err) end
 end
 
@@ -340,6 +372,10 @@ function State:commit(crawler)
   crawler:flush_outputs()
   if crawler.stats.output_failed then return false end
   self.uncommitted = 0
+  -- The rows gathered since the last commit.
+  if self.f then self.f:flush() end
+  self:flush_done()
+  if self.error then return false end
   local ok, err = pcall(function()
     local lengths = {}
     for _, out in ipairs(crawler.outputs) do
@@ -415,6 +451,11 @@ end
 function State:close(abandon)
   if self.closed then return end
   self.closed = true
+  if not (self.error or abandon) then
+    -- Closing commits: the rows gathered too.
+    if self.f then self.f:flush() end
+    self:flush_done()
+  end
   if self.error or abandon then
     self.db:abandon()
   else
