@@ -372,7 +372,13 @@ store_t *store_open(const char *path, const store_opts_t *opts, store_err_t *err
         set_err(err, STORE_NOMEM, "state %s: out of memory", path);
         return NULL;
     }
-    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    /* Before SQLite's first use (later calls are refused, harmlessly): no count of
+     * the memory it holds, which takes a global mutex at every allocation. */
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    /* NOMUTEX: a store is used by the thread of the event loop only, so its
+     * connection needs no mutex of its own (SQLite takes one at every call else). */
+    int rc = sqlite3_open_v2(
+        path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         if (new_in_read_only_dir(path, err)) goto fail;
         sql_err(path, s->db, rc, "opening it", err);
