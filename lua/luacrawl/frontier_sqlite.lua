@@ -13,9 +13,11 @@
 -- In a breadth-first crawl that is the order of depth; a request with a priority
 -- above 0 never waits on disk (it goes in its host's window, which orders by
 -- priority), nor does one queued again (a retry, one back from robots.txt). So a
--- frontier of millions of URLs costs memory for the windows only. (Ordering the
--- disk by priority and depth too made each insert three times as dear: an index of
--- many insertion points, its pages split half full.)
+-- frontier of millions of URLs costs memory for the windows only. The table is keyed
+-- by (host, id), WITHOUT ROWID: a host's rows lie together in the order queued, each
+-- insert and delete is one B-tree's, not a table's and an index's. (Ordering the disk
+-- by priority and depth too made each insert three times as dear: many insertion
+-- points, pages split half full.)
 --
 -- The rows written are not durable until the store commits (the crawl does, at its
 -- commit interval: crawl_state.lua); a kill loses what came after the last commit,
@@ -39,9 +41,8 @@ local M = {}
 local BATCH = 4096
 
 local SCHEMA = {
-  "CREATE TABLE IF NOT EXISTS crawl_frontier(id INTEGER PRIMARY KEY, host TEXT NOT NULL,"
-    .. " priority REAL NOT NULL, depth INTEGER NOT NULL, url TEXT NOT NULL, referrer TEXT, extra TEXT)",
-  "CREATE INDEX IF NOT EXISTS crawl_frontier_host ON crawl_frontier(host, id)",
+  "CREATE TABLE IF NOT EXISTS crawl_frontier(host TEXT NOT NULL, id INTEGER NOT NULL, priority REAL NOT NULL,"
+    .. " depth INTEGER NOT NULL, url TEXT NOT NULL, referrer TEXT, extra TEXT, PRIMARY KEY(host, id)) WITHOUT ROWID",
   -- A host's backoff (a 429 or 503, crawler:backoff), until a wall-clock time: a
   -- resumed crawl waits it out too.
   "CREATE TABLE IF NOT EXISTS crawl_backoff(host TEXT PRIMARY KEY, until REAL NOT NULL) WITHOUT ROWID",
@@ -78,8 +79,8 @@ function M.open(db, opts)
     cursor = {}, -- host key -> breadth-first, every row of it up to this id is read in (or gone)
     insert = db:sql("INSERT INTO crawl_frontier(id, host, priority, depth, url, referrer, extra)"
       .. " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
-    delete = db:sql("DELETE FROM crawl_frontier WHERE id = ?1"),
-    update_extra = db:sql("UPDATE crawl_frontier SET extra = ?2 WHERE id = ?1"),
+    delete = db:sql("DELETE FROM crawl_frontier WHERE host = ?1 AND id = ?2"),
+    update_extra = db:sql("UPDATE crawl_frontier SET extra = ?3 WHERE host = ?1 AND id = ?2"),
     next_rows = db:sql("SELECT id, priority, depth, url, referrer, extra FROM crawl_frontier WHERE host = ?1 ORDER BY "
       .. order .. " LIMIT ?2"),
     rows_after = db:sql("SELECT id, priority, depth, url, referrer, extra FROM crawl_frontier WHERE host = ?1"
@@ -87,7 +88,7 @@ function M.open(db, opts)
     -- The writes not made yet (flush): rows to insert, column by column, and ids to delete.
     nins = 0, ins_id = {}, ins_host = {}, ins_priority = {}, ins_depth = {}, ins_url = {}, ins_referrer = {},
     ins_extra = {},
-    ndel = 0, del_id = {},
+    ndel = 0, del_host = {}, del_id = {},
     drop_rows = db:sql("DELETE FROM crawl_frontier WHERE host = ?1"),
     save_backoff = db:sql("INSERT OR REPLACE INTO crawl_backoff(host, until) VALUES (?1, ?2)"),
   }, DF)
@@ -96,12 +97,14 @@ function M.open(db, opts)
   for _, r in ipairs(db:sql("SELECT host, until FROM crawl_backoff WHERE until > ?1"):rows(wall)) do
     self.mem:backoff(r[1], mono + (r[2] - wall))
   end
-  for _, r in ipairs(db:sql("SELECT host, count(*) FROM crawl_frontier GROUP BY host"):rows()) do
+  local max_id = 0
+  for _, r in ipairs(db:sql("SELECT host, count(*), max(id) FROM crawl_frontier GROUP BY host"):rows()) do
     self.disk[r[1]] = r[2]
     self.ndisk = self.ndisk + r[2]
+    if r[3] > max_id then max_id = r[3] end
   end
   self.resumed = self.ndisk
-  self.first_new = (db:sql("SELECT max(id) FROM crawl_frontier"):one() or 0) + 1
+  self.first_new = max_id + 1
   self.next_id = self.first_new
   return self
 end
@@ -152,11 +155,11 @@ function DF:add_row(key, priority, depth, url, referrer, extra)
   return id
 end
 
--- The row of id goes (at the next flush).
-function DF:delete_row(id)
+-- The row (key, id) goes (at the next flush).
+function DF:delete_row(key, id)
   local n = self.ndel + 1
   self.ndel = n
-  self.del_id[n] = id
+  self.del_host[n], self.del_id[n] = key, id
   if n >= BATCH then self:flush() end
 end
 
@@ -170,7 +173,7 @@ function DF:flush()
     self:run(self.insert, "exec_many", ni, self.ins_id, self.ins_host, self.ins_priority, self.ins_depth,
       self.ins_url, self.ins_referrer, self.ins_extra)
   end
-  if nd > 0 then self:run(self.delete, "exec_many", nd, self.del_id) end
+  if nd > 0 then self:run(self.delete, "exec_many", nd, self.del_host, self.del_id) end
 end
 
 -- The row of req, made now unless it has one.
@@ -268,7 +271,7 @@ function DF:refill(key)
           self.mem:push(req)
           want = want - 1
         elseif ok == false then
-          self:delete_row(sid)
+          self:delete_row(key, sid)
         else
           self:mark_loaded(sid, key) -- held until the gate's robots.txt is in
         end
@@ -315,7 +318,7 @@ end
 function DF:forget(req)
   local sid = req.sid
   if not sid then return end
-  self:delete_row(sid)
+  self:delete_row(self.loaded[sid] or req.key, sid)
   self:unload(sid)
   req.sid = nil
 end
@@ -325,7 +328,7 @@ function DF:retry(req)
   if not req.sid then return end
   req.retrying = true
   self:flush() -- its row written first
-  self:run(self.update_extra, "exec", req.sid, self.pack(req))
+  self:run(self.update_extra, "exec", self.loaded[req.sid] or req.key, req.sid, self.pack(req))
 end
 
 function DF:backoff(key, untill)
