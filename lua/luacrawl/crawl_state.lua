@@ -39,6 +39,10 @@ spec_check.add_fields({ "state", "state_force", "commit_interval", "recrawl", "p
 -- commit, fetched again at the next run).
 M.default_commit_interval = 0
 
+-- With interval 0: the longest the dispatcher waits for a commit, when pages that
+-- ended hold some slots, fewer than the batch, and no slot is free (State:commit_due).
+M.commit_gap = 0.005
+
 local DONE_SQL = {
   -- Appended in the order pages are done (no index: each insert writes the last page);
   -- a recrawl deletes a page's row when it is done again.
@@ -201,7 +205,7 @@ function M.open(crawler)
     db = db, path = spec.state, spec = spec,
     host_key = function(url) return crawler:host_key(url) end,
     interval = spec.commit_interval or M.default_commit_interval,
-    uncommitted = 0, batch = math.max(1, math.floor(spec.concurrency / 4)),
+    uncommitted = 0, batch = math.max(1, math.floor(spec.concurrency / 2)), committed_at = lc.now(),
     -- Rows of crawl_done not written yet (flush_done), column by column, and the ids
     -- of the rows a recrawl replaces.
     ndone = 0, d_url = {}, d_status = {}, d_final = {}, d_at = {}, d_etag = {}, d_lm = {}, d_digest = {},
@@ -372,6 +376,7 @@ function State:commit(crawler)
   crawler:flush_outputs()
   if crawler.stats.output_failed then return false end
   self.uncommitted = 0
+  self.committed_at = lc.now()
   -- The rows gathered since the last commit.
   if self.f then self.f:flush() end
   self:flush_done()
@@ -412,8 +417,12 @@ end
 -- With commit_interval 0 (the default), a page that ended keeps its slot until a
 -- commit: the crawl has at most `concurrency` requests in flight and pages done but
 -- not committed together, and a kill costs at most that. The dispatcher commits
--- (commit_due) when those pages hold a quarter of the slots, or when it has no slot
--- left: one commit for many pages.
+-- (commit_due) when those pages hold half the slots, or when they hold fewer but no
+-- slot is free and the last commit is M.commit_gap old: one commit for many pages.
+-- (Committing as soon as no slot was free made a commit at nearly every turn of a
+-- crawl that keeps its slots full, whatever the batch: a commit for a few pages.
+-- The gap bounds what the held slots cost a crawl slow to end its pages: a crawl of
+-- far servers keeps its requests in flight.)
 function State:page_ended()
   self.uncommitted = self.uncommitted + 1
 end
@@ -423,10 +432,18 @@ function State:held_slots()
   return self.interval == 0 and self.uncommitted or 0
 end
 
+-- Returns nil, or the seconds after which the dispatcher is to ask again (pages held
+-- and no slot free, the gap not over).
 function State:commit_due(crawler, active, concurrency)
   local n = self.uncommitted
-  if self.interval > 0 or n == 0 then return end
-  if n >= self.batch or active + n >= concurrency then self:commit(crawler) end
+  if self.interval > 0 or n == 0 then return nil end
+  if n < self.batch then
+    if active + n < concurrency then return nil end -- a slot is free
+    local left = self.committed_at + M.commit_gap - lc.now()
+    if left > 0 then return left end
+  end
+  self:commit(crawler)
+  return nil
 end
 
 -- The crawl ended: a last commit; finished when nothing is left (the frontier empty
