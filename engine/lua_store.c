@@ -474,34 +474,46 @@ static int stmt_l_exec(lua_State *L)
     return 2;
 }
 
-/* stmt:exec_many(n, col1, ..., colk): exec for i = 1..n with the values col1[i], ...,
- * colk[i] (a column list may have holes: nil), in one call: the writes a crawl
- * gathered since its last flush (frontier_sqlite.lua), with no call a row. Raises as
- * exec does; the rows before a failed one are written (and rolled back with it). */
+/* stmt:exec_many(first, last, col1, ..., colk): the statement run for the rows
+ * first..last of the column lists col1..colk (a list may have holes: nil), in one call:
+ * the writes a crawl gathered since its last flush (frontier_sqlite.lua), with no call
+ * a row. A statement of k * m parameters (INSERT ... VALUES (...), (...), ...) takes m
+ * rows a step: rows i..i+m-1 fill its parameters in order; last - first + 1 must then
+ * be a multiple of m. Raises as exec does; the rows before a failed step are written
+ * (and rolled back with it). */
+#define MANY_MAX 512 /* values one step of exec_many binds */
 static int stmt_l_exec_many(lua_State *L)
 {
     struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
-    int n = (int)lc_check_integer(L, 2, "store statement: rows", 0, LC_INT_MAX);
-    int k = lua_gettop(L) - 2;
-    if (k > BIND_MAX) return luaL_error(L, "store statement: more than %d values", BIND_MAX);
+    int first = (int)lc_check_integer(L, 2, "store statement: first row", 1, LC_INT_MAX);
+    int last = (int)lc_check_integer(L, 3, "store statement: last row", 0, LC_INT_MAX);
+    int k = lua_gettop(L) - 3;
+    if (k < 1 || k > BIND_MAX) return luaL_error(L, "store statement: 1 to %d columns", BIND_MAX);
     for (int j = 0; j < k; j++)
-        luaL_checktype(L, 3 + j, LUA_TTABLE);
-    store_value_t v[BIND_MAX];
-    for (int i = 1; i <= n; i++) {
+        luaL_checktype(L, 4 + j, LUA_TTABLE);
+    int params = store_stmt_params(h->obj);
+    int m = params / k;
+    if (m < 1 || m * k != params || params > MANY_MAX)
+        return luaL_error(L, "store statement: %d parameters for rows of %d values", params, k);
+    if (last >= first && (last - first + 1) % m != 0)
+        return luaL_error(L, "store statement: %d rows, not a multiple of %d", last - first + 1, m);
+    store_value_t v[MANY_MAX];
+    for (int i = first; i <= last; i += m) {
         /* The strings stay reachable from their tables: their pointers live through
          * the step, with nothing allocated meanwhile. */
-        for (int j = 0; j < k; j++) {
-            lua_rawgeti(L, 3 + j, i);
-            int bad = to_value(L, -1, &v[j]);
-            lua_pop(L, 1);
-            if (bad)
-                return luaL_error(
-                    L,
-                    "store statement: row %d, value %d: not nil, a boolean, a number or a string",
-                    i, j + 1);
-        }
+        for (int r = 0; r < m; r++)
+            for (int j = 0; j < k; j++) {
+                lua_rawgeti(L, 4 + j, i + r);
+                int bad = to_value(L, -1, &v[r * k + j]);
+                lua_pop(L, 1);
+                if (bad)
+                    return luaL_error(L,
+                                      "store statement: row %d, value %d: not nil, a boolean, a "
+                                      "number or a string",
+                                      i + r, j + 1);
+            }
         store_err_t e;
-        if (store_stmt_run(h->obj, v, k, &e) != 0) return raise_err(L, h->owner, &e);
+        if (store_stmt_run(h->obj, v, params, &e) != 0) return raise_err(L, h->owner, &e);
     }
     return 0;
 }

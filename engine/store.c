@@ -876,6 +876,11 @@ int store_stmt_bind(store_stmt_t *st, const store_value_t *v, int n, store_err_t
     return 0;
 }
 
+int store_stmt_params(store_stmt_t *st)
+{
+    return sqlite3_bind_parameter_count(st->stmt);
+}
+
 int store_stmt_run(store_stmt_t *st, const store_value_t *v, int n, store_err_t *err)
 {
     store_t *s = st->s;

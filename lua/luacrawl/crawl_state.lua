@@ -243,8 +243,10 @@ function State:setup(crawler)
   self.finished_at = self:meta("crawl.finished")
   self.totals = self:meta("crawl.totals") or {}
   self.outputs = self:meta("crawl.outputs") or {}
-  self.record_done = db:sql("INSERT INTO crawl_done(url, status, final_url, fetched_at, etag,"
-    .. " last_modified, digest, error, depth) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
+  local insert_done = "INSERT INTO crawl_done(url, status, final_url, fetched_at, etag, last_modified, digest,"
+    .. " error, depth) VALUES "
+  self.record_done = db:sql(insert_done .. frontier_sqlite.values(9, 1))
+  self.record_done_group = db:sql(insert_done .. frontier_sqlite.values(9, frontier_sqlite.group))
   self.forget_done = db:sql("DELETE FROM crawl_done WHERE id = ?1")
   self.robots_get = db:sql("SELECT status, location, body FROM crawl_robots WHERE origin = ?1 AND fetched_at > ?2")
   self.robots_put = db:sql("INSERT OR REPLACE INTO crawl_robots(origin, status, location, body, fetched_at)"
@@ -331,10 +333,10 @@ function State:flush_done()
   if self.error then return end
   local ok, err = true, nil
   if n > 0 then
-    ok, err = pcall(self.record_done.exec_many, self.record_done, n, self.d_url, self.d_status, self.d_final,
-      self.d_at, self.d_etag, self.d_lm, self.d_digest, self.d_error, self.d_depth)
+    ok, err = pcall(frontier_sqlite.write_rows, self.record_done_group, self.record_done, n, self.d_url,
+      self.d_status, self.d_final, self.d_at, self.d_etag, self.d_lm, self.d_digest, self.d_error, self.d_depth)
   end
-  if ok and k > 0 then ok, err = pcall(self.forget_done.exec_many, self.forget_done, k, self.forget_id) end
+  if ok and k > 0 then ok, err = pcall(self.forget_done.exec_many, self.forget_done, 1, k, self.forget_id) end
   if not ok then self:failed_write(err) end
 end
 
