@@ -537,6 +537,37 @@ static int stmt_l_rows(lua_State *L)
     return 1;
 }
 
+/* stmt:records(names, ...) -> {{[names[1]] = col1, ...}, ...}: every row as a table
+ * of named fields, a column without a name or NULL left out: rows made into records
+ * (requests read back from a state's frontier) with no table a row besides. */
+static int stmt_l_records(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
+    luaL_checktype(L, 2, LUA_TTABLE);
+    bind_args(L, h, 3);
+    lua_newtable(L);
+    int out = lua_gettop(L);
+    int n = 0;
+    while (step(L, h) == 1) {
+        int cols = store_stmt_columns(h->obj);
+        lua_createtable(L, 0, cols + 2);
+        for (int i = 0; i < cols; i++) {
+            store_value_t v;
+            store_stmt_column(h->obj, i, &v);
+            if (v.type == STORE_NULL) continue;
+            lua_rawgeti(L, 2, i + 1);
+            if (lua_isnil(L, -1)) {
+                lua_pop(L, 1);
+                continue;
+            }
+            push_column(L, h->obj, i);
+            lua_rawset(L, -3);
+        }
+        lua_rawseti(L, out, ++n);
+    }
+    return 1;
+}
+
 /* stmt:one(...) -> the columns of the first row (nothing when there is none) */
 static int stmt_l_one(lua_State *L)
 {
@@ -621,8 +652,10 @@ void lc_register_store(lua_State *L)
         {NULL, NULL},
     };
     static const luaL_Reg stmt_methods[] = {
-        {"exec", stmt_l_exec}, {"exec_many", stmt_l_exec_many}, {"rows", stmt_l_rows},
-        {"one", stmt_l_one},   {"seen_urls", stmt_l_seen_urls}, {NULL, NULL},
+        {"exec", stmt_l_exec}, {"exec_many", stmt_l_exec_many},
+        {"rows", stmt_l_rows}, {"records", stmt_l_records},
+        {"one", stmt_l_one},   {"seen_urls", stmt_l_seen_urls},
+        {NULL, NULL},
     };
     static const luaL_Reg funcs[] = {
         {"store_open", l_store_open},

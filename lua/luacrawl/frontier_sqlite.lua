@@ -70,6 +70,10 @@ local SCHEMA = {
 local DF = {}
 DF.__index = DF
 
+-- The fields of a request read back (stmt:records), in the order of the columns of
+-- next_rows and rows_after; extra is unpacked into the others.
+local FIELDS = { "sid", "priority", "depth", "url", "referrer", "extra" }
+
 -- The fields of a request kept in their own columns; any other goes in `extra`
 -- (pack/unpack).
 local COLUMNS = { url = true, depth = true, referrer = true, key = true, priority = true, sid = true }
@@ -308,19 +312,23 @@ function DF:refill(key)
     local limit, rows
     if bf then
       limit = want
-      rows = self:run(self.rows_after, "rows", key, after, limit) or {}
+      rows = self:run(self.rows_after, "records", FIELDS, key, after, limit) or {}
     else
       limit = want + (self.nloaded[key] or 0)
-      rows = self:run(self.next_rows, "rows", key, limit) or {}
+      rows = self:run(self.next_rows, "records", FIELDS, key, limit) or {}
     end
-    for _, r in ipairs(rows) do
+    for _, req in ipairs(rows) do -- each row a request: its columns as fields
       if want <= 0 or on_disk <= 0 then break end
-      local sid = r[1]
+      local sid = req.sid
       after = sid
       if not loaded[sid] then
-        local req = { sid = sid, key = key, priority = r[2], depth = r[3], url = r[4], referrer = r[5] }
+        req.key = key
         if req.priority == 0 then req.priority = nil end
-        if r[6] then self.unpack(r[6], req) end
+        local extra = req.extra
+        if extra then
+          req.extra = nil
+          self.unpack(extra, req)
+        end
         on_disk = on_disk - 1
         self.ndisk = self.ndisk - 1
         local ok = true
