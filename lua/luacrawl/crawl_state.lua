@@ -305,7 +305,10 @@ function State:fetched(req, res)
   else
     digest = crawl_dupes.digest_of(res) or EMPTY_DIGEST
   end
-  self:done_row(req, req.url, status, res.url, os.time(), etag, lm, digest, nil, req.depth or 0)
+  -- The final URL only when a redirect made it another (NULL: the URL itself).
+  local final = res.url
+  if final == req.url then final = nil end
+  self:done_row(req, req.url, status, final, os.time(), etag, lm, digest, nil, req.depth or 0)
 end
 
 -- A page's row in crawl_done (its row of the crawl before, in a recrawl, goes),
