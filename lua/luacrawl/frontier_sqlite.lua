@@ -106,6 +106,7 @@ function M.open(db, opts)
       .. M.values(7, GROUP)),
     delete = db:sql("DELETE FROM crawl_frontier WHERE host = ?1 AND id = ?2"),
     delete_group = db:sql("DELETE FROM crawl_frontier WHERE host = ? AND id IN (" .. ("?,"):rep(GROUP - 1) .. "?)"),
+    delete_range = db:sql("DELETE FROM crawl_frontier WHERE host = ?1 AND id >= ?2 AND id <= ?3"),
     update_extra = db:sql("UPDATE crawl_frontier SET extra = ?3 WHERE host = ?1 AND id = ?2"),
     next_rows = db:sql("SELECT id, priority, depth, url, referrer, extra FROM crawl_frontier WHERE host = ?1 ORDER BY "
       .. order .. " LIMIT ?2"),
@@ -117,6 +118,7 @@ function M.open(db, opts)
     -- Deletes by host (a group's ids are of one host): del_ids[key] = {id, ...}, and
     -- del_keys the hosts in it; g_* and s_* the columns of a flush's groups and singles.
     ndel = 0, del_keys = {}, del_ids = {}, g_host = {}, g_ids = {}, s_host = {}, s_id = {},
+    r_host = {}, r_lo = {}, r_hi = {},
     drop_rows = db:sql("DELETE FROM crawl_frontier WHERE host = ?1"),
     save_backoff = db:sql("INSERT OR REPLACE INTO crawl_backoff(host, until) VALUES (?1, ?2)"),
   }, DF)
@@ -202,14 +204,32 @@ function DF:delete_row(key, id)
   if n >= BATCH then self:flush() end
 end
 
--- The deletes gathered, GROUP ids of a host a statement, the rest one a statement.
+-- The deletes gathered: a run of consecutive ids of a host, one statement (ids are
+-- unique: no other row lies between them; a window read in id order is done nearly
+-- in that order); the others GROUP ids of a host a statement, the rest one each.
 function DF:flush_deletes()
-  local g, s = 0, 0
+  local g, s, r = 0, 0, 0
   local gh, gids, sh, sid = self.g_host, self.g_ids, self.s_host, self.s_id
+  local rh, rlo, rhi = self.r_host, self.r_lo, self.r_hi
   for j = #gids + 1, GROUP do gids[j] = {} end
   for _, key in ipairs(self.del_keys) do
-    local ids = self.del_ids[key]
-    local n = #ids
+    local all = self.del_ids[key]
+    table.sort(all)
+    local ids, n, a, total = {}, 0, 1, #all
+    while a <= total do
+      local b = a
+      while b < total and all[b + 1] - all[b] <= 1 do b = b + 1 end
+      if b - a >= 2 then -- three or more: a range
+        r = r + 1
+        rh[r], rlo[r], rhi[r] = key, all[a], all[b]
+      else
+        for k = a, b do
+          n = n + 1
+          ids[n] = all[k]
+        end
+      end
+      a = b + 1
+    end
     local full = n - n % GROUP
     for i = 1, full, GROUP do
       g = g + 1
@@ -222,6 +242,7 @@ function DF:flush_deletes()
     end
   end
   self.del_keys, self.del_ids = {}, {}
+  if r > 0 then self:run(self.delete_range, "exec_many", 1, r, rh, rlo, rhi) end
   if g > 0 then self:run(self.delete_group, "exec_many", 1, g, gh, unpack(gids, 1, GROUP)) end
   if s > 0 then self:run(self.delete, "exec_many", 1, s, sh, sid) end
 end
