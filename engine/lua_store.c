@@ -432,25 +432,30 @@ static void bind_args(lua_State *L, struct handle_ud *h, int idx)
     if (store_stmt_bind(h->obj, v, n, &e) != 0) raise_err(L, h->owner, &e);
 }
 
-static void push_column(lua_State *L, store_stmt_t *stmt, int i)
+static void push_value(lua_State *L, const store_value_t *v)
 {
-    store_value_t v;
-    store_stmt_column(stmt, i, &v);
-    switch (v.type) {
+    switch (v->type) {
     case STORE_INTEGER:
-        lua_pushnumber(L, (lua_Number)v.i);
+        lua_pushnumber(L, (lua_Number)v->i);
         break;
     case STORE_REAL:
-        lua_pushnumber(L, v.r);
+        lua_pushnumber(L, v->r);
         break;
     case STORE_TEXT:
     case STORE_BLOB:
-        lua_pushlstring(L, v.p ? v.p : "", v.len);
+        lua_pushlstring(L, v->p ? v->p : "", v->len);
         break;
     default:
         lua_pushnil(L);
         break;
     }
+}
+
+static void push_column(lua_State *L, store_stmt_t *stmt, int i)
+{
+    store_value_t v;
+    store_stmt_column(stmt, i, &v);
+    push_value(L, &v);
 }
 
 /* Step once; 1 with a row, 0 done (raises on failure). */
@@ -560,7 +565,7 @@ static int stmt_l_records(lua_State *L)
                 lua_pop(L, 1);
                 continue;
             }
-            push_column(L, h->obj, i);
+            push_value(L, &v);
             lua_rawset(L, -3);
         }
         lua_rawseti(L, out, ++n);
