@@ -258,6 +258,11 @@ function DF:flush()
       self.ins_depth, self.ins_url, self.ins_referrer, self.ins_extra)
   end
   if nd > 0 then self:flush_deletes() end
+  -- The collector paced as if each new row had made a request table (128 bytes), as
+  -- one queued to disk did before rows were gathered: with no garbage made by a
+  -- push, its cycles ran longer, and a frontier pushed millions of URLs let the Lua
+  -- heap peak at 2.8 times what it held (2.3 before), past 256 MB of RSS at 5,000,000.
+  if ni >= 8 then collectgarbage("step", math.floor(ni / 8)) end
 end
 
 -- The row of req, made now unless it has one.
