@@ -455,6 +455,7 @@ end
 -- and the crawl not stopped early). Then the store is closed.
 function State:finish(crawler, done)
   if self.closed then return end
+  self.meta_time = nil -- the last commit writes the totals, whatever the second
   local ok = self:commit(crawler)
   if not ok then return self:close(true) end
   if ok and done and crawler.frontier:empty() then
