@@ -543,8 +543,9 @@ static int stmt_l_rows(lua_State *L)
 }
 
 /* stmt:records(names, ...) -> {{[names[1]] = col1, ...}, ...}: every row as a table
- * of named fields, a column without a name or NULL left out: rows made into records
- * (requests read back from a state's frontier) with no table a row besides. */
+ * of named fields, a column NULL or without a name (names[i] not a string) left out:
+ * rows made into records (requests read back from a state's frontier) with no table a
+ * row besides. */
 static int stmt_l_records(lua_State *L)
 {
     struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
@@ -561,7 +562,7 @@ static int stmt_l_records(lua_State *L)
             store_stmt_column(h->obj, i, &v);
             if (v.type == STORE_NULL) continue;
             lua_rawgeti(L, 2, i + 1);
-            if (lua_isnil(L, -1)) {
+            if (lua_type(L, -1) != LUA_TSTRING) { /* no name: not kept */
                 lua_pop(L, 1);
                 continue;
             }
