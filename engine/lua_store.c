@@ -385,67 +385,77 @@ static int seen_l_tostring(lua_State *L)
 
 /* Statement handles --------------------------------------------------------------- */
 
-/* Bind the arguments from idx on: nil, booleans (0/1), numbers (integers when whole),
- * strings (text). */
+/* The Lua value at idx as a statement's value: nil, booleans (0/1), numbers (integers
+ * when whole), strings (text, pointing into the Lua string). 0, or -1 for another type. */
+static int to_value(lua_State *L, int at, store_value_t *v)
+{
+    memset(v, 0, sizeof(*v));
+    switch (lua_type(L, at)) {
+    case LUA_TNIL:
+        v->type = STORE_NULL;
+        break;
+    case LUA_TBOOLEAN:
+        v->type = STORE_INTEGER;
+        v->i = lua_toboolean(L, at);
+        break;
+    case LUA_TNUMBER: {
+        lua_Number x = lua_tonumber(L, at);
+        if (x == (lua_Number)(int64_t)x && x >= -9007199254740992.0 && x <= 9007199254740992.0) {
+            v->type = STORE_INTEGER;
+            v->i = (int64_t)x;
+        } else {
+            v->type = STORE_REAL;
+            v->r = x;
+        }
+        break;
+    }
+    case LUA_TSTRING:
+        v->type = STORE_TEXT;
+        v->p = lua_tolstring(L, at, &v->len);
+        break;
+    default:
+        return -1;
+    }
+    return 0;
+}
+
+/* Bind the arguments from idx on (to_value). */
 static void bind_args(lua_State *L, struct handle_ud *h, int idx)
 {
     int n = lua_gettop(L) - idx + 1;
     if (n > BIND_MAX) luaL_error(L, "store statement: more than %d values", BIND_MAX);
     store_value_t v[BIND_MAX];
-    for (int i = 0; i < n; i++) {
-        int at = idx + i;
-        memset(&v[i], 0, sizeof(v[i]));
-        switch (lua_type(L, at)) {
-        case LUA_TNIL:
-            v[i].type = STORE_NULL;
-            break;
-        case LUA_TBOOLEAN:
-            v[i].type = STORE_INTEGER;
-            v[i].i = lua_toboolean(L, at);
-            break;
-        case LUA_TNUMBER: {
-            lua_Number x = lua_tonumber(L, at);
-            if (x == (lua_Number)(int64_t)x && x >= -9007199254740992.0 &&
-                x <= 9007199254740992.0) {
-                v[i].type = STORE_INTEGER;
-                v[i].i = (int64_t)x;
-            } else {
-                v[i].type = STORE_REAL;
-                v[i].r = x;
-            }
-            break;
-        }
-        case LUA_TSTRING:
-            v[i].type = STORE_TEXT;
-            v[i].p = lua_tolstring(L, at, &v[i].len);
-            break;
-        default:
-            luaL_argerror(L, at, "nil, a boolean, a number or a string");
-        }
-    }
+    for (int i = 0; i < n; i++)
+        if (to_value(L, idx + i, &v[i]) != 0)
+            luaL_argerror(L, idx + i, "nil, a boolean, a number or a string");
     store_err_t e;
     if (store_stmt_bind(h->obj, v, n, &e) != 0) raise_err(L, h->owner, &e);
+}
+
+static void push_value(lua_State *L, const store_value_t *v)
+{
+    switch (v->type) {
+    case STORE_INTEGER:
+        lua_pushnumber(L, (lua_Number)v->i);
+        break;
+    case STORE_REAL:
+        lua_pushnumber(L, v->r);
+        break;
+    case STORE_TEXT:
+    case STORE_BLOB:
+        lua_pushlstring(L, v->p ? v->p : "", v->len);
+        break;
+    default:
+        lua_pushnil(L);
+        break;
+    }
 }
 
 static void push_column(lua_State *L, store_stmt_t *stmt, int i)
 {
     store_value_t v;
     store_stmt_column(stmt, i, &v);
-    switch (v.type) {
-    case STORE_INTEGER:
-        lua_pushnumber(L, (lua_Number)v.i);
-        break;
-    case STORE_REAL:
-        lua_pushnumber(L, v.r);
-        break;
-    case STORE_TEXT:
-    case STORE_BLOB:
-        lua_pushlstring(L, v.p ? v.p : "", v.len);
-        break;
-    default:
-        lua_pushnil(L);
-        break;
-    }
+    push_value(L, &v);
 }
 
 /* Step once; 1 with a row, 0 done (raises on failure). */
@@ -469,6 +479,50 @@ static int stmt_l_exec(lua_State *L)
     return 2;
 }
 
+/* stmt:exec_many(first, last, col1, ..., colk): the statement run for the rows
+ * first..last of the column lists col1..colk (a list may have holes: nil), in one call:
+ * the writes a crawl gathered since its last flush (frontier_sqlite.lua), with no call
+ * a row. A statement of k * m parameters (INSERT ... VALUES (...), (...), ...) takes m
+ * rows a step: rows i..i+m-1 fill its parameters in order; last - first + 1 must then
+ * be a multiple of m. Raises as exec does; the rows before a failed step are written
+ * (and rolled back with it). */
+#define MANY_MAX 512 /* values one step of exec_many binds */
+static int stmt_l_exec_many(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
+    int first = (int)lc_check_integer(L, 2, "store statement: first row", 1, LC_INT_MAX);
+    int last = (int)lc_check_integer(L, 3, "store statement: last row", 0, LC_INT_MAX);
+    int k = lua_gettop(L) - 3;
+    if (k < 1 || k > BIND_MAX) return luaL_error(L, "store statement: 1 to %d columns", BIND_MAX);
+    for (int j = 0; j < k; j++)
+        luaL_checktype(L, 4 + j, LUA_TTABLE);
+    int params = store_stmt_params(h->obj);
+    int m = params / k;
+    if (m < 1 || m * k != params || params > MANY_MAX)
+        return luaL_error(L, "store statement: %d parameters for rows of %d values", params, k);
+    if (last >= first && (last - first + 1) % m != 0)
+        return luaL_error(L, "store statement: %d rows, not a multiple of %d", last - first + 1, m);
+    store_value_t v[MANY_MAX];
+    for (int i = first; i <= last; i += m) {
+        /* The strings stay reachable from their tables: their pointers live through
+         * the step, with nothing allocated meanwhile. */
+        for (int r = 0; r < m; r++)
+            for (int j = 0; j < k; j++) {
+                lua_rawgeti(L, 4 + j, i + r);
+                int bad = to_value(L, -1, &v[r * k + j]);
+                lua_pop(L, 1);
+                if (bad)
+                    return luaL_error(L,
+                                      "store statement: row %d, value %d: not nil, a boolean, a "
+                                      "number or a string",
+                                      i + r, j + 1);
+            }
+        store_err_t e;
+        if (store_stmt_run(h->obj, v, params, &e) != 0) return raise_err(L, h->owner, &e);
+    }
+    return 0;
+}
+
 /* stmt:rows(...) -> {{col, ...}, ...}: every row */
 static int stmt_l_rows(lua_State *L)
 {
@@ -484,6 +538,38 @@ static int stmt_l_rows(lua_State *L)
             lua_rawseti(L, -2, i + 1);
         }
         lua_rawseti(L, -2, ++n);
+    }
+    return 1;
+}
+
+/* stmt:records(names, ...) -> {{[names[1]] = col1, ...}, ...}: every row as a table
+ * of named fields, a column NULL or without a name (names[i] not a string) left out:
+ * rows made into records (requests read back from a state's frontier) with no table a
+ * row besides. */
+static int stmt_l_records(lua_State *L)
+{
+    struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
+    luaL_checktype(L, 2, LUA_TTABLE);
+    bind_args(L, h, 3);
+    lua_newtable(L);
+    int out = lua_gettop(L);
+    int n = 0;
+    while (step(L, h) == 1) {
+        int cols = store_stmt_columns(h->obj);
+        lua_createtable(L, 0, cols + 2);
+        for (int i = 0; i < cols; i++) {
+            store_value_t v;
+            store_stmt_column(h->obj, i, &v);
+            if (v.type == STORE_NULL) continue;
+            lua_rawgeti(L, 2, i + 1);
+            if (lua_type(L, -1) != LUA_TSTRING) { /* no name: not kept */
+                lua_pop(L, 1);
+                continue;
+            }
+            push_value(L, &v);
+            lua_rawset(L, -3);
+        }
+        lua_rawseti(L, out, ++n);
     }
     return 1;
 }
@@ -572,8 +658,10 @@ void lc_register_store(lua_State *L)
         {NULL, NULL},
     };
     static const luaL_Reg stmt_methods[] = {
-        {"exec", stmt_l_exec},           {"rows", stmt_l_rows}, {"one", stmt_l_one},
-        {"seen_urls", stmt_l_seen_urls}, {NULL, NULL},
+        {"exec", stmt_l_exec}, {"exec_many", stmt_l_exec_many},
+        {"rows", stmt_l_rows}, {"records", stmt_l_records},
+        {"one", stmt_l_one},   {"seen_urls", stmt_l_seen_urls},
+        {NULL, NULL},
     };
     static const luaL_Reg funcs[] = {
         {"store_open", l_store_open},

@@ -68,6 +68,7 @@ struct store {
     sqlite3 *db;
     char *path;
     sqlite3_stmt *meta_get, *meta_set, *meta_del, *set_count;
+    sqlite3_stmt *begin, *commit; /* prepared once: a crawl commits many times a second */
     store_queue_t *queues;
     store_seen_t *seens;
     store_stmt_t *stmts;
@@ -457,7 +458,10 @@ static store_t *open_file(const char *path, const store_opts_t *o, store_err_t *
         set_err(err, STORE_NOMEM, "state %s: out of memory", path);
         return NULL;
     }
-    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    /* NOMUTEX: a store is used by the thread of the event loop only, so its
+     * connection needs no mutex of its own (SQLite takes one at every call else). */
+    int rc = sqlite3_open_v2(
+        path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         if (new_in_read_only_dir(path, err)) goto fail;
         sql_err(path, s->db, rc, "opening it", err);
@@ -477,7 +481,8 @@ static store_t *open_file(const char *path, const store_opts_t *o, store_err_t *
     if (prepare(s, "SELECT value FROM meta WHERE key = ?1", &s->meta_get, err) != 0 ||
         prepare(s, "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", &s->meta_set, err) ||
         prepare(s, "DELETE FROM meta WHERE key = ?1", &s->meta_del, err) ||
-        prepare(s, "UPDATE objects SET count = ?2 WHERE id = ?1", &s->set_count, err))
+        prepare(s, "UPDATE objects SET count = ?2 WHERE id = ?1", &s->set_count, err) ||
+        prepare(s, "BEGIN", &s->begin, err) || prepare(s, "COMMIT", &s->commit, err))
         goto fail;
     rc = exec(s->db, "COMMIT");
     if (rc == SQLITE_OK) rc = exec(s->db, "BEGIN");
@@ -519,10 +524,10 @@ int store_commit(store_t *s, store_err_t *err)
     if (check_failed(s, err)) return -1;
     int rc = write_counts(s);
     if (rc != SQLITE_DONE) return write_failed(s, rc, "while committing", err);
-    rc = exec(s->db, "COMMIT");
-    if (rc != SQLITE_OK) return write_failed(s, rc, "while committing", err);
-    rc = exec(s->db, "BEGIN");
-    if (rc != SQLITE_OK) return write_failed(s, rc, "after a commit", err);
+    rc = step_done(s->commit);
+    if (rc != SQLITE_DONE) return write_failed(s, rc, "while committing", err);
+    rc = step_done(s->begin);
+    if (rc != SQLITE_DONE) return write_failed(s, rc, "after a commit", err);
     return 0;
 }
 
@@ -562,6 +567,8 @@ void store_abandon(store_t *s)
     sqlite3_finalize(s->meta_set);
     sqlite3_finalize(s->meta_del);
     sqlite3_finalize(s->set_count);
+    sqlite3_finalize(s->begin);
+    sqlite3_finalize(s->commit);
     sqlite3_close(s->db); /* a NULL db is a no-op; the WAL is checkpointed here */
     free(s->path);
     free(s);
@@ -950,6 +957,52 @@ int store_stmt_bind(store_stmt_t *st, const store_value_t *v, int n, store_err_t
         if (rc != SQLITE_OK) return sql_err(s->path, s->db, rc, "binding a value", err);
     }
     return 0;
+}
+
+int store_stmt_params(store_stmt_t *st)
+{
+    return sqlite3_bind_parameter_count(st->stmt);
+}
+
+int store_stmt_run(store_stmt_t *st, const store_value_t *v, int n, store_err_t *err)
+{
+    store_t *s = st->s;
+    if (check_failed(s, err)) return -1;
+    sqlite3_stmt *stmt = st->stmt;
+    sqlite3_reset(stmt); /* a read left at a row */
+    if (n > sqlite3_bind_parameter_count(stmt))
+        return set_err(err, STORE_IO, "state %s: %d values for a statement of %d parameters",
+                       s->path, n, sqlite3_bind_parameter_count(stmt));
+    int rc = SQLITE_OK;
+    for (int i = 0; i < n && rc == SQLITE_OK; i++) {
+        switch (v[i].type) {
+        case STORE_NULL:
+            rc = sqlite3_bind_null(stmt, i + 1);
+            break;
+        case STORE_INTEGER:
+            rc = sqlite3_bind_int64(stmt, i + 1, v[i].i);
+            break;
+        case STORE_REAL:
+            rc = sqlite3_bind_double(stmt, i + 1, v[i].r);
+            break;
+        case STORE_TEXT:
+            rc = sqlite3_bind_text64(stmt, i + 1, v[i].p, v[i].len, SQLITE_STATIC, SQLITE_UTF8);
+            break;
+        case STORE_BLOB:
+            rc = sqlite3_bind_blob64(stmt, i + 1, v[i].len ? v[i].p : "", v[i].len, SQLITE_STATIC);
+            break;
+        }
+    }
+    if (rc != SQLITE_OK) {
+        sqlite3_clear_bindings(stmt);
+        return sql_err(s->path, s->db, rc, "binding a value", err);
+    }
+    rc = step_done(stmt);
+    /* The values are the caller's: none may be read after this call. */
+    sqlite3_clear_bindings(stmt);
+    if (rc == SQLITE_DONE) return 0;
+    if (st->writes) return write_failed(s, rc, "writing the crawl's tables", err);
+    return sql_err(s->path, s->db, rc, "reading the crawl's tables", err);
 }
 
 int store_stmt_step(store_stmt_t *st, store_err_t *err)

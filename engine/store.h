@@ -129,6 +129,12 @@ typedef struct store_value {
 store_stmt_t *store_stmt(store_t *s, const char *sql, store_err_t *err);
 /* Bind n values to parameters 1..n (the others are NULL), for the next step. */
 int store_stmt_bind(store_stmt_t *st, const store_value_t *v, int n, store_err_t *err);
+/* Bind n values to parameters 1..n (the others are NULL) without
+ * copying them, step to the end (rows, if any, are not read) and reset: a write made
+ * many times in a row (a batch). The values need live only during the call. 0 or -1. */
+int store_stmt_run(store_stmt_t *st, const store_value_t *v, int n, store_err_t *err);
+/* The number of parameters of the statement. */
+int store_stmt_params(store_stmt_t *st);
 /* 1: a row is ready (store_stmt_column); 0: done (the statement is reset); -1: error. */
 int store_stmt_step(store_stmt_t *st, store_err_t *err);
 void store_stmt_reset(store_stmt_t *st);

@@ -24,6 +24,7 @@ local db = assert(lc.store.open(path))
 local f = frontier_sqlite.open(db, { per_host = 1000000, window = 64 })
 local seen = lc.seen()
 local function commit()
+  f:flush() -- the rows it gathered, as crawl_state.lua's commit does
   assert(db:commit())
 end
 

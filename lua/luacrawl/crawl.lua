@@ -876,7 +876,7 @@ function Crawler:dispatch()
     local wait
     -- With a state, pages done and not committed hold their slots (crawl_state.lua).
     local state = self.state
-    if state then state:commit_due(self, self.active, spec.concurrency) end
+    local commit_wait = state and state:commit_due(self, self.active, spec.concurrency)
     while self.active + (state and state:held_slots() or 0) < spec.concurrency and self:page_budget_left() do
       local req
       req, wait = self.frontier:pop(now())
@@ -892,6 +892,7 @@ function Crawler:dispatch()
       local left = spec.max_time - (now() - self.started)
       wait = wait and math.min(wait, left) or left
     end
+    if commit_wait then wait = wait and math.min(wait, commit_wait) or commit_wait end
     self:wait(wait)
   end
 end

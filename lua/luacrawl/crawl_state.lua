@@ -39,6 +39,10 @@ spec_check.add_fields({ "state", "state_force", "commit_interval", "recrawl", "p
 -- commit, fetched again at the next run).
 M.default_commit_interval = 0
 
+-- With interval 0: the longest the dispatcher waits for a commit, when pages that
+-- ended hold some slots, fewer than the batch, and no slot is free (State:commit_due).
+M.commit_gap = 0.005
+
 local DONE_SQL = {
   -- Appended in the order pages are done (no index: each insert writes the last page);
   -- a recrawl deletes a page's row when it is done again.
@@ -48,6 +52,9 @@ local DONE_SQL = {
   "CREATE TABLE IF NOT EXISTS crawl_robots(origin TEXT PRIMARY KEY, status INTEGER NOT NULL, location TEXT,"
     .. " body TEXT NOT NULL, fetched_at REAL NOT NULL) WITHOUT ROWID",
 }
+
+-- Done rows gathered at most before they are written (flush_done).
+local BATCH = 4096
 
 -- RFC 9309 2.4: a robots.txt may be cached for up to 24 hours.
 M.robots_max_age = 24 * 3600
@@ -198,7 +205,11 @@ function M.open(crawler)
     db = db, path = spec.state, spec = spec,
     host_key = function(url) return crawler:host_key(url) end,
     interval = spec.commit_interval or M.default_commit_interval,
-    uncommitted = 0, batch = math.max(1, math.floor(spec.concurrency / 4)),
+    uncommitted = 0, batch = math.max(1, math.floor(spec.concurrency / 2)), committed_at = lc.now(),
+    -- Rows of crawl_done not written yet (flush_done), column by column, and the ids
+    -- of the rows a recrawl replaces.
+    ndone = 0, d_url = {}, d_status = {}, d_final = {}, d_at = {}, d_etag = {}, d_lm = {}, d_digest = {},
+    d_error = {}, d_depth = {}, nforget = 0, forget_id = {},
   }, State)
   local ok, oerr = pcall(self.setup, self, crawler)
   if not ok then
@@ -232,8 +243,10 @@ function State:setup(crawler)
   self.finished_at = self:meta("crawl.finished")
   self.totals = self:meta("crawl.totals") or {}
   self.outputs = self:meta("crawl.outputs") or {}
-  self.record_done = db:sql("INSERT INTO crawl_done(url, status, final_url, fetched_at, etag,"
-    .. " last_modified, digest, error, depth) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
+  local insert_done = "INSERT INTO crawl_done(url, status, final_url, fetched_at, etag, last_modified, digest,"
+    .. " error, depth) VALUES "
+  self.record_done = db:sql(insert_done .. frontier_sqlite.values(9, 1))
+  self.record_done_group = db:sql(insert_done .. frontier_sqlite.values(9, frontier_sqlite.group))
   self.forget_done = db:sql("DELETE FROM crawl_done WHERE id = ?1")
   self.robots_get = db:sql("SELECT status, location, body FROM crawl_robots WHERE origin = ?1 AND fetched_at > ?2")
   self.robots_put = db:sql("INSERT OR REPLACE INTO crawl_robots(origin, status, location, body, fetched_at)"
@@ -292,13 +305,41 @@ function State:fetched(req, res)
   else
     digest = crawl_dupes.digest_of(res) or EMPTY_DIGEST
   end
-  self:done_row(req, req.url, status, res.url, os.time(), etag, lm, digest, nil, req.depth or 0)
+  -- The final URL only when a redirect made it another (NULL: the URL itself).
+  local final = res.url
+  if final == req.url then final = nil end
+  self:done_row(req, req.url, status, final, os.time(), etag, lm, digest, nil, req.depth or 0)
 end
 
--- A page's row in crawl_done (its row of the crawl before, in a recrawl, goes).
-function State:done_row(req, ...)
-  local ok, err = pcall(self.record_done.exec, self.record_done, ...)
-  if ok and req.recrawl and req.recrawl.row then ok, err = pcall(self.forget_done.exec, self.forget_done, req.recrawl.row) end
+-- A page's row in crawl_done (its row of the crawl before, in a recrawl, goes),
+-- written with the others at the next commit (or when BATCH wait: flush_done).
+function State:done_row(req, url, status, final_url, at, etag, lm, digest, err, depth)
+  if self.error then return end
+  local n = self.ndone + 1
+  self.ndone = n
+  self.d_url[n], self.d_status[n], self.d_final[n], self.d_at[n], self.d_etag[n] = url, status, final_url, at, etag
+  self.d_lm[n], self.d_digest[n], self.d_error[n], self.d_depth[n] = lm, digest, err, depth
+  local before = req.recrawl
+  if before and before.row then
+    local k = self.nforget + 1
+    self.nforget = k
+    self.forget_id[k] = before.row
+  end
+  if n >= BATCH then self:flush_done() end
+end
+
+-- Write the done rows gathered, in one call (and delete the rows they replace).
+function State:flush_done()
+  local n, k = self.ndone, self.nforget
+  if n == 0 and k == 0 then return end
+  self.ndone, self.nforget = 0, 0
+  if self.error then return end
+  local ok, err = true, nil
+  if n > 0 then
+    ok, err = pcall(frontier_sqlite.write_rows, self.record_done_group, self.record_done, n, self.d_url,
+      self.d_status, self.d_final, self.d_at, self.d_etag, self.d_lm, self.d_digest, self.d_error, self.d_depth)
+  end
+  if ok and k > 0 then ok, err = pcall(self.forget_done.exec_many, self.forget_done, 1, k, self.forget_id) end
   if not ok then self:failed_write(err) end
 end
 
@@ -340,6 +381,11 @@ function State:commit(crawler)
   crawler:flush_outputs()
   if crawler.stats.output_failed then return false end
   self.uncommitted = 0
+  self.committed_at = lc.now()
+  -- The rows gathered since the last commit.
+  if self.f then self.f:flush() end
+  self:flush_done()
+  if self.error then return false end
   local ok, err = pcall(function()
     local lengths = {}
     for _, out in ipairs(crawler.outputs) do
@@ -376,8 +422,12 @@ end
 -- With commit_interval 0 (the default), a page that ended keeps its slot until a
 -- commit: the crawl has at most `concurrency` requests in flight and pages done but
 -- not committed together, and a kill costs at most that. The dispatcher commits
--- (commit_due) when those pages hold a quarter of the slots, or when it has no slot
--- left: one commit for many pages.
+-- (commit_due) when those pages hold half the slots, or when they hold fewer but no
+-- slot is free and the last commit is M.commit_gap old: one commit for many pages.
+-- (Committing as soon as no slot was free made a commit at nearly every turn of a
+-- crawl that keeps its slots full, whatever the batch: a commit for a few pages.
+-- The gap bounds what the held slots cost a crawl slow to end its pages: a crawl of
+-- far servers keeps its requests in flight.)
 function State:page_ended()
   self.uncommitted = self.uncommitted + 1
 end
@@ -387,16 +437,25 @@ function State:held_slots()
   return self.interval == 0 and self.uncommitted or 0
 end
 
+-- Returns nil, or the seconds after which the dispatcher is to ask again (pages held
+-- and no slot free, the gap not over).
 function State:commit_due(crawler, active, concurrency)
   local n = self.uncommitted
-  if self.interval > 0 or n == 0 then return end
-  if n >= self.batch or active + n >= concurrency then self:commit(crawler) end
+  if self.interval > 0 or n == 0 then return nil end
+  if n < self.batch then
+    if active + n < concurrency then return nil end -- a slot is free
+    local left = self.committed_at + M.commit_gap - lc.now()
+    if left > 0 then return left end
+  end
+  self:commit(crawler)
+  return nil
 end
 
 -- The crawl ended: a last commit; finished when nothing is left (the frontier empty
 -- and the crawl not stopped early). Then the store is closed.
 function State:finish(crawler, done)
   if self.closed then return end
+  self.meta_time = nil -- the last commit writes the totals, whatever the second
   local ok = self:commit(crawler)
   if not ok then return self:close(true) end
   if ok and done and crawler.frontier:empty() then
@@ -415,6 +474,11 @@ end
 function State:close(abandon)
   if self.closed then return end
   self.closed = true
+  if not (self.error or abandon) then
+    -- Closing commits: the rows gathered too.
+    if self.f then self.f:flush() end
+    self:flush_done()
+  end
   if self.error or abandon then
     self.db:abandon()
   else

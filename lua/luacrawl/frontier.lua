@@ -197,6 +197,24 @@ function Queue:push(x, referrer, depth)
   self.n = self.n + 1
 end
 
+-- A FIFO bucket whose head has gone far: its entries moved back to start at 1. Left
+-- to grow, head and tail would index the entries of a bucket that never empties (a
+-- state's frontier keeps a window of a host's requests, refilled before it is empty)
+-- ever higher: the table would hold them in its hash part, and the compiled code that
+-- reads and writes them would leave its traces at each change from one part to the
+-- other. Called when head is past the count of entries: at most one move a pop.
+local function compact(b)
+  local head, tail, ref = b.head, b.tail, b.ref
+  local n = tail - head + 1
+  for j = 1, n do
+    b[j], ref[j] = b[head + j - 1], ref[head + j - 1]
+  end
+  for j = head, tail do
+    b[j], ref[j] = nil, nil
+  end
+  b.head, b.tail = 1, n
+end
+
 -- The next entry: a request, or a URL, its referrer and its depth.
 function Queue:pop()
   local buckets = self.buckets
@@ -220,6 +238,8 @@ function Queue:pop()
     local by_depth = self.index[b.priority]
     by_depth[b.depth] = nil
     if next(by_depth) == nil then self.index[b.priority] = nil end
+  elseif not self.dfs and b.head > 64 and b.head > b.tail - b.head + 1 then
+    compact(b)
   end
   return x, referrer, b.depth
 end

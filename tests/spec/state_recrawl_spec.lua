@@ -135,6 +135,9 @@ describe("a recrawl of a crawl's state", function()
     local r = cjson.decode(json)
     assert.is_false(r.finished)
     assert.equal(50, r.done)
+    -- The totals of the last commit, though the crawl took less than the second
+    -- between two writes of them.
+    assert.equal(50, r.totals.pages)
     assert.is_true(r.frontier > 0)
     assert.equal("127.0.0.1", r.hosts[1].host) -- the host key: the host, without its port
     assert.equal(r.frontier, r.hosts[1].queued)

@@ -173,6 +173,36 @@ describe("lc.store", function()
     assert.has_error(function() hq:push("x") end, "store queue: its store is closed")
   end)
 
+  it("writes rows from column lists, several a statement, and reads them back as records", function()
+    local path = h.tmpname(".db")
+    local db = assert(lc.store.open(path))
+    db:sql("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, n REAL)"):exec()
+    local ids, names, ns = {}, {}, {}
+    for i = 1, 21 do ids[i], names[i], ns[i] = i, "row" .. i, i % 3 == 0 and i / 2 or nil end
+    local one = db:sql("INSERT INTO t(id, name, n) VALUES (?, ?, ?)")
+    local four = db:sql("INSERT INTO t(id, name, n) VALUES (?, ?, ?), (?, ?, ?), (?, ?, ?), (?, ?, ?)")
+    four:exec_many(1, 20, ids, names, ns) -- five steps of four rows
+    one:exec_many(21, 21, ids, names, ns)
+    one:exec_many(5, 4, ids, names, ns) -- no row
+    assert.has_error(function() four:exec_many(1, 3, ids, names, ns) end, "store statement: 3 rows, not a multiple of 4")
+    assert.has_error(function() four:exec_many(1, 4, ids, names) end)
+    assert(db:commit())
+    local rows = db:sql("SELECT id, name, n FROM t WHERE id > ?1 ORDER BY id"):records({ "id", "name", "n" }, 17)
+    assert.same({
+      { id = 18, name = "row18", n = 9 }, { id = 19, name = "row19" }, { id = 20, name = "row20" },
+      { id = 21, name = "row21", n = 10.5 },
+    }, rows)
+    assert.same({ { name = "row3" } }, db:sql("SELECT id, name FROM t WHERE id = 3"):records({ false, "name" }))
+    assert.equal(21, db:sql("SELECT count(*) FROM t"):one())
+    -- A failed row fails the store, as any write: the rows since the last commit go.
+    assert.has_error(function() one:exec_many(1, 1, ids, names, ns) end)
+    assert.falsy(db:commit())
+    db:abandon()
+    db = assert(lc.store.open(path))
+    assert.equal(21, db:sql("SELECT count(*) FROM t"):one())
+    assert(db:close())
+  end)
+
   it("leaves lc.queue() and lc.seen() in memory as they were", function()
     assert.matches("^seen set %(0 URLs%)$", tostring(lc.seen()))
     assert.matches("^seen set %(0 URLs%)$", tostring(lc.seen { expected = 10 }))
