@@ -217,6 +217,15 @@ static int query_int(sqlite3 *db, const char *sql, int64_t def, int64_t *out)
     return rc;
 }
 
+/* path with suffix appended (malloc'd; NULL when out of memory). */
+static char *with_suffix(const char *path, const char *suffix)
+{
+    size_t n = strlen(path) + strlen(suffix) + 1;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s%s", path, suffix);
+    return p;
+}
+
 /* Open ------------------------------------------------------------------------- */
 
 /* An existing empty file is a database to SQLite, and would silently become a
@@ -227,11 +236,8 @@ static int check_file(const char *path, store_err_t *err)
     if (stat(path, &st) != 0) return 0; /* a new state (or SQLite says why not) */
     if (S_ISDIR(st.st_mode)) return set_err(err, STORE_IO, "state %s is a directory", path);
     if (!S_ISREG(st.st_mode) || st.st_size > 0) return 0;
-    size_t n = strlen(path);
-    char *wal = malloc(n + 5);
+    char *wal = with_suffix(path, "-wal");
     if (!wal) return set_err(err, STORE_NOMEM, "state %s: out of memory", path);
-    memcpy(wal, path, n);
-    memcpy(wal + n, "-wal", 5);
     int has_wal = stat(wal, &st) == 0 && st.st_size > 0;
     free(wal);
     if (has_wal) return 0;
@@ -363,17 +369,6 @@ static int start_wal(store_t *s, store_err_t *err)
 }
 
 static store_t *open_file(const char *path, const store_opts_t *o, store_err_t *err);
-
-/* path with suffix appended (malloc'd; NULL when out of memory). */
-static char *with_suffix(const char *path, const char *suffix)
-{
-    size_t n = strlen(path), m = strlen(suffix);
-    char *p = malloc(n + m + 1);
-    if (!p) return NULL;
-    memcpy(p, path, n);
-    memcpy(p + n, suffix, m + 1);
-    return p;
-}
 
 /* A file and its WAL and shared-memory files gone, if they were there. */
 static void remove_db_files(const char *file)
@@ -590,15 +585,10 @@ long long store_file_bytes(const store_t *s)
 {
     struct stat st;
     long long total = 0;
-    size_t n = strlen(s->path);
-    char *wal = malloc(n + 5);
+    char *wal = with_suffix(s->path, "-wal");
     if (stat(s->path, &st) == 0) total += st.st_size;
-    if (wal) {
-        memcpy(wal, s->path, n);
-        memcpy(wal + n, "-wal", 5);
-        if (stat(wal, &st) == 0) total += st.st_size;
-        free(wal);
-    }
+    if (wal && stat(wal, &st) == 0) total += st.st_size;
+    free(wal);
     return total;
 }
 
