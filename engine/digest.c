@@ -24,16 +24,23 @@ void digest_hex_portable(const void *p, size_t n, char hex[33])
     to_hex(v, hex);
 }
 
-void digest_hex(const void *p, size_t n, char hex[33])
+void digest128(const void *p, size_t n, unsigned long long out[2])
 {
 #ifdef LUACRAWL_DIGEST_AVX2
     /* __builtin_cpu_supports reads what libgcc's constructor found: one load. */
     if (__builtin_cpu_supports("avx2")) {
-        unsigned long long v[2];
-        digest_avx2(p, n, v);
-        to_hex(v, hex);
+        digest_avx2(p, n, out);
         return;
     }
 #endif
-    digest_hex_portable(p, n, hex);
+    XXH128_hash_t h = XXH3_128bits(p, n);
+    out[0] = h.high64;
+    out[1] = h.low64;
+}
+
+void digest_hex(const void *p, size_t n, char hex[33])
+{
+    unsigned long long v[2];
+    digest128(p, n, v);
+    to_hex(v, hex);
 }

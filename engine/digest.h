@@ -10,6 +10,9 @@
 /* hex gets the 32 digits and a NUL. */
 void digest_hex(const void *p, size_t n, char hex[33]);
 
+/* The same digest as two numbers, the high half first. */
+void digest128(const void *p, size_t n, unsigned long long out[2]);
+
 /* The digest as libxxhash computes it, whatever the CPU: digest_hex's reference,
  * apart for its tests. */
 void digest_hex_portable(const void *p, size_t n, char hex[33]);

@@ -25,14 +25,6 @@ struct dupes {
     size_t text_len, text_cap;
 };
 
-static uint64_t load64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
 dupes_t *dupes_new(void)
 {
     dupes_t *d = calloc(1, sizeof(*d));
@@ -98,16 +90,16 @@ static int grow_table(dupes_t *d)
     return 0;
 }
 
-int dupes_find(const dupes_t *d, const uint8_t digest[16], const char **first, size_t *first_len)
+int dupes_find(const dupes_t *d, const uint64_t digest[2], const char **first, size_t *first_len)
 {
-    const struct slot *s = &d->slots[probe(d, load64(digest), load64(digest + 8))];
+    const struct slot *s = &d->slots[probe(d, digest[0], digest[1])];
     if (!s->len) return 0;
     *first = d->text + s->off;
     *first_len = s->len - 1;
     return 1;
 }
 
-int dupes_add(dupes_t *d, const uint8_t digest[16], const char *url, size_t url_len)
+int dupes_add(dupes_t *d, const uint64_t digest[2], const char *url, size_t url_len)
 {
     if (url_len >= UINT32_MAX) return -1;
     if (!d->text || d->text_cap - d->text_len < url_len) {
@@ -118,7 +110,7 @@ int dupes_add(dupes_t *d, const uint8_t digest[16], const char *url, size_t url_
         d->text_cap = cap;
     }
     if (table_full(d) && grow_table(d) < 0) return -1;
-    uint64_t hi = load64(digest), lo = load64(digest + 8);
+    uint64_t hi = digest[0], lo = digest[1];
     if (url_len) memcpy(d->text + d->text_len, url, url_len);
     d->slots[probe(d, hi, lo)] = (struct slot){hi, lo, d->text_len, (uint32_t)url_len + 1, 0};
     d->text_len += url_len;

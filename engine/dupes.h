@@ -16,13 +16,14 @@ typedef struct dupes dupes_t;
 dupes_t *dupes_new(void);
 void dupes_free(dupes_t *d);
 
-/* The digest (16 bytes, high half first) is in the map: 1, with *first and
- * *first_len the URL it came with (valid until the next dupes_add); else 0. */
-int dupes_find(const dupes_t *d, const uint8_t digest[16], const char **first, size_t *first_len);
+/* The digest (its two 64-bit halves, the high one first, as digest128 gives them)
+ * is in the map: 1, with *first and *first_len the URL it came with (valid until
+ * the next dupes_add); else 0. */
+int dupes_find(const dupes_t *d, const uint64_t digest[2], const char **first, size_t *first_len);
 
 /* Add a digest that is not in the map, with its URL: 0, or -1 when out of memory
  * (nothing added). */
-int dupes_add(dupes_t *d, const uint8_t digest[16], const char *url, size_t url_len);
+int dupes_add(dupes_t *d, const uint64_t digest[2], const char *url, size_t url_len);
 
 /* Bytes the next dupes_add with a URL of url_len bytes may allocate (0: it fits
  * as is), so that a caller with a budget can refuse first. */

@@ -63,23 +63,12 @@ static int hex_value(int c)
     return -1;
 }
 
-/* map:first(digest, url) -> the URL the digest (32 hex digits, as core.digest
- * gives) was first met with, or nil when it is new: then it is kept with url.
- * Raises when the map would pass max_memory or memory runs out. */
-static int dupes_l_first(lua_State *L)
+/* The URL the digest was first met with (pushed), or nothing pushed and the digest
+ * kept with the URL at idx: the number of results. */
+static int first_or_add(lua_State *L, struct dupes_ud *u, const uint64_t digest[2], int idx)
 {
-    struct dupes_ud *u = check_dupes(L);
-    size_t hex_len, url_len;
-    const char *hex = luaL_checklstring(L, 2, &hex_len);
-    const char *url = luaL_checklstring(L, 3, &url_len);
-    uint8_t digest[16];
-    if (hex_len != 32) return luaL_argerror(L, 2, "a digest of 32 hex digits");
-    for (int i = 0; i < 16; i++) {
-        int a = hex_value((unsigned char)hex[2 * i]), b = hex_value((unsigned char)hex[2 * i + 1]);
-        if (a < 0 || b < 0) return luaL_argerror(L, 2, "a digest of 32 hex digits");
-        digest[i] = (uint8_t)(a << 4 | b);
-    }
-    const char *first;
+    size_t url_len;
+    const char *url = luaL_checklstring(L, idx, &url_len), *first;
     size_t first_len;
     if (dupes_find(u->d, digest, &first, &first_len)) {
         lua_pushlstring(L, first, first_len);
@@ -94,6 +83,37 @@ static int dupes_l_first(lua_State *L)
     if (dupes_add(u->d, digest, url, url_len) < 0) return luaL_error(L, "dupes: out of memory");
     if (grow) dupes_count(L, u);
     return 0;
+}
+
+/* map:first(digest, url) -> the URL the digest (32 hex digits, as core.digest
+ * gives) was first met with, or nil when it is new: then it is kept with url.
+ * Raises when the map would pass max_memory or memory runs out. */
+static int dupes_l_first(lua_State *L)
+{
+    struct dupes_ud *u = check_dupes(L);
+    size_t hex_len;
+    const char *hex = luaL_checklstring(L, 2, &hex_len);
+    uint64_t digest[2] = {0, 0};
+    if (hex_len != 32) return luaL_argerror(L, 2, "a digest of 32 hex digits");
+    for (int i = 0; i < 32; i++) {
+        int v = hex_value((unsigned char)hex[i]);
+        if (v < 0) return luaL_argerror(L, 2, "a digest of 32 hex digits");
+        digest[i / 16] = digest[i / 16] << 4 | (uint64_t)v;
+    }
+    return first_or_add(L, u, digest, 3);
+}
+
+/* map:see(body, url) -> as map:first with the digest of body (a string or a
+ * response's body, read in place), without making the digest a Lua string. */
+static int dupes_l_see(lua_State *L)
+{
+    struct dupes_ud *u = check_dupes(L);
+    size_t len;
+    const char *body = lc_checkbytes(L, 2, &len);
+    unsigned long long v[2];
+    digest128(body, len, v);
+    uint64_t digest[2] = {v[0], v[1]};
+    return first_or_add(L, u, digest, 3);
 }
 
 static int dupes_l_size(lua_State *L)
@@ -119,10 +139,8 @@ static int dupes_l_gc(lua_State *L)
 }
 
 static const luaL_Reg dupes_methods[] = {
-    {"first", dupes_l_first},
-    {"size", dupes_l_size},
-    {"bytes", dupes_l_bytes},
-    {NULL, NULL},
+    {"first", dupes_l_first}, {"see", dupes_l_see}, {"size", dupes_l_size},
+    {"bytes", dupes_l_bytes}, {NULL, NULL},
 };
 
 static const luaL_Reg digest_funcs[] = {

@@ -14,7 +14,10 @@ M.__index = M
 
 function M.new(spec)
   if spec.dedupe_content == false then return nil end
-  return setmetatable({ first = core.dupes() }, M)
+  -- With a state the digest is stored (crawl_state.lua): made as hex and kept in
+  -- the response; without, the body goes to the map as it is (dupes:see), and no
+  -- Lua string is made of its digest.
+  return setmetatable({ first = core.dupes(), keep = spec.state ~= nil }, M)
 end
 
 -- The digest of a response's body as it is (outside the Lua heap), not res.body: a
@@ -34,9 +37,17 @@ function M:mark(page, stats)
   local status = page.status
   if status < 200 or status >= 300 then return end
   local res = rawget(page, "response")
-  local d = res and M.digest_of(res)
-  if d == nil then return end
-  local first = self.first:first(d, page.url)
+  if res == nil then return end
+  local first
+  if self.keep then
+    local d = M.digest_of(res)
+    if d == nil then return end
+    first = self.first:first(d, page.url)
+  else
+    local body = rawget(res, "body") or rawget(res, "_body")
+    if body == nil or #body == 0 then return end
+    first = self.first:see(body, page.url)
+  end
   if first then
     rawset(page, "duplicate_of", first)
     stats.content_duplicates = (stats.content_duplicates or 0) + 1

@@ -262,6 +262,11 @@ describe("content duplicates", function()
     assert.matches("32 hex digits", select(2, pcall(d.first, d, "abc", "x")))
     assert.matches("32 hex digits", select(2, pcall(d.first, d, ("g"):rep(32), "x")))
     assert.equal(n, #d)
+    -- map:see digests the body itself: the same digest as core.digest's.
+    assert.equal("http://a.test/2", d:see("body 2", "y"))
+    assert.is_nil(d:see("a new body", "http://a.test/new"))
+    assert.equal("http://a.test/new", d:first(core.digest("a new body"), "z"))
+    assert.equal(n + 1, #d)
   end)
 
   it("the CLI record says duplicate_of", function()
