@@ -96,7 +96,14 @@ local function crawl_with_stops(signal, window, code_stopped, extra)
     local code, _, err = run(state, out, extra, signal, after)
     local n = account()
     if stops > 0 then again[#again + 1] = n end
-    local _, lines = read_output(out)
+    -- A signal that comes before the crawl has opened its output (a slow start,
+    -- under the sanitizers) leaves no file yet: no line.
+    local lines = 0
+    local f = io.open(out, "rb")
+    if f then
+      f:close()
+      lines = select(2, read_output(out))
+    end
     if code == 0 and select(2, requests_since(logged)) == logged and lines == select(2, manifest()) then
       finished = true
     else
