@@ -20,7 +20,7 @@ local function with_fleet(fn)
   local prefix = frontier_redis.prefix(("spec-%d-%d"):format(os.time(), crawls))
   return lc.run(function()
     local r = assert(lc.redis.connect(h.redis_url))
-    local step, seqs = r:script(scripts.step), {}
+    local step, status, seqs = r:script(scripts.step), r:script(scripts.status), {}
     local fleet = {}
     function fleet.step(_, worker, body)
       local seq = body.seq
@@ -33,6 +33,10 @@ local function with_fleet(fn)
       for k, v in pairs(body) do t[k] = v end
       local res = assert(step:call({ prefix .. "stats" }, { prefix, worker, tostring(seq), cjson.encode(t) }))
       return cjson.decode(res), res
+    end
+    function fleet.status()
+      local res = assert(status:call({ prefix .. "stats" }, { prefix, "30000" }))
+      return cjson.decode(res)
     end
     function fleet.stats()
       local flat = assert(r:call("HGETALL", prefix .. "stats"))
@@ -243,6 +247,9 @@ describe("frontier_redis scripts", function()
       local t0 = lc.now()
       local acked = f:step("w1", { holding = 1, acks = { { r.items[1][2], "a", "requeue", cjson.null, again, 400 } } })
       assert.equal(2, acked.queued) -- the delayed one too: the fleet is not done
+      local st = f:status() -- what luacrawl state --redis reads
+      assert.equal(1, st.delayed)
+      assert.same({ { host = "a", queued = 1 } }, st.hosts)
       -- Meanwhile only a/2 can be claimed; then nothing, with the wait until it is due.
       local r2 = f:step("w2", { claim = 1 })
       assert.same({ { "a", "http://a/2" } }, urls(r2))
