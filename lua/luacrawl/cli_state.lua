@@ -19,9 +19,9 @@ usage: luacrawl state FILE [--json]
   A state in use by a running crawl cannot be read (it is locked): exit status 2.
   With --redis and --crawl-id: the crawl a fleet of workers shares in Redis
   (luacrawl crawl --redis): done or not, pages done by status, errors by kind,
-  requests queued and leased, the 10 hosts with the most queued, the workers (when
-  each was last heard from, what it holds, how long its lease has left), leases
-  reclaimed and late acknowledgements refused.
+  requests queued (retries waiting their time among them) and leased, the 10 hosts
+  with the most queued, the workers (when each was last heard from, what it holds,
+  how long its lease has left), leases reclaimed and late acknowledgements refused.
 Exit status: 0 shown, 2 usage, or a state that cannot be read.
 ]==]
 
@@ -112,7 +112,7 @@ function M.redis_report(st, id)
   local r = {
     crawl_id = id, statuses = {}, errors = {}, done = 0, queued = st.stats.queued or 0,
     leased = st.stats.leased or 0, reclaimed = st.stats.reclaimed or 0, refused = st.stats.refused or 0,
-    duplicates = st.stats.duplicates or 0, workers = st.workers, hosts = {},
+    duplicates = st.stats.duplicates or 0, workers = st.workers, hosts = {}, delayed = st.delayed or 0,
     started = st.meta.started ~= nil,
   }
   for k, v in pairs(st.stats) do
@@ -137,7 +137,8 @@ function M.format_redis(r, label)
   local lines = { ("crawl %s in %s: %s"):format(r.crawl_id, label, state) }
   lines[#lines + 1] = ("pages done %d: %s"):format(r.done, sorted_counts(r.statuses))
   lines[#lines + 1] = "errors: " .. sorted_counts(r.errors)
-  lines[#lines + 1] = ("frontier %d queued, %d leased"):format(r.queued, r.leased)
+  local delayed = r.delayed > 0 and (" (%d of them retries waiting)"):format(r.delayed) or ""
+  lines[#lines + 1] = ("frontier %d queued%s, %d leased"):format(r.queued, delayed, r.leased)
   for _, h in ipairs(r.hosts) do lines[#lines + 1] = ("  %8d  %s"):format(h.queued, h.host) end
   lines[#lines + 1] = ("workers %d:"):format(#r.workers)
   for _, w in ipairs(r.workers) do

@@ -578,7 +578,8 @@ function Crawler:retry(req, res, kind)
     self.stats.host_backoffs = self.stats.host_backoffs + 1
   end
   self.delayed = self.delayed + 1
-  self.frontier:retry(req) -- a durable frontier keeps its row meanwhile
+  -- A durable frontier keeps its row meanwhile; the fleet's waits in Redis, due then.
+  self.frontier:retry(req, wait)
   self:background_guarded(function(err) -- the request ends here, as an error
     self:request_failed(req, err, "error retrying %s: %s")
   end, function()

@@ -20,11 +20,12 @@
 --   f:backoff(key, until)  ask nothing of this host before `until`
 --   f:set_delay(key, s)    the minimum interval between requests to this host: from
 --                          one start to the next, and from an end to the next start
---   f:hold(req), f:forget(req), f:retry(req)   for a durable frontier
+--   f:hold(req), f:forget(req), f:retry(req, wait)   for a durable frontier
 --                          (frontier_sqlite.lua): a request held outside the frontier
 --                          (waiting for robots.txt) is kept, one that ends there is
---                          forgotten, one that will be pushed again after a delay stays;
---                          nothing to do in memory
+--                          forgotten, one that will be pushed again after a delay (wait
+--                          seconds: the Redis frontier's fleet waits it out, the others
+--                          ignore it) stays; nothing to do in memory
 local core = require "luacrawl.core"
 
 local M = {}

@@ -2,7 +2,8 @@
 -- Redis, the third backend of the frontier interface (docs/architecture.md, "The
 -- frontier interface"; the scripts it runs in Redis: frontier_redis_scripts.lua).
 --
--- The requests wait in Redis, a list per host. A worker claims a batch of them with
+-- The requests wait in Redis, a sorted set per host (by priority, then the order
+-- queued); a retry that waits, in a sorted set by the time it is due. A worker claims a batch of them with
 -- a lease (only as many as it has free slots for, and per host only as many as the
 -- host's free slots for the whole fleet), keeps them in a memory frontier
 -- (luacrawl.frontier) from which the crawl pops as it always does, and acknowledges
@@ -39,7 +40,21 @@ end
 local TRANSIENT = {
   retrying = true, held = true, working = true, changed = true, _warc = true, key = true,
   _item = true, _claimed = true, _epoch = true, _outcome = true, _in_redis = true, _requeued = true,
+  _wait = true,
 }
+
+-- A request's priority for Redis's order: a finite number, else 0.
+local function priority_of(req)
+  local p = req.priority
+  if type(p) ~= "number" or p ~= p or p == math.huge or p == -math.huge then return 0 end
+  return p
+end
+
+-- The request of a claimed member: what follows the 17 characters of its prefix
+-- (frontier_redis_scripts.lua).
+local function item_of(member)
+  return member:sub(18)
+end
 
 -- A request as an item: JSON of its fields; a callback by its name (functions cannot
 -- be stored).
@@ -184,8 +199,8 @@ end
 -- url: the request is admitted once for the fleet, by its URL's fingerprint (the 64
 -- bits lc.url.fingerprint gives, which the local seen set keeps too); false: always
 -- (dont_filter).
-function F:push_item(key, item, url)
-  self.pushes[#self.pushes + 1] = { key, item, url and fingerprint(url) or false }
+function F:push_item(key, item, url, priority)
+  self.pushes[#self.pushes + 1] = { key, item, url and fingerprint(url) or false, priority or 0 }
   self.fleet_done = false
   self:kick()
 end
@@ -212,7 +227,7 @@ function F:push(req)
     req._in_redis, req._requeued = nil, nil
     return
   end
-  self:push_item(req.key, pack(req, self.names), not req.dont_filter and req.url)
+  self:push_item(req.key, pack(req, self.names), not req.dont_filter and req.url, priority_of(req))
 end
 
 function F:push_url(key, url, depth, referrer)
@@ -237,8 +252,11 @@ function F:forget(req)
   end
 end
 
-function F:retry(req)
+-- wait: the seconds the retry waits (its Retry-After or backoff): the fleet claims it
+-- again no sooner (nil: at once).
+function F:retry(req, wait)
   req.retrying = true
+  req._wait = wait
 end
 
 -- Outcomes, told by the crawl as pages end (crawl_redis.lua).
@@ -252,8 +270,9 @@ end
 
 -- (An acknowledgement of a lease lost meanwhile is sent all the same: Redis refuses
 -- it, and counts it.)
-function F:ack(req, how, value, again)
-  self.acks[#self.acks + 1] = { req._item, req.key, how, value == nil and json_null or value, again or json_null }
+function F:ack(req, how, value, again, delay)
+  self.acks[#self.acks + 1] = { req._item, req.key, how, value == nil and json_null or value, again or json_null,
+    delay or 0 }
   if req._epoch == self.epoch then self.holding = self.holding - 1 end
   self:kick()
 end
@@ -266,7 +285,8 @@ end
 
 -- A page is done: its acknowledgement, with its outcome; one to retry goes back to
 -- the fleet's queue now (with its retry count; the crawl's later push of it is not
--- sent again), one that never had an outcome (cancelled) too.
+-- sent again), due after its wait, one that never had an outcome (cancelled) too, at
+-- once.
 function F:done(req, now)
   self.mem:done(req, now)
   if not req._claimed then return end
@@ -274,9 +294,10 @@ function F:done(req, now)
   local outcome = req._outcome
   req._outcome = nil
   if req.retrying or outcome == nil then
-    req.retrying = nil
+    local wait = req.retrying and req._wait or 0
+    req.retrying, req._wait = nil, nil
     req._requeued = true
-    self:ack(req, "requeue", nil, pack(req, self.names))
+    self:ack(req, "requeue", nil, pack(req, self.names), math.max(0, math.ceil(wait * 1000)))
   elseif type(outcome) == "number" then
     self:ack(req, "page", outcome)
   else
@@ -344,7 +365,7 @@ end
 function F:take(items)
   for _, it in ipairs(items) do
     local key, item = it[1], it[2]
-    local ok, req = pcall(json_decode, item)
+    local ok, req = pcall(json_decode, item_of(item))
     if ok and type(req) == "table" and type(req.url) == "string" then
       req.key, req._item, req._claimed, req._epoch = key, item, true, self.epoch
       if type(req.callback) == "string" then req.callback = self.callbacks[req.callback] or req.callback end

@@ -10,10 +10,22 @@
 --                        with queued requests and a free slot are in it
 --   h:HOST         hash  inflight, next (ms), backoff (ms), delay (ms; else the
 --                        crawl's)
---   q:HOST         list  the host's queued requests (items: JSON)
+--   q:HOST         zset  the host's queued requests: members "K" .. SEQ .. ITEM, K "0"
+--                        (back at the front) or "1" (pushed), SEQ 16 digits of the
+--                        crawl's counter (seq; counting down for the front and
+--                        depth-first, up breadth-first), ITEM the request as JSON;
+--                        scored by minus its priority. Equal scores go by member, so a
+--                        host's requests come by priority (higher first), then the
+--                        ones back at the front (last back first), then the pushed
+--                        ones in the order pushed (last first depth-first)
+--   seq            string  the counter of the members (INCR)
+--   delayed        zset  "SEQ" .. HOST .. "\n" .. ITEM -> the time (ms) it is due: a
+--                        retry that waits (its Retry-After or backoff); counted as
+--                        queued, and put back at the front of its host's queue by the
+--                        first step after that time
 --   seen           set   the fingerprint of every URL admitted, for the fleet
 --   leases         zset  worker -> the time (ms) its lease expires
---   lease:WORKER   hash  item -> host key: what the worker claimed and has not
+--   lease:WORKER   hash  member -> host key: what the worker claimed and has not
 --                        acknowledged
 --   held:WORKER    hash  host key -> how many of the host's requests the worker holds
 --                        (its share of the host's slots: step)
@@ -41,6 +53,25 @@ local later = tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000)
 local per_host, default_delay = 1, 0
 local function hkey(h) return P .. 'h:' .. h end
 local function qkey(h) return P .. 'q:' .. h end
+local DELAYED, SEQ = P .. 'delayed', P .. 'seq'
+-- A new member prefix (17 characters): "0" back at the front, "1" pushed; the
+-- counter counting down (front, lifo) or up, on 16 digits.
+local function prefix(front, lifo)
+  local s = redis.call('INCR', SEQ)
+  if front or lifo then s = 1e15 - s end -- (exact in a double: < 2^53)
+  return (front and '0' or '1') .. string.format('%016.0f', s)
+end
+local function item_of(m) return string.sub(m, 18) end
+-- An item's priority: a finite number, else 0.
+local function prio_of(item)
+  local ok, t = pcall(cjson.decode, item)
+  local p = ok and type(t) == 'table' and tonumber(t.priority)
+  if not p or p ~= p or p == math.huge or p == -math.huge then return 0 end
+  return p
+end
+local function enqueue(h, item, prio, front, lifo)
+  redis.call('ZADD', qkey(h), string.format('%.17g', -prio), prefix(front, lifo) .. item)
+end
 local function host_state(h)
   local v = redis.call('HMGET', hkey(h), 'inflight', 'next', 'backoff', 'delay')
   return tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or default_delay
@@ -48,7 +79,7 @@ end
 -- h in HOSTS, at the time it may be asked, when it has requests and a free slot.
 local function rearm(h)
   local inflight, nxt, backoff = host_state(h)
-  if inflight < per_host and redis.call('LLEN', qkey(h)) > 0 then
+  if inflight < per_host and redis.call('ZCARD', qkey(h)) > 0 then
     redis.call('ZADD', HOSTS, math.max(nxt, backoff), h)
   else
     redis.call('ZREM', HOSTS, h)
@@ -60,8 +91,8 @@ local function reclaim(w)
   local items = redis.call('HGETALL', lk)
   local touched = {}
   for i = 1, #items, 2 do
-    local h = items[i + 1]
-    redis.call('LPUSH', qkey(h), items[i])
+    local h, item = items[i + 1], item_of(items[i])
+    enqueue(h, item, prio_of(item), true)
     redis.call('HINCRBY', hkey(h), 'inflight', -1)
     touched[h] = true
   end
@@ -79,24 +110,46 @@ end
 local function reclaim_expired(limit)
   for _, w in ipairs(redis.call('ZRANGEBYSCORE', LEASES, '-inf', now, 'LIMIT', 0, limit)) do reclaim(w) end
 end
+-- A retry that waits ms: due then (still counted as queued).
+local function delay_item(h, item, ms)
+  redis.call('ZADD', DELAYED, later + ms, string.sub(prefix(false, false), 2) .. h .. '\n' .. item)
+end
+-- The delayed retries that are due, at the front of their hosts' queues.
+local function release_due(limit)
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', DELAYED, '-inf', now, 'LIMIT', 0, limit)) do
+    redis.call('ZREM', DELAYED, m)
+    local h, item = string.match(string.sub(m, 17), '^(.*)\n([^\n]*)$')
+    if h then
+      enqueue(h, item, prio_of(item), true)
+      rearm(h)
+    else
+      redis.call('HINCRBY', STATS, 'queued', -1)
+    end
+  end
+end
 ]==]
 
 -- step(worker, seq, json): one round trip of a worker. json is
 --   {per_host =, delay = ms, lease = ms, depth_first =, holding = n, claim = n,
---    acks = {{item, host, how, value, again}, ...},   how: "page" (value: status),
---       "error" (value: kind), "requeue" (again: the item to queue in its place),
+--    acks = {{item, host, how, value, again, delay}, ...},   how: "page" (value:
+--       status), "error" (value: kind), "requeue" (again: the item to queue in its
+--       place; due `delay` ms from now when delay > 0: a retry's wait),
 --       "drop" (never started: robots.txt said no), "return" (never started: back)
---    pushes = {{host, item, fp or false}, ...},       fp: the URL's fingerprint, admitted
---                                                     once (seen); false: always
+--    pushes = {{host, item, fp or false, priority}, ...},   fp: the URL's fingerprint,
+--                                                     admitted once (seen); false: always
 --    ops = {{"delay", host, ms}, {"backoff", host, ms from now}, {"drop", host}, ...}}
 -- In this order: the worker's own lease, if it expired, is reclaimed (lost = 1 when it
--- held something); expired leases of others are reclaimed; the ops, the acks (one for
--- an item no longer in the lease is refused: counted, nothing else), the pushes; then
+-- held something); expired leases of others are reclaimed; delayed retries now due
+-- go back to their hosts' queues; the ops, the acks (one for an item no longer in the
+-- lease is refused: counted, nothing else), the pushes (into the host's queue by
+-- priority, then in the order pushed, or last first depth-first); then
 -- up to `claim` requests are claimed from the hosts that may be asked now, per host at
 -- most its free slots (one when it has a delay: the next start is a delay later).
--- Returns JSON {items = {{host, item}, ...}, lost, refused, queued, leased, wait = ms
--- until the next host may be asked, or -1, created = the crawl's token (join)}. The
--- same seq again gives the same reply.
+-- Returns JSON {items = {{host, member}, ...} (the member: the item after a
+-- 17-character prefix; acknowledged as it is), lost, refused, queued (delayed retries
+-- included), leased, wait = ms until the next host may be asked or the next delayed
+-- retry is due, or -1, created = the crawl's token (join)}. The same seq again gives
+-- the same reply.
 M.step = COMMON .. [==[
 local worker, seq = ARGV[2], ARGV[3]
 local last = P .. 'last:' .. worker
@@ -115,6 +168,7 @@ if (tonumber(req.holding) or 0) > 0 and (not mine or tonumber(mine) <= now) then
   lost = 1
 end
 reclaim_expired(16)
+release_due(100)
 redis.call('ZADD', WORKERS, now, worker)
 -- Counts summed, then written once each (at the end of the claims).
 local inc = {}
@@ -126,7 +180,7 @@ for _, o in ipairs(req.ops or {}) do
   if o[1] == 'delay' then
     redis.call('HSET', hkey(h), 'delay', o[3])
   elseif o[1] == 'drop' then
-    local n = redis.call('LLEN', qkey(h))
+    local n = redis.call('ZCARD', qkey(h))
     if n > 0 then
       redis.call('DEL', qkey(h))
       bump('queued', -n)
@@ -161,8 +215,13 @@ for _, a in ipairs(req.acks or {}) do
       bump('e:' .. tostring(a[4]), 1)
     elseif how == 'requeue' or how == 'return' then
       local again = a[5]
-      if type(again) ~= 'string' then again = item end
-      redis.call('LPUSH', qkey(h), again)
+      if type(again) ~= 'string' then again = item_of(item) end
+      local ms = tonumber(a[6]) or 0
+      if ms > 0 then
+        delay_item(h, again, ms)
+      else
+        enqueue(h, again, prio_of(again), true)
+      end
       bump('queued', 1)
     else
       bump('dropped', 1)
@@ -183,11 +242,7 @@ local touched, pushed, dupes = {}, 0, 0
 for _, p in ipairs(req.pushes or {}) do
   local h, fp = p[1], p[3]
   if not fp or redis.call('SADD', P .. 'seen', fp) == 1 then
-    if req.depth_first then
-      redis.call('LPUSH', qkey(h), p[2])
-    else
-      redis.call('RPUSH', qkey(h), p[2])
-    end
+    enqueue(h, p[2], tonumber(p[4]) or 0, false, req.depth_first)
     touched[h] = true
     pushed = pushed + 1
   else
@@ -218,7 +273,7 @@ if n > 0 then
     if delay > 0 and take > 1 then take = 1 end
     local got = 0
     for _ = 1, take do
-      local item = redis.call('LPOP', qkey(h))
+      local item = redis.call('ZPOPMIN', qkey(h))[1]
       if not item then break end
       bump('queued', -1)
       if redis.call('HSETNX', LEASE, item, h) == 1 then
@@ -248,6 +303,11 @@ end
 local wait = -1
 local first = redis.call('ZRANGE', HOSTS, 0, 0, 'WITHSCORES')
 if first[2] then wait = math.max(0, tonumber(first[2]) - now) end
+local due = redis.call('ZRANGE', DELAYED, 0, 0, 'WITHSCORES')
+if due[2] then
+  local d = math.max(0, tonumber(due[2]) - now)
+  if wait < 0 or d < wait then wait = d end
+end
 local st = redis.call('HMGET', STATS, 'queued', 'leased')
 local reply = cjson.encode({ items = items, lost = lost, refused = refused, queued = tonumber(st[1]) or 0,
   leased = tonumber(st[2]) or 0, wait = wait, created = redis.call('HGET', P .. 'meta', 'created') })
@@ -313,9 +373,10 @@ return 0
 ]==]
 
 -- status(lease ms): what luacrawl state shows, as JSON: stats, meta, hosts by queue
--- length (of the first 1000 hosts scanned), workers and their leases.
+-- length (of the first 1000 hosts scanned), the delayed retries (counted in queued
+-- too), workers and their leases.
 M.status = COMMON .. [==[
-local out = { stats = {}, meta = {}, workers = {}, hosts = {}, now = now }
+local out = { stats = {}, meta = {}, workers = {}, hosts = {}, now = now, delayed = redis.call('ZCARD', DELAYED) }
 local st = redis.call('HGETALL', STATS)
 for i = 1, #st, 2 do out.stats[st[i]] = tonumber(st[i + 1]) or st[i + 1] end
 local meta = redis.call('HGETALL', P .. 'meta')
@@ -339,7 +400,7 @@ repeat
   local r = redis.call('SCAN', cursor, 'MATCH', P .. 'q:*', 'COUNT', 1000)
   cursor = r[1]
   for _, k in ipairs(r[2]) do
-    out.hosts[#out.hosts + 1] = { host = string.sub(k, #P + 3), queued = redis.call('LLEN', k) }
+    out.hosts[#out.hosts + 1] = { host = string.sub(k, #P + 3), queued = redis.call('ZCARD', k) }
     scanned = scanned + 1
   end
 until cursor == '0' or scanned >= 1000

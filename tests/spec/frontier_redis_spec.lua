@@ -20,7 +20,7 @@ local function with_fleet(fn)
   local prefix = frontier_redis.prefix(("spec-%d-%d"):format(os.time(), crawls))
   return lc.run(function()
     local r = assert(lc.redis.connect(h.redis_url))
-    local step, seqs = r:script(scripts.step), {}
+    local step, status, seqs = r:script(scripts.step), r:script(scripts.status), {}
     local fleet = {}
     function fleet.step(_, worker, body)
       local seq = body.seq
@@ -34,6 +34,10 @@ local function with_fleet(fn)
       local res = assert(step:call({ prefix .. "stats" }, { prefix, worker, tostring(seq), cjson.encode(t) }))
       return cjson.decode(res), res
     end
+    function fleet.status()
+      local res = assert(status:call({ prefix .. "stats" }, { prefix, "30000" }))
+      return cjson.decode(res)
+    end
     function fleet.stats()
       local flat = assert(r:call("HGETALL", prefix .. "stats"))
       local t = {}
@@ -46,18 +50,24 @@ local function with_fleet(fn)
   end)
 end
 
-local function item(url)
-  return cjson.encode({ url = url, depth = 0 })
+-- (A request's item carries its priority, as the worker's do: one given back keeps it.)
+local function item(url, priority)
+  return cjson.encode({ url = url, depth = 0, priority = priority })
 end
 
-local function push(host, url)
-  return { host, item(url), lc.url.fingerprint(url) }
+local function push(host, url, priority)
+  return { host, item(url, priority), lc.url.fingerprint(url), priority or 0 }
+end
+
+-- A claimed member's item: after its 17-character prefix.
+local function body(member)
+  return member:sub(18)
 end
 
 -- The items of a reply, as {host, url} pairs.
 local function urls(reply)
   local out = {}
-  for _, it in ipairs(reply.items) do out[#out + 1] = { it[1], cjson.decode(it[2]).url } end
+  for _, it in ipairs(reply.items) do out[#out + 1] = { it[1], cjson.decode(body(it[2])).url } end
   return out
 end
 
@@ -178,8 +188,84 @@ describe("frontier_redis scripts", function()
       assert.equal(0, st.leased)
       local back = f:step("w2", { per_host = 3, claim = 3 })
       local got = {}
-      for _, it in ipairs(back.items) do got[#got + 1] = it[2] end
-      assert.same({ again, r.items[1][2] }, got)
+      for _, it in ipairs(back.items) do got[#got + 1] = body(it[2]) end
+      assert.same({ again, body(r.items[1][2]) }, got)
+    end)
+  end)
+
+  it("give a host's requests by priority (higher first), then in the order pushed, or last first depth-first", function()
+    for _, dfs in ipairs({ false, true }) do
+      with_fleet(function(f)
+        f:step("w1", { depth_first = dfs, pushes = {
+          push("a", "http://a/1"), push("a", "http://a/2", 5), push("a", "http://a/3"),
+          push("a", "http://a/4", -1), push("a", "http://a/5", 5), push("a", "http://a/6", 0.5),
+        } })
+        local got = {}
+        for i = 1, 6 do
+          local r = f:step("w1", { depth_first = dfs, claim = 1, holding = i - 1 })
+          assert.equal(1, #r.items)
+          got[i] = urls(r)[1][2]
+          -- acknowledged, so that the host's one slot is free for the next
+          f:step("w1", { acks = { { r.items[1][2], "a", "page", 200, cjson.null } }, holding = 1 })
+        end
+        if dfs then
+          assert.same({ "http://a/5", "http://a/2", "http://a/6", "http://a/3", "http://a/1", "http://a/4" }, got)
+        else
+          assert.same({ "http://a/2", "http://a/5", "http://a/6", "http://a/1", "http://a/3", "http://a/4" }, got)
+        end
+        assert.equal(0, f:stats().queued)
+      end)
+    end
+  end)
+
+  it("keep identical items of dont_filter requests apart, and put one given back before its priority's others", function()
+    with_fleet(function(f)
+      local same = item("http://a/same")
+      f:step("w1", { per_host = 4, pushes = {
+        { "a", same, false, 0 }, { "a", same, false, 0 }, push("a", "http://a/2", 1), push("a", "http://a/3", 1),
+      } })
+      assert.equal(4, f:stats().queued)
+      local r = f:step("w1", { per_host = 4, claim = 1 })
+      assert.same({ { "a", "http://a/2" } }, urls(r))
+      -- a/2 back (returned): before a/3, its priority's other
+      f:step("w1", { per_host = 4, holding = 1, acks = { { r.items[1][2], "a", "return", cjson.null, cjson.null } } })
+      local all = f:step("w1", { per_host = 4, claim = 4 })
+      assert.same({ { "a", "http://a/2" }, { "a", "http://a/3" }, { "a", "http://a/same" }, { "a", "http://a/same" } },
+        urls(all))
+      assert.not_equal(all.items[3][2], all.items[4][2])
+      assert.equal(4, f:stats().leased)
+      assert.equal(0, f:stats().queued)
+    end)
+  end)
+
+  it("hold a retry that waits in Redis until it is due: counted as queued, claimable no sooner", function()
+    with_fleet(function(f)
+      f:step("w1", { pushes = { push("a", "http://a/1"), push("a", "http://a/2", -1) } })
+      local r = f:step("w1", { claim = 1 })
+      assert.same({ { "a", "http://a/1" } }, urls(r))
+      local again = cjson.encode({ url = "http://a/1", depth = 0, retries = 1 })
+      local t0 = lc.now()
+      local acked = f:step("w1", { holding = 1, acks = { { r.items[1][2], "a", "requeue", cjson.null, again, 400 } } })
+      assert.equal(2, acked.queued) -- the delayed one too: the fleet is not done
+      local st = f:status() -- what luacrawl state --redis reads
+      assert.equal(1, st.delayed)
+      assert.same({ { host = "a", queued = 1 } }, st.hosts)
+      -- Meanwhile only a/2 can be claimed; then nothing, with the wait until it is due.
+      local r2 = f:step("w2", { claim = 1 })
+      assert.same({ { "a", "http://a/2" } }, urls(r2))
+      local r3 = f:step("w2", { claim = 1, holding = 1, acks = { { r2.items[1][2], "a", "page", 200, cjson.null } } })
+      assert.same({}, urls(r3))
+      assert.equal(1, r3.queued)
+      assert.is_true(r3.wait > 0 and r3.wait <= 401, "wait " .. r3.wait)
+      while lc.now() - t0 < 0.3 do
+        assert.same({}, urls(f:step("w2", { claim = 1 })))
+        lc.sleep(0.02)
+      end
+      lc.sleep(0.12)
+      local r4 = f:step("w2", { claim = 1 })
+      assert.same({ { "a", "http://a/1" } }, urls(r4))
+      assert.equal(again, body(r4.items[1][2]))
+      assert.equal(0, r4.queued)
     end)
   end)
 end)

@@ -438,6 +438,30 @@ describe("luacrawl crawl --redis", function()
     assert.is_truthy(count[flaky], "the retry's page is in no output")
   end)
 
+  it("a retry waits its Retry-After for the fleet too: no worker asks for it sooner", function()
+    local id = new_id()
+    local path = "/flaky/retry-" .. id
+    local flaky = h.url(path .. "?fail=1&status=500&retry_after=1", "b.crawl.test")
+    local ws = {}
+    for i = 1, 2 do
+      ws[i] = start(("--dns-server %s --redis %s --crawl-id %s -c 4 '%s'"):format(h.dns_server, h.redis_url, id, flaky))
+    end
+    for _, w in ipairs(ws) do assert.equal(0, wait(w), slurp(w.err)) end
+    local list = {}
+    for _, e in ipairs(control("/__log?host=b.crawl.test").requests) do
+      if e.path:find(path, 1, true) == 1 then list[#list + 1] = e end
+    end
+    table.sort(list, function(x, y) return x.start < y.start end)
+    assert.equal(2, #list)
+    assert.equal(500, list[1].status)
+    assert.equal(200, list[2].status)
+    -- (Redis counts the second from when the acknowledgement reached it, after the 500
+    -- ended; up to a millisecond of rounding between the clocks' readings.)
+    assert.is_true(list[2].start >= list[1]["end"] + 0.999,
+      ("retried %.3f s after the 500 ended"):format(list[2].start - list[1]["end"]))
+    assert.is_truthy(union(ws)[flaky], "the retry's page is in no output")
+  end)
+
   it("Redis restarted mid-crawl (AOF on): the workers connect again and finish, each page once", function()
     local server = h.redis_server("--appendonly yes --appendfsync always")
     local id = new_id()
