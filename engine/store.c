@@ -409,7 +409,8 @@ static void sync_dir_of(const char *path)
  * closed) and then linked into place. SQLite creates its file empty and writes it
  * later; a kill in between would leave an empty file at PATH, which the next open
  * must refuse (an empty state is a truncated one). This way PATH is whole or not
- * there; a PATH.new left by a kill is made again. When another process linked PATH
+ * there; a PATH.new left by a kill is made again, or removed by the next open of a
+ * whole PATH. When another process linked PATH
  * first, its state is the one opened. */
 static int create_whole(const char *path, const store_opts_t *o, store_err_t *err)
 {
@@ -441,7 +442,15 @@ store_t *store_open(const char *path, const store_opts_t *opts, store_err_t *err
     const store_opts_t *o = opts ? opts : &defaults;
     struct stat st;
     if (stat(path, &st) != 0 && errno == ENOENT && create_whole(path, o, err) != 0) return NULL;
-    return open_file(path, o, err);
+    store_t *s = open_file(path, o, err);
+    if (s) {
+        /* A kill between the link and the unlink of PATH.new leaves it beside a
+         * whole PATH, which this process now holds locked: it goes. */
+        char *tmp = with_suffix(path, ".new");
+        if (tmp) remove_db_files(tmp);
+        free(tmp);
+    }
+    return s;
 }
 
 static store_t *open_file(const char *path, const store_opts_t *o, store_err_t *err)

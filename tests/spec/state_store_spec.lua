@@ -253,7 +253,7 @@ describe("lc.store.open refuses a state it cannot use", function()
     -- A new state is made at PATH.new and linked into place whole. Killed at
     -- random instants while it opens, the process leaves either no PATH or a
     -- whole state (never the empty file SQLite begins with), and at most a
-    -- PATH.new, which the next open makes again.
+    -- PATH.new, which the next open makes again or removes.
     local script = h.tmpname(".lua")
     for i = 1, 30 do
       local path = h.tmpname(".db")
