@@ -63,6 +63,26 @@ function M.control(path, opts)
   return lc.run(get)
 end
 
+-- The fixture site's pages as full URLs (a set) and their number; query ("?depth=1")
+-- as /site/manifest.json takes it.
+function M.manifest(query)
+  local want, n = {}, 0
+  for _, p in ipairs(M.control("/site/manifest.json" .. (query or ""))) do
+    want[M.url(p)] = true
+    n = n + 1
+  end
+  return want, n
+end
+
+-- A file's bytes, "" when there is no such file (yet).
+function M.read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return "" end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
 -- Run fn(dir) with a fresh tmpfs of `size` mounted at dir (root only): a small file
 -- system to fill up, or to remount read-only. Where mounting is impossible it prints
 -- why, as `who`, and returns false; the mount goes whatever fn does.

@@ -19,13 +19,7 @@ local function new_id()
   return ("spec-%d-%d-%d"):format(os.time(), math.random(1, 1e6), ids)
 end
 
-local function slurp(path)
-  local f = io.open(path, "rb")
-  if not f then return "" end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local slurp = h.read_file
 
 local function lines_of(path)
   local n = 0
@@ -64,13 +58,15 @@ local function records(w)
   return out
 end
 
-local function manifest()
-  local want, n = {}, 0
-  for _, p in ipairs(control("/site/manifest.json")) do
-    want[h.url(p)] = true
-    n = n + 1
+local manifest = h.manifest
+
+-- Wait until worker w has written `lines` records (or has ended: its status file
+-- written).
+local function wait_for_records(w, lines)
+  for _ = 1, 4000 do
+    if lines_of(w.out) >= lines or slurp(w.status) ~= "" then return end
+    h.sh("sleep 0.005")
   end
-  return want, n
 end
 
 -- The fleet's counts in Redis (its stats hash).
@@ -148,10 +144,7 @@ end
 -- requests in its lease (stopped at one it holds none, it goes on and is stopped
 -- again a moment later). Returns how many it holds.
 local function stop_holding(w, id, lines)
-  for _ = 1, 4000 do
-    if lines_of(w.out) >= lines then break end
-    h.sh("sleep 0.005")
-  end
+  wait_for_records(w, lines)
   local pid = tonumber(slurp(w.pidfile))
   for _ = 1, 200 do
     assert.equal("", slurp(w.status), "the worker ended first")
@@ -207,10 +200,7 @@ describe("luacrawl crawl --redis", function()
       ws[i] = start(("--redis %s --crawl-id %s --worker-id w%d -c 4 --per-host 6 %s"):format(
         h.redis_url, id, i, h.url("/site/")))
     end
-    for _ = 1, 4000 do
-      if lines_of(ws[1].out) >= 100 or slurp(ws[1].status) ~= "" then break end
-      h.sh("sleep 0.005")
-    end
+    wait_for_records(ws[1], 100)
     assert.equal("", slurp(ws[1].status), "the crawl ended before the third worker came")
     ws[3] = start(("--redis %s --crawl-id %s --worker-id w3 -c 4 --per-host 6 %s"):format(
       h.redis_url, id, h.url("/site/")))
@@ -292,10 +282,7 @@ describe("luacrawl crawl --redis", function()
   it("a worker stopped by SIGTERM gives back what it claimed: nothing fetched twice, no lease waited for", function()
     local id = new_id()
     local ws = site_workers(h.redis_url, id)
-    for _ = 1, 4000 do
-      if lines_of(ws[1].out) >= 150 or slurp(ws[1].status) ~= "" then break end
-      h.sh("sleep 0.005")
-    end
+    wait_for_records(ws[1], 150)
     h.sh("kill -TERM " .. slurp(ws[1].pidfile))
     assert.equal(143, wait(ws[1]), slurp(ws[1].err))
     for i = 2, 3 do assert.equal(0, wait(ws[i]), slurp(ws[i].err)) end
@@ -466,10 +453,7 @@ describe("luacrawl crawl --redis", function()
     local server = h.redis_server("--appendonly yes --appendfsync always")
     local id = new_id()
     local ws = site_workers(server.url, id)
-    for _ = 1, 2000 do
-      if lines_of(ws[1].out) >= 100 or slurp(ws[1].status) ~= "" then break end
-      h.sh("sleep 0.005")
-    end
+    wait_for_records(ws[1], 100)
     assert.equal("", slurp(ws[1].status), "the crawl ended before the restart")
     server.stop()
     h.sh("sleep 0.5")
@@ -493,11 +477,7 @@ describe("luacrawl crawl --redis", function()
       quiet = true, progress = false, signals = false, items = items,
       parse = function(page) page:follow_links(); page:emit({ url = page.url }) end,
     })
-    local want, n = {}, 0
-    for _, p in ipairs(control("/site/manifest.json?depth=1")) do
-      want[h.url(p)] = true
-      n = n + 1
-    end
+    local want, n = h.manifest("?depth=1")
     assert.equal(n, #items)
     for _, item in ipairs(items) do assert.is_truthy(want[item.url], item.url) end
     assert.equal("lua-worker", st.redis.worker)
@@ -508,10 +488,7 @@ describe("luacrawl crawl --redis", function()
     local server = h.redis_server()
     local id = new_id()
     local ws = site_workers(server.url, id)
-    for _ = 1, 2000 do
-      if lines_of(ws[1].out) >= 100 or slurp(ws[1].status) ~= "" then break end
-      h.sh("sleep 0.005")
-    end
+    wait_for_records(ws[1], 100)
     assert.equal("", slurp(ws[1].status), "the crawl ended before the restart")
     server.stop()
     server.restart()

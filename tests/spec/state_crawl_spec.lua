@@ -15,14 +15,7 @@ local CONCURRENCY = 8
 
 local control = h.control
 
-local function manifest()
-  local want, n = {}, 0
-  for _, p in ipairs(control("/site/manifest.json")) do
-    want[h.url(p)] = true
-    n = n + 1
-  end
-  return want, n
-end
+local manifest = h.manifest
 
 -- Page paths the server was asked for since entry `from` of its log (robots.txt and
 -- the fixture's own paths left out), and the log's new length.
