@@ -10,24 +10,29 @@
 
 #include <cpuid.h>
 #include <immintrin.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
 #define TARGET __attribute__((target("sha,ssse3,sse4.1")))
 
-static int has_avx; /* vzeroupper is there (clean_upper) */
+/* What the CPU has, found once. Two threads may find it at once (two engines' writers):
+ * both find the same, and atomics keep that from being a data race. */
+static atomic_int has_avx; /* vzeroupper is there (clean_upper) */
 
 int sha1_ni_available(void)
 {
-    static int known = -1;
-    if (known < 0) {
-        has_avx = __builtin_cpu_supports("avx");
+    static atomic_int known = -1;
+    int k = atomic_load_explicit(&known, memory_order_acquire);
+    if (k < 0) {
+        atomic_store_explicit(&has_avx, __builtin_cpu_supports("avx") != 0, memory_order_relaxed);
         unsigned a, b, c, d;
         int ok = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSSE3) && (c & bit_SSE4_1);
         ok = ok && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_SHA);
-        known = ok;
+        k = ok;
+        atomic_store_explicit(&known, k, memory_order_release);
     }
-    return known;
+    return k;
 }
 
 /* Rounds 4i to 4i+3 (i a constant: the macro is expanded 20 times). The words of
@@ -185,7 +190,7 @@ __attribute__((target("avx"))) static void clean_upper(void)
 TARGET void sha1_ni(const sha1_msg_t *a, unsigned char da[20], const sha1_msg_t *b,
                     unsigned char db[20])
 {
-    if (has_avx) clean_upper();
+    if (atomic_load_explicit(&has_avx, memory_order_relaxed)) clean_upper();
     struct stream sa, sb;
     start(&sa, a);
     if (b) {
