@@ -83,13 +83,11 @@ function M.open(crawler, fopts)
   local worker = spec.worker_id or (hostname() .. "-" .. pid())
   local label = redact(spec.redis)
   local self = setmetatable({ spec = spec, worker = worker, label = label }, Fleet)
-  local names, dropped = {}, {}
-  for name, fn in pairs(spec.callbacks or {}) do names[name] = fn end
-  if spec.parse then names.parse = names.parse or spec.parse end
+  local dropped = {}
   local f = frontier_redis.new({
     url = spec.redis, label = label, crawl_id = spec.crawl_id, worker = worker,
     per_host = fopts.per_host, delay = fopts.delay, depth_first = fopts.depth_first, lease = spec.lease,
-    callbacks = names,
+    callbacks = spec.callbacks, parse = spec.parse,
     -- A crawl that is stopping claims nothing more.
     free = function() return crawler.stopping and 0 or spec.concurrency - crawler.active end,
     on_ready = function() crawler:poke() end,

@@ -25,6 +25,7 @@ local core = require "luacrawl.core"
 local spec_check = require "luacrawl.spec_check"
 local frontier_sqlite = require "luacrawl.frontier_sqlite"
 local crawl_dupes = require "luacrawl.crawl_dupes"
+local stored_request = require "luacrawl.stored_request"
 
 local json_encode, json_decode = core.json_encode, core.json_decode
 local EMPTY_DIGEST = core.digest("")
@@ -140,51 +141,6 @@ function M.differences(stored, current)
   return #parts > 0 and table.concat(parts, "; ") or "another identity"
 end
 
--- Fields the crawl sets on a request while it handles it: not the request's own.
-local TRANSIENT = { retrying = true, held = true, working = true, changed = true, _warc = true }
-
--- Requests' fields besides their columns, as JSON; a callback by its name in
--- spec.callbacks (a function cannot be stored).
-local function packer(spec)
-  local names = {}
-  for name, fn in pairs(spec.callbacks or {}) do names[fn] = name end
-  if spec.parse then names[spec.parse] = names[spec.parse] or "parse" end
-  local columns = frontier_sqlite.columns
-  return function(req)
-    local t
-    for k, v in pairs(req) do
-      if not columns[k] and not TRANSIENT[k] then
-        if k == "callback" and type(v) == "function" then
-          local name = names[v]
-          if not name then
-            error("a request's callback must be named in the spec to be kept in the state: "
-              .. "callbacks = { name = fn }, then follow(url, { callback = fn }) or { callback = \"name\" }", 0)
-          end
-          v = name
-        end
-        t = t or {}
-        t[k] = v
-      end
-    end
-    if not t then return nil end
-    local ok, text = pcall(json_encode, t)
-    if not ok then
-      error(("a request of %s cannot be kept in the state (its meta must be JSON: %s)"):format(
-        lc.url.redact(tostring(req.url)), tostring(text)), 0)
-    end
-    return text
-  end
-end
-
-local function unpacker(spec)
-  return function(text, req)
-    for k, v in pairs(json_decode(text)) do req[k] = v end
-    if type(req.callback) == "string" and spec.callbacks then
-      req.callback = spec.callbacks[req.callback] or req.callback
-    end
-  end
-end
-
 local State = {}
 State.__index = State
 
@@ -275,7 +231,12 @@ end
 function State:frontier(opts, resume_gate)
   local o = {}
   for k, v in pairs(opts) do o[k] = v end
-  o.pack, o.unpack, o.resume_gate = packer(self.spec), unpacker(self.spec), resume_gate
+  -- Requests' fields besides their columns, in `extra` (luacrawl.stored_request).
+  o.pack, o.unpack = stored_request.codec({
+    callbacks = self.spec.callbacks, parse = self.spec.parse, apart = frontier_sqlite.columns,
+    where = "kept in the state",
+  })
+  o.resume_gate = resume_gate
   self.f = frontier_sqlite.open(self.db, o)
   self.f.on_error = function(err) self:failed_write(err) end
   if self.finished_at and self.spec.recrawl then self:start_recrawl() end

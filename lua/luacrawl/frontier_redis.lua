@@ -20,6 +20,7 @@ local lc = require "luacrawl"
 local core = require "luacrawl.core"
 local frontier = require "luacrawl.frontier"
 local scripts = require "luacrawl.frontier_redis_scripts"
+local stored_request = require "luacrawl.stored_request"
 
 local json_encode, json_decode, json_null = core.json_encode, core.json_decode, core.json_null
 local fingerprint = lc.url.fingerprint
@@ -35,11 +36,11 @@ function M.prefix(crawl_id)
   return "lc:{" .. crawl_id .. "}:"
 end
 
--- The fields of a request that are the crawl's own while it handles it, or that the
--- item carries apart (key: the host list it is in).
-local TRANSIENT = {
-  retrying = true, held = true, working = true, changed = true, _warc = true, key = true,
-  _item = true, _claimed = true, _epoch = true, _outcome = true, _in_redis = true, _requeued = true,
+-- The fields of a request that the item carries apart (key: the host list it is in),
+-- or that are this frontier's own while the request is claimed; they are not stored
+-- (nor the crawl's own: luacrawl.stored_request).
+local APART = {
+  key = true, _item = true, _claimed = true, _epoch = true, _outcome = true, _in_redis = true, _requeued = true,
   _wait = true,
 }
 
@@ -56,26 +57,6 @@ local function item_of(member)
   return member:sub(18)
 end
 
--- A request as an item: JSON of its fields; a callback by its name (functions cannot
--- be stored).
-local function pack(req, names)
-  local t = {}
-  for k, v in pairs(req) do
-    if not TRANSIENT[k] then
-      if type(v) == "function" then
-        local name = names[v]
-        if not name then
-          error("a request's callback must be named in the spec to be shared by the fleet: "
-            .. "callbacks = { name = fn }, then follow(url, { callback = fn })", 0)
-        end
-        v = name
-      end
-      t[k] = v
-    end
-  end
-  return json_encode(t)
-end
-
 local F = {}
 F.__index = F
 
@@ -90,11 +71,14 @@ F.__index = F
 --                             has its records in its worker's output
 --   gate(req)                 a claimed request through the crawl's rules: true,
 --                             false (dropped) or held (pushed later, or forgotten)
---   callbacks                 name -> function, for requests' callbacks
+--   callbacks, parse          spec.callbacks and spec.parse: requests' callbacks by
+--                             name (luacrawl.stored_request)
 --   log(msg)
 function M.new(opts)
-  local names = {}
-  for name, fn in pairs(opts.callbacks or {}) do names[fn] = name end
+  -- A request as an item, JSON of its fields, and back.
+  local encode, decode = stored_request.codec({
+    callbacks = opts.callbacks, parse = opts.parse, apart = APART, where = "shared by the fleet",
+  })
   local self = setmetatable({
     url = opts.url, label = opts.label or opts.url, crawl_id = opts.crawl_id, worker = opts.worker,
     prefix = M.prefix(opts.crawl_id),
@@ -105,7 +89,7 @@ function M.new(opts)
     on_ready = opts.on_ready or function() end,
     gate = opts.gate,
     log = opts.log or function() end,
-    names = names, callbacks = opts.callbacks or {},
+    encode = encode, decode = decode,
     -- The local frontier: requests claimed and not started. Politeness is Redis's
     -- (a claim respects the fleet's slots and delays); per_host here only mirrors it.
     mem = frontier.new({ per_host = opts.per_host, delay = 0, depth_first = opts.depth_first }),
@@ -227,7 +211,7 @@ function F:push(req)
     req._in_redis, req._requeued = nil, nil
     return
   end
-  self:push_item(req.key, pack(req, self.names), not req.dont_filter and req.url, priority_of(req))
+  self:push_item(req.key, self.encode(req), not req.dont_filter and req.url, priority_of(req))
 end
 
 function F:push_url(key, url, depth, referrer)
@@ -297,7 +281,7 @@ function F:done(req, now)
     local wait = req.retrying and req._wait or 0
     req.retrying, req._wait = nil, nil
     req._requeued = true
-    self:ack(req, "requeue", nil, pack(req, self.names), math.max(0, math.ceil(wait * 1000)))
+    self:ack(req, "requeue", nil, self.encode(req), math.max(0, math.ceil(wait * 1000)))
   elseif type(outcome) == "number" then
     self:ack(req, "page", outcome)
   else
@@ -365,10 +349,9 @@ end
 function F:take(items)
   for _, it in ipairs(items) do
     local key, item = it[1], it[2]
-    local ok, req = pcall(json_decode, item_of(item))
+    local ok, req = pcall(self.decode, item_of(item))
     if ok and type(req) == "table" and type(req.url) == "string" then
       req.key, req._item, req._claimed, req._epoch = key, item, true, self.epoch
-      if type(req.callback) == "string" then req.callback = self.callbacks[req.callback] or req.callback end
       self.holding = self.holding + 1
       self.stats.claimed = self.stats.claimed + 1
       local pass = true
