@@ -5,8 +5,10 @@
  * (tests/fixtures/run.py --http: LC_FIXTURE_PORT) while leaving behind many objects
  * whose __gc raises, set with rawset so that luacrawl.finalizers does not guard them,
  * and raises only outside a task (coroutine.running() is nil there): in the
- * scheduler's own allocations, which a task's pcall cannot catch. Only the embedding
- * API of luacrawl.h is used. */
+ * scheduler's own allocations, which a task's pcall cannot catch. The finalizers
+ * luacrawl.finalizers guards report through io.stderr, which the callback replaces:
+ * theirs reach it too, and stderr without a callback. Only the embedding API of
+ * luacrawl.h is used. */
 #include "luacrawl.h"
 #include "test.h"
 
@@ -68,17 +70,41 @@ static int run(lc_engine *e, const char *chunk)
     return lc_engine_status(e);
 }
 
+/* stderr into a temporary file while the engine runs. */
+struct capture {
+    FILE *file;
+    int saved;
+};
+
+static int capture_begin(struct capture *c)
+{
+    c->file = tmpfile();
+    CHECK(c->file != NULL);
+    if (!c->file) return -1;
+    fflush(stderr);
+    c->saved = dup(2);
+    dup2(fileno(c->file), 2);
+    return 0;
+}
+
+/* What was written on stderr (up to size - 1 bytes) into out: its length. */
+static ssize_t capture_end(struct capture *c, char *out, size_t size)
+{
+    fflush(stderr);
+    dup2(c->saved, 2);
+    close(c->saved);
+    ssize_t n = pread(fileno(c->file), out, size - 1, 0);
+    fclose(c->file);
+    out[n > 0 ? n : 0] = '\0';
+    return n;
+}
+
 static void gc_errors_go_to_the_log_callback_not_stderr(void)
 {
     char chunk[sizeof(SCRIPT) + 16];
     snprintf(chunk, sizeof(chunk), SCRIPT, getenv("LC_FIXTURE_PORT"));
-    FILE *captured = tmpfile(); /* stderr while the engine runs */
-    CHECK(captured != NULL);
-    if (!captured) return;
-    int fd = fileno(captured);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fd, 2);
+    struct capture c;
+    if (capture_begin(&c) != 0) return;
 
     struct seen s = {0};
     lc_engine *e = lc_engine_new();
@@ -90,13 +116,8 @@ static void gc_errors_go_to_the_log_callback_not_stderr(void)
         lc_engine_free(e);
     }
 
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    char out[512] = "";
-    ssize_t n = pread(fd, out, sizeof(out) - 1, 0);
-    fclose(captured);
-    if (n > 0) out[n] = '\0';
+    char out[512];
+    ssize_t n = capture_end(&c, out, sizeof(out));
     CHECK(status == 0);
     CHECK(s.done == 1);
     CHECK(s.gc > 0);
@@ -106,6 +127,63 @@ static void gc_errors_go_to_the_log_callback_not_stderr(void)
                 s.lines, s.gc, s.first, out);
 }
 
+/* The finalizers luacrawl.finalizers guards (a __gc set through newproxy's
+ * metatable, ffi.gc, debug.setmetatable): each raises once, collected inside the
+ * script and again while the engine is freed. */
+static const char GUARDED[] =
+    "local ffi = require 'ffi'\n"
+    "local function boom(what) return function() error('gc boom ' .. what) end end\n"
+    "getmetatable(newproxy(true)).__gc = boom('newproxy')\n"
+    "ffi.gc(ffi.new('int[1]'), boom('ffi.gc'))\n"
+    "debug.setmetatable(newproxy(), { __gc = boom('setmetatable') })\n"
+    "collectgarbage(); collectgarbage()\n"
+    "left = newproxy(true)\n"
+    "getmetatable(left).__gc = boom('at close')\n"
+    "io.stderr:write('fetches done\\n')\n";
+
+static void guarded_gc_errors_go_to_the_log_callback_not_stderr(void)
+{
+    struct capture c;
+    if (capture_begin(&c) != 0) return;
+    struct seen s = {0};
+    lc_engine *e = lc_engine_new();
+    CHECK(e != NULL);
+    int status = -1;
+    if (e) {
+        lc_engine_on_log(e, on_log, &s);
+        status = run(e, GUARDED);
+        lc_engine_free(e);
+    }
+    char out[512];
+    ssize_t n = capture_end(&c, out, sizeof(out));
+    CHECK(status == 0);
+    CHECK(s.done == 1);
+    CHECK(s.gc == 4);
+    CHECK(n == 0);
+    if (n != 0 || status != 0 || s.gc != 4)
+        fprintf(stderr, "status %d, %d log lines (%d __gc), first: %s\nstderr: %s\n", status,
+                s.lines, s.gc, s.first, out);
+}
+
+/* Without a log callback, the same reports go to stderr, as the binary's do. */
+static void guarded_gc_errors_without_a_log_callback_go_to_stderr(void)
+{
+    struct capture c;
+    if (capture_begin(&c) != 0) return;
+    lc_engine *e = lc_engine_new();
+    CHECK(e != NULL);
+    int status = e ? run(e, GUARDED) : -1;
+    lc_engine_free(e);
+    char out[2048];
+    capture_end(&c, out, sizeof(out));
+    int reports = 0;
+    for (const char *p = out; (p = strstr(p, "error in a __gc metamethod (ignored): ")); p++)
+        reports++;
+    CHECK(status == 0);
+    CHECK(reports == 4);
+    if (reports != 4) fprintf(stderr, "stderr: %s\n", out);
+}
+
 int main(void)
 {
     if (!getenv("LC_FIXTURE_PORT")) {
@@ -113,5 +191,7 @@ int main(void)
         return 1;
     }
     RUN(gc_errors_go_to_the_log_callback_not_stderr);
+    RUN(guarded_gc_errors_go_to_the_log_callback_not_stderr);
+    RUN(guarded_gc_errors_without_a_log_callback_go_to_stderr);
     return test_failures ? 1 : 0;
 }
