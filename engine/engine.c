@@ -33,12 +33,12 @@ struct host_fn {
 struct lc_engine {
     lua_State *L;
     lc_state_t *st;
-    int embed_ref;               /* require "luacrawl.embed" */
-    int step_ref;                /* step_p, a C function in the registry (no closure per step) */
-    int main_ref;                /* the running script's main task, LUA_NOREF when none */
-    int running;                 /* a run was started and has not ended */
-    int status;                  /* of the last run; -1 before any and while one goes on */
-    int in_callback;             /* inside a host function, an item or log callback */
+    int embed_ref;   /* require "luacrawl.embed" */
+    int step_ref;    /* step_p, a C function in the registry (no closure per step) */
+    int main_ref;    /* the running script's main task, LUA_NOREF when none */
+    int running;     /* a run was started and has not ended */
+    int status;      /* of the last run; -1 before any and while one goes on */
+    int in_callback; /* inside a host function, an item or log callback */
     /* lc_engine_stop calls, from any thread or a signal handler; the engine's thread
      * delivers them. The eventfd, watched by the engine's loop, ends a wait in its
      * epoll (the host's poll of lc_engine_fd, lc_engine_run_file's own) so that the

@@ -16,10 +16,11 @@
  * HTTP client, limits (max_memory, max_task_cpu) and counters, so a process may run
  * any number of them, on one thread or on several at once. One engine (with its
  * lua_State and every value from it) is used by one thread at a time; it may pass to
- * another thread between calls. lc_engine_stop alone may come from any thread. The first engine sets up libcurl, c-ares and
- * libxml2 for the process (thread-safely, once) and no engine ever tears them down:
- * a program that calls curl_global_cleanup or xmlCleanupParser itself does so after
- * its last engine is freed. What is one per process stays so:
+ * another thread between calls; lc_engine_stop alone may come from any thread. The
+ * first engine sets up libcurl, c-ares and libxml2 for the process (thread-safely,
+ * once) and no engine ever tears them down: a program that calls curl_global_cleanup
+ * or xmlCleanupParser itself does so after its last engine is freed. What is one per
+ * process stays so:
  *   - signals: an engine from lc_engine_new catches none and leaves dispositions and
  *     masks alone (lc.signals.watch catches nothing in it; lc_engine_stop is how a
  *     host stops a crawl). Only lc_engine_main (the luacrawl binary) watches SIGINT

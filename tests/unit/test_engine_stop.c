@@ -17,29 +17,30 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A crawl of the site; %s: the port, then the output's path ("" for none). The
- * script tells the host its stats through lc.host.done. */
-static const char CRAWL[] = "local lc = require 'luacrawl'\n"
-                            "local crawl = require 'luacrawl.crawl'\n"
-                            "local output = '%s'\n"
-                            "local stats = crawl.run {\n"
-                            "  start = { 'http://127.0.0.1:%s/site/' },\n"
-                            "  output = output ~= '' and output or nil,\n"
-                            "  robots = false, quiet = true, progress = false,\n"
-                            "  %s\n"
-                            "  parse = function(page)\n"
-                            "    page:follow(page:css('a::attr(href)'))\n"
-                            "    page:emit { url = page.url }\n"
-                            "  end,\n"
-                            "}\n"
-                            "lc.host.done { signal = stats.signal or 'none', items = stats.items }\n";
+/* A crawl of the site; the %s are the output's path ("" for none), the fixture's
+ * port and more of the spec. The script tells the host its stats (lc.host.done). */
+static const char CRAWL[] =
+    "local lc = require 'luacrawl'\n"
+    "local crawl = require 'luacrawl.crawl'\n"
+    "local output = '%s'\n"
+    "local stats = crawl.run {\n"
+    "  start = { 'http://127.0.0.1:%s/site/' },\n"
+    "  output = output ~= '' and output or nil,\n"
+    "  robots = false, quiet = true, progress = false,\n"
+    "  %s\n"
+    "  parse = function(page)\n"
+    "    page:follow(page:css('a::attr(href)'))\n"
+    "    page:emit { url = page.url }\n"
+    "  end,\n"
+    "}\n"
+    "lc.host.done { signal = stats.signal or 'none', items = stats.items }\n";
 
 #define SLOW "per_host = 1, delay = 30, max_delay = 60,"
 #define STOP_WITHIN 5.0 /* seconds from a stop to the run's end */
 
 struct host {
     lc_engine *e;
-    atomic_int items;      /* through the item callback */
+    atomic_int items;   /* through the item callback */
     atomic_int in_poll; /* the engine's thread is inside poll() */
     atomic_int poll_ms; /* with this timeout */
     atomic_int blocked; /* the stop came while it waited a long poll() */
@@ -164,8 +165,8 @@ static void a_stop_from_another_thread_wakes_a_host_blocked_in_poll(void)
     snprintf(items, sizeof(items), "\"items\":%d", atomic_load(&h.items));
     CHECK(strstr(h.done, items) != NULL);
     if (h.done_at - h.stop_at >= STOP_WITHIN || !strstr(h.done, items))
-        fprintf(stderr, "ended %.1f s after the stop; %d items; done: %s\n",
-                h.done_at - h.stop_at, atomic_load(&h.items), h.done);
+        fprintf(stderr, "ended %.1f s after the stop; %d items; done: %s\n", h.done_at - h.stop_at,
+                atomic_load(&h.items), h.done);
     lc_engine_free(h.e);
 }
 
@@ -230,8 +231,8 @@ static void a_stop_from_a_signal_handler_on_another_thread_ends_run_file(void)
     CHECK(h.status == 0);
     CHECK(strstr(h.done, "\"signal\":\"INT\"") != NULL);
     if (h.done_at - h.stop_at >= STOP_WITHIN || h.status != 0)
-        fprintf(stderr, "ended %.1f s after the stop, status %d; done: %s\n",
-                h.done_at - h.stop_at, h.status, h.done);
+        fprintf(stderr, "ended %.1f s after the stop, status %d; done: %s\n", h.done_at - h.stop_at,
+                h.status, h.done);
     lc_engine_free(h.e);
 }
 
