@@ -70,66 +70,65 @@ static int run(lc_engine *e, const char *chunk)
     return lc_engine_status(e);
 }
 
-/* stderr into a temporary file while the engine runs. */
-struct capture {
-    FILE *file;
-    int saved;
+/* What a run wrote on stderr. */
+struct out {
+    char text[2048];
+    ssize_t len;
 };
 
-static int capture_begin(struct capture *c)
+/* Run chunk in a new engine, its log to s (NULL: no log callback), and free it,
+ * with stderr in a temporary file meanwhile (into out): the run's status. */
+static int run_captured(const char *chunk, struct seen *s, struct out *out)
 {
-    c->file = tmpfile();
-    CHECK(c->file != NULL);
-    if (!c->file) return -1;
+    FILE *file = tmpfile();
+    CHECK(file != NULL);
+    if (!file) return -1;
     fflush(stderr);
-    c->saved = dup(2);
-    dup2(fileno(c->file), 2);
-    return 0;
+    int saved = dup(2);
+    dup2(fileno(file), 2);
+
+    lc_engine *e = lc_engine_new();
+    CHECK(e != NULL);
+    int status = -1;
+    if (e) {
+        if (s) lc_engine_on_log(e, on_log, s);
+        status = run(e, chunk);
+        lc_engine_free(e);
+    }
+
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    out->len = pread(fileno(file), out->text, sizeof(out->text) - 1, 0);
+    fclose(file);
+    out->text[out->len > 0 ? out->len : 0] = '\0';
+    return status;
 }
 
-/* What was written on stderr (up to size - 1 bytes) into out: its length. */
-static ssize_t capture_end(struct capture *c, char *out, size_t size)
+/* Say what a failed check saw. */
+static void tell(int status, const struct seen *s, const struct out *out)
 {
-    fflush(stderr);
-    dup2(c->saved, 2);
-    close(c->saved);
-    ssize_t n = pread(fileno(c->file), out, size - 1, 0);
-    fclose(c->file);
-    out[n > 0 ? n : 0] = '\0';
-    return n;
+    fprintf(stderr, "status %d, %d log lines (%d __gc), first: %s\nstderr: %s\n", status, s->lines,
+            s->gc, s->first, out->text);
 }
 
 static void gc_errors_go_to_the_log_callback_not_stderr(void)
 {
     char chunk[sizeof(SCRIPT) + 16];
     snprintf(chunk, sizeof(chunk), SCRIPT, getenv("LC_FIXTURE_PORT"));
-    struct capture c;
-    if (capture_begin(&c) != 0) return;
-
     struct seen s = {0};
-    lc_engine *e = lc_engine_new();
-    CHECK(e != NULL);
-    int status = -1;
-    if (e) {
-        lc_engine_on_log(e, on_log, &s);
-        status = run(e, chunk);
-        lc_engine_free(e);
-    }
-
-    char out[512];
-    ssize_t n = capture_end(&c, out, sizeof(out));
+    struct out out;
+    int status = run_captured(chunk, &s, &out);
     CHECK(status == 0);
     CHECK(s.done == 1);
     CHECK(s.gc > 0);
-    CHECK(n == 0);
-    if (n != 0 || status != 0 || s.gc == 0)
-        fprintf(stderr, "status %d, %d log lines (%d __gc), first: %s\nstderr: %s\n", status,
-                s.lines, s.gc, s.first, out);
+    CHECK(out.len == 0);
+    if (out.len != 0 || status != 0 || s.gc == 0) tell(status, &s, &out);
 }
 
 /* The finalizers luacrawl.finalizers guards (a __gc set through newproxy's
- * metatable, ffi.gc, debug.setmetatable): each raises once, collected inside the
- * script and again while the engine is freed. */
+ * metatable, ffi.gc, debug.setmetatable): each raises once, three collected inside
+ * the script, one while the engine is freed. */
 static const char GUARDED[] =
     "local ffi = require 'ffi'\n"
     "local function boom(what) return function() error('gc boom ' .. what) end end\n"
@@ -143,45 +142,27 @@ static const char GUARDED[] =
 
 static void guarded_gc_errors_go_to_the_log_callback_not_stderr(void)
 {
-    struct capture c;
-    if (capture_begin(&c) != 0) return;
     struct seen s = {0};
-    lc_engine *e = lc_engine_new();
-    CHECK(e != NULL);
-    int status = -1;
-    if (e) {
-        lc_engine_on_log(e, on_log, &s);
-        status = run(e, GUARDED);
-        lc_engine_free(e);
-    }
-    char out[512];
-    ssize_t n = capture_end(&c, out, sizeof(out));
+    struct out out;
+    int status = run_captured(GUARDED, &s, &out);
     CHECK(status == 0);
     CHECK(s.done == 1);
     CHECK(s.gc == 4);
-    CHECK(n == 0);
-    if (n != 0 || status != 0 || s.gc != 4)
-        fprintf(stderr, "status %d, %d log lines (%d __gc), first: %s\nstderr: %s\n", status,
-                s.lines, s.gc, s.first, out);
+    CHECK(out.len == 0);
+    if (out.len != 0 || status != 0 || s.gc != 4) tell(status, &s, &out);
 }
 
 /* Without a log callback, the same reports go to stderr, as the binary's do. */
 static void guarded_gc_errors_without_a_log_callback_go_to_stderr(void)
 {
-    struct capture c;
-    if (capture_begin(&c) != 0) return;
-    lc_engine *e = lc_engine_new();
-    CHECK(e != NULL);
-    int status = e ? run(e, GUARDED) : -1;
-    lc_engine_free(e);
-    char out[2048];
-    capture_end(&c, out, sizeof(out));
+    struct out out;
+    int status = run_captured(GUARDED, NULL, &out);
     int reports = 0;
-    for (const char *p = out; (p = strstr(p, "error in a __gc metamethod (ignored): ")); p++)
+    for (const char *p = out.text; (p = strstr(p, "error in a __gc metamethod (ignored): ")); p++)
         reports++;
     CHECK(status == 0);
     CHECK(reports == 4);
-    if (reports != 4) fprintf(stderr, "stderr: %s\n", out);
+    if (reports != 4) fprintf(stderr, "stderr: %s\n", out.text);
 }
 
 int main(void)
