@@ -38,7 +38,8 @@
 struct lua_State;
 typedef struct lc_engine lc_engine;
 
-/* NULL when out of memory. */
+/* NULL when out of memory or file descriptors (an engine holds some from the
+ * start: its epoll fd and the eventfd lc_engine_stop writes among them). */
 lc_engine *lc_engine_new(void);
 void lc_engine_free(lc_engine *e);
 
