@@ -9,9 +9,16 @@
 #include <errno.h>
 #include <lualib.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+/* lc_engine_stop may run in a signal handler: its counter must be lock-free. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "lc_engine_stop needs a lock-free atomic int");
 
 int luaopen_luacrawl(lua_State *L);
 
@@ -26,14 +33,19 @@ struct host_fn {
 struct lc_engine {
     lua_State *L;
     lc_state_t *st;
-    int embed_ref;               /* require "luacrawl.embed" */
-    int step_ref;                /* step_p, a C function in the registry (no closure per step) */
-    int main_ref;                /* the running script's main task, LUA_NOREF when none */
-    int running;                 /* a run was started and has not ended */
-    int status;                  /* of the last run; -1 before any and while one goes on */
-    int in_callback;             /* inside a host function, an item or log callback */
-    volatile sig_atomic_t stops; /* lc_engine_stop calls */
-    int stops_done;              /* of them delivered */
+    int embed_ref;   /* require "luacrawl.embed" */
+    int step_ref;    /* step_p, a C function in the registry (no closure per step) */
+    int main_ref;    /* the running script's main task, LUA_NOREF when none */
+    int running;     /* a run was started and has not ended */
+    int status;      /* of the last run; -1 before any and while one goes on */
+    int in_callback; /* inside a host function, an item or log callback */
+    /* lc_engine_stop calls, from any thread or a signal handler; the engine's thread
+     * delivers them. The eventfd, watched by the engine's loop, ends a wait in its
+     * epoll (the host's poll of lc_engine_fd, lc_engine_run_file's own) so that the
+     * next step sees them. */
+    atomic_uint stops;
+    unsigned stops_done; /* of them delivered */
+    int wake_fd;
     struct host_fn *fns;
     lc_item_fn item_fn;
     void *item_ud;
@@ -145,12 +157,22 @@ static int open_embed(lua_State *L)
     return 0;
 }
 
+/* The wake_fd's watcher: empty it (the stops themselves are counted in e->stops). */
+static void on_wake(loop_t *loop, int fd, int events, void *arg)
+{
+    (void)loop, (void)events, (void)arg;
+    uint64_t n;
+    while (read(fd, &n, sizeof(n)) < 0 && errno == EINTR) {
+    }
+}
+
 lc_engine *lc_engine_new(void)
 {
     lc_engine *e = calloc(1, sizeof(*e));
     if (!e) return NULL;
     e->main_ref = e->embed_ref = e->step_ref = LUA_NOREF;
     e->status = -1;
+    e->wake_fd = -1;
     e->L = luaL_newstate();
     if (!e->L) {
         free(e);
@@ -164,6 +186,12 @@ lc_engine *lc_engine_new(void)
         return NULL;
     }
     sched_set_log(e->st->sched, sched_say, e);
+    e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (e->wake_fd < 0 || loop_watch(e->st->loop, e->wake_fd, LOOP_READ, on_wake, e) != 0) {
+        fprintf(stderr, "luacrawl: cannot watch an eventfd: %s\n", strerror(errno));
+        lc_engine_free(e);
+        return NULL;
+    }
     return e;
 }
 
@@ -171,6 +199,7 @@ void lc_engine_free(lc_engine *e)
 {
     if (!e) return;
     lua_close(e->L);
+    if (e->wake_fd >= 0) close(e->wake_fd);
     while (e->fns) {
         struct host_fn *f = e->fns;
         e->fns = f->next;
@@ -251,7 +280,7 @@ static int begin(lc_engine *e, int loaded)
     e->main_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     e->running = 1;
     e->status = -1;
-    e->stops_done = e->stops; /* a stop asked before this run is not this run's */
+    e->stops_done = atomic_load(&e->stops); /* a stop asked before this run is not this run's */
     return 0;
 }
 
@@ -304,7 +333,7 @@ int lc_engine_fd(lc_engine *e)
 
 int lc_engine_timeout_ms(lc_engine *e)
 {
-    if (!e->running || e->stops != e->stops_done) return 0;
+    if (!e->running || atomic_load(&e->stops) != e->stops_done) return 0;
     return loop_timeout_ms(e->st->loop);
 }
 
@@ -321,7 +350,7 @@ static int step_p(lua_State *L)
 {
     struct step_args *a = lua_touserdata(L, 1);
     lc_engine *e = a->e;
-    while (e->stops_done != e->stops) {
+    while (e->stops_done != atomic_load(&e->stops)) {
         e->stops_done++;
         lc_signals_deliver(L, e->st, SIGINT);
     }
@@ -375,9 +404,16 @@ int lc_engine_run_file(lc_engine *e, const char *path, int argc, char **argv)
     return e->status;
 }
 
+/* Any thread, or a signal handler: an atomic add and write(2) are all it does. */
 void lc_engine_stop(lc_engine *e)
 {
-    e->stops++;
+    int saved = errno;
+    atomic_fetch_add(&e->stops, 1);
+    uint64_t one = 1;
+    /* EAGAIN (the counter is full) leaves the fd readable: the wait ends all the same. */
+    ssize_t n = write(e->wake_fd, &one, sizeof(one));
+    (void)n;
+    errno = saved;
 }
 
 /* ---- host functions ---- */

@@ -496,20 +496,27 @@ static void flush_counts(lua_State *L, int fidx, const double *counts)
 }
 
 /* Push the result of a URL that came out of the rules: url [, "scope"], or nil and
- * the name of its count (nothing for a reference that does not resolve). */
+ * the name of its count (nothing for a reference that does not resolve). Frees the
+ * candidate's normalized copy whatever the verdict: a URL out of depth or scope, or
+ * already seen, was normalized too. */
 static int push_verdict(lua_State *L, enum verdict v, candidate_t *c)
 {
+    int n = 1;
     if (v == V_NEW || v == V_ASK) {
         lua_pushlstring(L, c->url, c->len);
-        free(c->owned);
-        if (v == V_NEW) return 1;
-        lua_pushliteral(L, "scope");
-        return 2;
+        if (v == V_ASK) {
+            lua_pushliteral(L, "scope");
+            n = 2;
+        }
+    } else {
+        lua_pushnil(L);
+        if (v != V_SKIP) {
+            lua_pushstring(L, counter[v]);
+            n = 2;
+        }
     }
-    lua_pushnil(L);
-    if (v == V_SKIP) return 1;
-    lua_pushstring(L, counter[v]);
-    return 2;
+    free(c->owned);
+    return n;
 }
 
 /* filter:next(list, i, base, depth [, dont_filter]) -> url, next [, "scope"] | nil | false, next

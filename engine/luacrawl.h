@@ -16,10 +16,11 @@
  * HTTP client, limits (max_memory, max_task_cpu) and counters, so a process may run
  * any number of them, on one thread or on several at once. One engine (with its
  * lua_State and every value from it) is used by one thread at a time; it may pass to
- * another thread between calls. The first engine sets up libcurl, c-ares and
- * libxml2 for the process (thread-safely, once) and no engine ever tears them down:
- * a program that calls curl_global_cleanup or xmlCleanupParser itself does so after
- * its last engine is freed. What is one per process stays so:
+ * another thread between calls; lc_engine_stop alone may come from any thread. The
+ * first engine sets up libcurl, c-ares and libxml2 for the process (thread-safely,
+ * once) and no engine ever tears them down: a program that calls curl_global_cleanup
+ * or xmlCleanupParser itself does so after its last engine is freed. What is one per
+ * process stays so:
  *   - signals: an engine from lc_engine_new catches none and leaves dispositions and
  *     masks alone (lc.signals.watch catches nothing in it; lc_engine_stop is how a
  *     host stops a crawl). Only lc_engine_main (the luacrawl binary) watches SIGINT
@@ -37,7 +38,8 @@
 struct lua_State;
 typedef struct lc_engine lc_engine;
 
-/* NULL when out of memory. */
+/* NULL when out of memory or file descriptors (an engine holds some from the
+ * start: its epoll fd and the eventfd lc_engine_stop writes among them). */
 lc_engine *lc_engine_new(void);
 void lc_engine_free(lc_engine *e);
 
@@ -79,7 +81,8 @@ int lc_engine_start_file(lc_engine *e, const char *path, int argc, char **argv);
 int lc_engine_start_string(lc_engine *e, const char *chunk, const char *name);
 
 /* A descriptor to wait on for reading: the engine's epoll fd, readable when one of
- * its sockets or timers' fds is ready. The same for the engine's life. */
+ * its sockets or timers' fds is ready, or lc_engine_stop was called. The same for
+ * the engine's life. */
 int lc_engine_fd(lc_engine *e);
 /* How long the host may wait on lc_engine_fd before calling lc_engine_step: -1
  * (until the fd is readable), 0 (call it now), else milliseconds to the next timer.
@@ -134,9 +137,12 @@ void lc_engine_on_log(lc_engine *e, lc_log_fn cb, void *userdata);
 /* Stop the crawl as SIGINT stops `luacrawl crawl`: no new requests, those in flight
  * finish (within the crawl's stop_grace), outputs flushed and closed, the report
  * written; a second call aborts as a second SIGINT does. It only records the
- * request (the next lc_engine_step acts on it; lc_engine_timeout_ms is 0 until
- * then), so it may be called from a callback or from a signal handler on the
- * engine's thread. A script that is not a crawl sees it as lc.signals.wait()
+ * request, atomically, and wakes the engine's fd (the next lc_engine_step acts on
+ * it; lc_engine_timeout_ms is 0 until then; a wait in lc_engine_run_file ends), so
+ * it may be called from any thread, from a signal handler, or from a callback, as
+ * long as the engine is not being freed meanwhile. It keeps errno. The only call
+ * that may be made from another thread than the one running the engine. A script
+ * that is not a crawl sees it as lc.signals.wait()
  * returning "INT". Signals themselves are never caught by an engine a host drives:
  * lc.signals.watch catches nothing in it (only the luacrawl binary's do). */
 void lc_engine_stop(lc_engine *e);

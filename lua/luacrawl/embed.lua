@@ -86,7 +86,12 @@ local function writer(deliver)
     if line ~= "" then deliver(line) end
   end
   function w.write(self, ...)
-    local parts = { pending }
+    -- The unfinished line is taken before anything here allocates or calls out: a
+    -- write made meanwhile (a __gc report from luacrawl.finalizers, a __tostring)
+    -- is a line of its own, not one with this line's start glued to it twice.
+    local head = pending
+    pending = ""
+    local parts = { head }
     for i = 1, select("#", ...) do parts[#parts + 1] = tostring((select(i, ...))) end
     local text = table.concat(parts)
     local start = 1
@@ -94,7 +99,7 @@ local function writer(deliver)
       emit(text:sub(start, stop - 1))
       start = stop + 1
     end
-    pending = text:sub(start)
+    pending = pending .. text:sub(start)
     return self
   end
   function w.flush(self)

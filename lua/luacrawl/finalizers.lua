@@ -11,8 +11,11 @@
 --   * ffi.gc(cdata, f),
 --   * debug.setmetatable(userdata, mt) with a __gc in mt.
 -- Each such function is wrapped in one that calls it in protected mode and writes
--- its error to stderr. Not covered: a __gc put with rawset, or replacing one already
--- there (the metatable's __newindex sees only new keys).
+-- its error to io.stderr, looked up at each report: in an engine whose host set a
+-- log callback (lc_engine_on_log), that is the callback's writer (luacrawl.embed),
+-- as for the engine's other messages; else the process's stderr. Not covered: a
+-- __gc put with rawset, or replacing one already there (the metatable's __newindex
+-- sees only new keys).
 --
 -- The luacrawl binary and lc_engine_new install it in the state they create. A
 -- program that requires luacrawl into its own state decides for itself:
@@ -25,6 +28,7 @@ local getmetatable, setmetatable = getmetatable, setmetatable
 local guards = setmetatable({}, { __mode = "k" }) -- the wrappers made here
 
 local function report(err)
+  -- Not a local copy of io.stderr: luacrawl.embed replaces it for a host's log.
   io.stderr:write("luacrawl: error in a __gc metamethod (ignored): ", tostring(err), "\n")
 end
 

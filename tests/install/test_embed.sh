@@ -131,8 +131,10 @@ grep -q '^log: stopped: SIGINT' "$tmp/out" || fail "stop_host: no report in the 
 ! grep -q 'not refused\|^bad item' "$tmp/out" || fail "stop_host: $(grep 'refused\|bad item' "$tmp/out")"
 [ ! -s "$tmp/err" ] || fail "stop_host wrote on stderr: $(cat "$tmp/err")"
 
-# two_engines: one poll() loop, two crawls, both whole.
+# two_engines: one poll() loop stepping two crawls in turn, both whole, the second
+# with items already when the first ended.
 "$tmp/two_engines" "$script" "$site" "$tmp/e1.jsonl" "$tmp/e2.jsonl" >"$tmp/out" || fail "two_engines: status $?"
+grep -q '^interleaved yes$' "$tmp/out" || fail "two_engines: the crawls did not run side by side: $(cat "$tmp/out")"
 for i in 0 1; do
     grep -q "^engine $i: status 0, items $pages, stepped yes$" "$tmp/out" ||
         fail "two_engines: $(cat "$tmp/out")"

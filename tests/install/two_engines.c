@@ -1,7 +1,8 @@
 /* two_engines.c (install.embed): one thread, one poll() loop, two engines crawling
  * at once, each stepped when its descriptor is ready or its timeout has passed.
  *   two_engines SCRIPT START_URL OUT1 OUT2
- * Prints for each engine its status and the items its callback got. */
+ * Prints for each engine its status and the items its callback got, and whether
+ * the crawls were interleaved: when the first ended, the other had items too. */
 #include <luacrawl.h>
 
 #include <poll.h>
@@ -23,6 +24,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     lc_engine *e[2];
     long items[2] = {0, 0}, steps[2] = {0, 0};
+    long other_at_end = -1; /* the other engine's items when the first run ended */
     for (int i = 0; i < 2; i++) {
         char *args[2] = {argv[2], argv[3 + i]};
         if (!(e[i] = lc_engine_new())) return 1;
@@ -42,9 +44,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < 2; i++)
             if (!lc_engine_done(e[i])) {
                 steps[i]++;
-                lc_engine_step(e[i]);
+                if (lc_engine_step(e[i]) == 0 && other_at_end < 0) other_at_end = items[1 - i];
             }
     }
+    printf("interleaved %s\n", other_at_end > 0 ? "yes" : "no");
     for (int i = 0; i < 2; i++) {
         printf("engine %d: status %d, items %ld, stepped %s\n", i, lc_engine_status(e[i]), items[i],
                steps[i] > 1 ? "yes" : "no");

@@ -5,8 +5,10 @@
  * (tests/fixtures/run.py --http: LC_FIXTURE_PORT) while leaving behind many objects
  * whose __gc raises, set with rawset so that luacrawl.finalizers does not guard them,
  * and raises only outside a task (coroutine.running() is nil there): in the
- * scheduler's own allocations, which a task's pcall cannot catch. Only the embedding
- * API of luacrawl.h is used. */
+ * scheduler's own allocations, which a task's pcall cannot catch. The finalizers
+ * luacrawl.finalizers guards report through io.stderr, which the callback replaces:
+ * theirs reach it too, and stderr without a callback. Only the embedding API of
+ * luacrawl.h is used. */
 #include "luacrawl.h"
 #include "test.h"
 
@@ -19,6 +21,7 @@ struct seen {
     int gc;    /* of them, a __gc error's report */
     int done;  /* the script's last line */
     char first[256];
+    char all[512]; /* every line, each ended with '|' */
 };
 
 /* lc_log_fn */
@@ -27,6 +30,8 @@ static void on_log(lc_engine *e, const char *line, void *userdata)
     (void)e;
     struct seen *s = userdata;
     if (s->lines++ == 0) snprintf(s->first, sizeof(s->first), "%s", line);
+    size_t n = strlen(s->all);
+    snprintf(s->all + n, sizeof(s->all) - n, "%s|", line);
     if (strstr(line, "error in a __gc metamethod (ignored): ") && strstr(line, "gc boom")) s->gc++;
     if (strstr(line, "fetches done")) s->done++;
 }
@@ -68,24 +73,28 @@ static int run(lc_engine *e, const char *chunk)
     return lc_engine_status(e);
 }
 
-static void gc_errors_go_to_the_log_callback_not_stderr(void)
+/* What a run wrote on stderr. */
+struct out {
+    char text[2048];
+    ssize_t len;
+};
+
+/* Run chunk in a new engine, its log to s (NULL: no log callback), and free it,
+ * with stderr in a temporary file meanwhile (into out): the run's status. */
+static int run_captured(const char *chunk, struct seen *s, struct out *out)
 {
-    char chunk[sizeof(SCRIPT) + 16];
-    snprintf(chunk, sizeof(chunk), SCRIPT, getenv("LC_FIXTURE_PORT"));
-    FILE *captured = tmpfile(); /* stderr while the engine runs */
-    CHECK(captured != NULL);
-    if (!captured) return;
-    int fd = fileno(captured);
+    FILE *file = tmpfile();
+    CHECK(file != NULL);
+    if (!file) return -1;
     fflush(stderr);
     int saved = dup(2);
-    dup2(fd, 2);
+    dup2(fileno(file), 2);
 
-    struct seen s = {0};
     lc_engine *e = lc_engine_new();
     CHECK(e != NULL);
     int status = -1;
     if (e) {
-        lc_engine_on_log(e, on_log, &s);
+        if (s) lc_engine_on_log(e, on_log, s);
         status = run(e, chunk);
         lc_engine_free(e);
     }
@@ -93,17 +102,93 @@ static void gc_errors_go_to_the_log_callback_not_stderr(void)
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
-    char out[512] = "";
-    ssize_t n = pread(fd, out, sizeof(out) - 1, 0);
-    fclose(captured);
-    if (n > 0) out[n] = '\0';
+    out->len = pread(fileno(file), out->text, sizeof(out->text) - 1, 0);
+    fclose(file);
+    out->text[out->len > 0 ? out->len : 0] = '\0';
+    return status;
+}
+
+/* Say what a failed check saw. */
+static void tell(int status, const struct seen *s, const struct out *out)
+{
+    fprintf(stderr, "status %d, %d log lines (%d __gc), first: %s\nstderr: %s\n", status, s->lines,
+            s->gc, s->first, out->text);
+}
+
+static void gc_errors_go_to_the_log_callback_not_stderr(void)
+{
+    char chunk[sizeof(SCRIPT) + 16];
+    snprintf(chunk, sizeof(chunk), SCRIPT, getenv("LC_FIXTURE_PORT"));
+    struct seen s = {0};
+    struct out out;
+    int status = run_captured(chunk, &s, &out);
     CHECK(status == 0);
     CHECK(s.done == 1);
     CHECK(s.gc > 0);
-    CHECK(n == 0);
-    if (n != 0 || status != 0 || s.gc == 0)
-        fprintf(stderr, "status %d, %d log lines (%d __gc), first: %s\nstderr: %s\n", status,
-                s.lines, s.gc, s.first, out);
+    CHECK(out.len == 0);
+    if (out.len != 0 || status != 0 || s.gc == 0) tell(status, &s, &out);
+}
+
+/* The finalizers luacrawl.finalizers guards (a __gc set through newproxy's
+ * metatable, ffi.gc, debug.setmetatable): each raises once, three collected inside
+ * the script, one while the engine is freed. */
+static const char GUARDED[] =
+    "local ffi = require 'ffi'\n"
+    "local function boom(what) return function() error('gc boom ' .. what) end end\n"
+    "getmetatable(newproxy(true)).__gc = boom('newproxy')\n"
+    "ffi.gc(ffi.new('int[1]'), boom('ffi.gc'))\n"
+    "debug.setmetatable(newproxy(), { __gc = boom('setmetatable') })\n"
+    "collectgarbage(); collectgarbage()\n"
+    "left = newproxy(true)\n"
+    "getmetatable(left).__gc = boom('at close')\n"
+    "io.stderr:write('fetches done\\n')\n";
+
+static void guarded_gc_errors_go_to_the_log_callback_not_stderr(void)
+{
+    struct seen s = {0};
+    struct out out;
+    int status = run_captured(GUARDED, &s, &out);
+    CHECK(status == 0);
+    CHECK(s.done == 1);
+    CHECK(s.gc == 4);
+    CHECK(out.len == 0);
+    if (out.len != 0 || status != 0 || s.gc != 4) tell(status, &s, &out);
+}
+
+/* Without a log callback, the same reports go to stderr, as the binary's do. */
+static void guarded_gc_errors_without_a_log_callback_go_to_stderr(void)
+{
+    struct out out;
+    int status = run_captured(GUARDED, NULL, &out);
+    int reports = 0;
+    for (const char *p = out.text; (p = strstr(p, "error in a __gc metamethod (ignored): ")); p++)
+        reports++;
+    CHECK(status == 0);
+    CHECK(reports == 4);
+    if (reports != 4) fprintf(stderr, "stderr: %s\n", out.text);
+}
+
+/* A line written while the log's writer is in the middle of one (as a __gc report
+ * may be, from an allocation of the writer's own: a __tostring does it here, where
+ * it can be placed) comes out whole, and the outer line once. */
+static const char NESTED[] = "io.stderr:write('half ')\n"
+                             "local inner = setmetatable({}, { __tostring = function()\n"
+                             "  io.stderr:write('inner line\\n')\n"
+                             "  return 'whole'\n"
+                             "end })\n"
+                             "io.stderr:write(inner, '\\n')\n"
+                             "io.stderr:write('fetches done\\n')\n";
+
+static void a_line_written_during_another_is_a_line_of_its_own(void)
+{
+    struct seen s = {0};
+    struct out out;
+    int status = run_captured(NESTED, &s, &out);
+    CHECK(status == 0);
+    CHECK(strcmp(s.all, "inner line|half whole|fetches done|") == 0);
+    CHECK(out.len == 0);
+    if (strcmp(s.all, "inner line|half whole|fetches done|") != 0)
+        fprintf(stderr, "log: %s\n", s.all);
 }
 
 int main(void)
@@ -113,5 +198,8 @@ int main(void)
         return 1;
     }
     RUN(gc_errors_go_to_the_log_callback_not_stderr);
+    RUN(guarded_gc_errors_go_to_the_log_callback_not_stderr);
+    RUN(guarded_gc_errors_without_a_log_callback_go_to_stderr);
+    RUN(a_line_written_during_another_is_a_line_of_its_own);
     return test_failures ? 1 : 0;
 }
