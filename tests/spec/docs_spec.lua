@@ -194,3 +194,13 @@ describe("docs/crawl.md's table of spec fields", function()
     end
   end)
 end)
+
+describe("README.md", function()
+  local readme = read(h.source_dir .. "/README.md"):gsub("%s+", " ") -- line breaks as spaces
+
+  it("says what luacrawl does not do, and where the binary is after the build", function()
+    assert.truthy(readme:find("JavaScript is not run", 1, true), "no word on JavaScript")
+    assert.truthy(readme:find("The binary is then `build/luacrawl`", 1, true), "no word on where the binary is")
+    assert.truthy(readme:find("`cmake --install build` puts it on your PATH", 1, true), "no word on cmake --install")
+  end)
+end)
