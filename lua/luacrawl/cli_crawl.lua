@@ -1,14 +1,13 @@
 -- luacrawl.cli_crawl: `luacrawl crawl URL... [options]`, a one-off crawl from the
--- command line, written as a crawl policy on luacrawl.crawl. One JSON object per
--- fetched page: url (as requested), status, depth, content_type, length, title,
--- referrer, elapsed, duplicate_of (--fields chooses among them and links).
+-- command line: crawl.run with the spec its options give (each option sets one spec
+-- field, docs/crawl.md "The spec") and no parse, so that it writes the page record
+-- (crawl_record.lua): one JSON object per response, its fields chosen by --fields.
 local lc = require "luacrawl"
 local crawl = require "luacrawl.crawl"
 local core = require "luacrawl.core"
 local spec_check = require "luacrawl.spec_check"
+local crawl_record = require "luacrawl.crawl_record"
 
-local redact = lc.url.redact
-local null = core.json_null
 local unpack = unpack or table.unpack
 
 local M = {}
@@ -21,6 +20,14 @@ usage: luacrawl crawl URL... [options]
   -c, --concurrency N    requests in flight in all (default 16)
   --per-host N           requests in flight per host (default 2)
   --delay S              seconds between requests to one host (default 0)
+  --host-key K           what one host is for --per-host and --delay: host (the
+                         default), domain (hosts of one registrable domain share)
+                         or ip (hosts on one address share)
+  --throttle T           adapt each host's delay to its latency, aiming at T
+                         requests in flight per host on average (default: off)
+  --max-delay S          cap on Crawl-delay, retry backoff and --throttle's delay
+                         (default 30)
+  --depth-first          within a host, deeper pages first (default: breadth-first)
   --span-hosts           follow links to any host (default: the start URLs' hosts
                          exactly)
   --allow-host H         crawl host H and its subdomains instead of the start URLs'
@@ -29,10 +36,18 @@ usage: luacrawl crawl URL... [options]
                          hosts in scope (repeatable)
   --deny RE              never follow URLs matching it (repeatable)
   --no-robots            do not fetch or obey robots.txt
+  --robots-redirects N   redirects followed to fetch a robots.txt (default 5)
   --sitemaps             also crawl the pages the start sites' sitemaps list
                          (robots.txt's Sitemap lines, else /sitemap.xml)
   --sitemap URL          read this sitemap (or robots.txt) for pages (repeatable)
   --no-cookies           keep no cookies (default: one cookie jar for the crawl)
+  --dedupe-content       do not follow the links of a page whose body an earlier
+                         page had (default: its record only says duplicate_of)
+  --no-dedupe-content    digest no bodies: duplicate_of is always null
+  --sort-query           sort each URL's query parameters before deduplication
+  --strip-param P        drop query parameter P from every URL (repeatable; a
+                         prefix ending in *, as utm_*)
+  --keep-fragment        keep URLs' #fragments (default: dropped)
   --contact C            URL or email for site owners, sent in the default
                          User-Agent as luacrawl/VERSION (+C)
   --public-only          connect only to public addresses: never to loopback,
@@ -40,6 +55,7 @@ usage: luacrawl crawl URL... [options]
   --deny-network CIDR    never connect to addresses in CIDR (repeatable)
   -k, --insecure         do not verify TLS certificates
   -A, --user-agent UA    User-Agent (its product token is matched in robots.txt)
+  -H, --header 'N: V'    add a header to every request (repeatable)
   -o, --output FILE      pages as JSON Lines (.jsonl), a JSON array (.json) or CSV
                          (.csv); - for stdout (default: stdout; no progress line
                          then on a terminal)
@@ -53,12 +69,23 @@ usage: luacrawl crawl URL... [options]
   --timeout S            per-request time limit (default 30)
   --max-size BYTES       largest body (decoded) accepted (default 10 MiB)
   --max-redirect N       redirect hops followed per request (default 10)
+  --retries N            retries of a request after its first attempt (default 2)
+  --retry-statuses LIST  statuses retried, as 429,503 (default 408,429,500,502,
+                         503,504,522,524)
+  --retry-kinds LIST     fetch errors retried, as timeout,connect (default
+                         timeout,connect,protocol)
+  --max-retry-after S    longest wait before a retry (default 600)
   --max-header-size B    response headers accepted (default 256 KiB)
   --max-url-length N     longest URL fetched (default 8192)
   --max-robots-size B    bytes of a robots.txt read (default 500 KiB)
   --max-memory BYTES     Lua heap limit (default 2 GB)
   --max-task-cpu S       raise in a task that computes S seconds without waiting
   -q, --quiet            no progress, no stats on stderr
+  --no-progress          no progress line (the log lines and stats stay)
+  --progress-interval S  seconds between progress lines (default 0.5 on a
+                         terminal, else 10)
+  --stop-grace S         seconds requests in flight get to finish once the crawl
+                         stops (default 10)
   --warc PREFIX          archive every fetch in WARC files PREFIX-00000.warc.gz, ...
                          (docs/crawl.md, "WARC archives")
   --warc-max-size B      start a new WARC file past B bytes (default 1 GB)
@@ -112,6 +139,10 @@ local flags = {
   ["--warc"] = "warc", ["--warc-max-size"] = "warc_max_size", ["--warc-level"] = "warc_level",
   ["--state"] = "state", ["--commit-interval"] = "commit_interval", ["--recrawl"] = "recrawl",
   ["--redis"] = "redis", ["--crawl-id"] = "crawl_id", ["--worker-id"] = "worker_id", ["--lease"] = "lease",
+  ["--host-key"] = "host_key", ["--throttle"] = "throttle", ["--max-delay"] = "max_delay",
+  ["--robots-redirects"] = "robots_redirects", ["--retries"] = "retries", ["--retry-statuses"] = "retry_statuses",
+  ["--retry-kinds"] = "retry_kinds", ["--max-retry-after"] = "max_retry_after", ["--stop-grace"] = "stop_grace",
+  ["--progress-interval"] = "progress_interval",
 }
 -- The numeric options and the range each takes ({integer?, min, max}; no max: as
 -- large as a number holds exactly), checked by the engine's one rule for numbers
@@ -125,6 +156,9 @@ local numeric = {
   max_size = { true, 0 }, max_memory = { true, 0 }, max_header_size = { true, 0 },
   max_url_length = { true, 0 }, max_robots_size = { true, 0 }, warc_max_size = { true, 1 },
   warc_level = { true, 1, 9 }, commit_interval = { false, 0, 24 * 3600 }, lease = { false, 1, 24 * 3600 },
+  throttle = { false, 0.001, 1e6 }, max_delay = { false, 0, YEAR }, robots_redirects = { true, 0 },
+  retries = { true, 0 }, max_retry_after = { false, 0, YEAR }, stop_grace = { false, 0, YEAR },
+  progress_interval = { false, 0.001, YEAR },
 }
 
 -- The number an option's value gives, checked against its range; raises a usage
@@ -139,18 +173,55 @@ end
 local lists = {
   ["--allow-host"] = "allow_hosts", ["--allow"] = "allow", ["--deny"] = "deny",
   ["--deny-network"] = "deny_networks", ["--sitemap"] = "sitemap_urls",
-  ["--from-warc"] = "from_warc",
+  ["--from-warc"] = "from_warc", ["-H"] = "headers", ["--header"] = "headers", ["--strip-param"] = "strip",
 }
 local switches = {
   ["--span-hosts"] = "span_hosts", ["--no-robots"] = "no_robots", ["-q"] = "quiet", ["--quiet"] = "quiet",
   ["--insecure"] = "insecure", ["-k"] = "insecure", ["--public-only"] = "public_only",
   ["--sitemaps"] = "sitemaps", ["--no-cookies"] = "no_cookies",
   ["--cdx"] = "cdx", ["--no-warc-dedupe"] = "no_warc_dedupe", ["--state-force"] = "state_force",
+  ["--dedupe-content"] = "dedupe_content", ["--no-dedupe-content"] = "no_dedupe_content",
+  ["--depth-first"] = "depth_first", ["--no-progress"] = "no_progress", ["--sort-query"] = "sort_query",
+  ["--keep-fragment"] = "keep_fragment",
 }
+
+-- A comma-separated list: "429, 503" -> {"429", "503"}; a usage error when empty.
+local function comma_list(flag, v)
+  local out = {}
+  for item in v:gmatch("[^,]+") do
+    item = item:match("^%s*(.-)%s*$")
+    if item ~= "" then out[#out + 1] = item end
+  end
+  if not out[1] then error(("%s needs a list, as a,b (got '%s')"):format(flag, v), 0) end
+  return out
+end
+
+-- The values of the options that are not one string or number.
+local convert = {
+  retry_statuses = function(flag, v)
+    local out = {}
+    for i, item in ipairs(comma_list(flag, v)) do
+      out[i] = option_number(flag, item, { true, 100, 999 })
+    end
+    return out
+  end,
+  retry_kinds = comma_list,
+  host_key = function(flag, v)
+    if v ~= "host" and v ~= "domain" and v ~= "ip" then
+      error(("%s must be host, domain or ip (got '%s')%s"):format(flag, v,
+        spec_check.hint(v, { "host", "domain", "ip" })), 0)
+    end
+    return v
+  end,
+}
+
+-- The options, by kind (tests/spec/docs_spec.lua checks them against docs/crawl.md).
+M.options = { values = flags, lists = lists, switches = switches }
 
 function M.parse_args(args)
   args = spec_check.split_equals(args, function(a) return flags[a] or lists[a] end)
-  local o = { urls = {}, allow_hosts = {}, allow = {}, deny = {}, deny_networks = {}, sitemap_urls = {}, from_warc = {} }
+  local o = { urls = {}, allow_hosts = {}, allow = {}, deny = {}, deny_networks = {}, sitemap_urls = {}, from_warc = {},
+    headers = {}, strip = {} }
   local i = 1
   while i <= #args do
     local a = args[i]
@@ -160,12 +231,19 @@ function M.parse_args(args)
       if flags[a] then
         local key = flags[a]
         if numeric[key] then v = option_number(a, v, numeric[key]) end
+        if convert[key] then v = convert[key](a, v) end
         -- A request that can never be built: refused now, as lc.fetch would refuse it.
         if key == "user_agent" then
           local ok, err = pcall(core.check_fetch_options, { user_agent = v })
           if not ok then error(("%s: %s"):format(a, tostring(err):gsub("^fetch: ", "")), 0) end
         end
         o[key] = v
+      elseif lists[a] == "headers" then
+        local name, hv = v:match("^%s*([^:]+):%s*(.-)%s*$")
+        if not name then error(("%s: bad header '%s' (use 'Name: value')"):format(a, v), 0) end
+        local ok, err = pcall(core.check_fetch_options, { headers = { [name] = hv } })
+        if not ok then error(("%s: %s"):format(a, tostring(err):gsub("^fetch: ", "")), 0) end
+        o.headers[name] = hv
       else
         local list = o[lists[a]]
         list[#list + 1] = v
@@ -201,76 +279,26 @@ function M.parse_args(args)
     error("--crawl-id, --worker-id and --lease go with --redis URL", 0)
   end
   if o.redis and not o.crawl_id then error("--redis needs --crawl-id NAME, the crawl's name in Redis", 0) end
+  if o.dedupe_content and o.no_dedupe_content then
+    error("--dedupe-content and --no-dedupe-content say opposite things: give one", 0)
+  end
   if o.timeout and not (o.timeout > 0 and o.timeout < math.huge) then
     error("--timeout needs a number of seconds more than 0 (there is no 'no limit')", 0)
   end
   return o
 end
 
-M.fields = { "url", "status", "depth", "content_type", "length", "title", "referrer", "elapsed", "duplicate_of" }
--- What --fields may choose: the default record's fields and links, the number of
--- links an HTML page has (doc:links(): absolute, normalized, each once).
-M.field_names = { "url", "status", "depth", "content_type", "length", "title", "links", "referrer", "elapsed",
-  "duplicate_of", "changed", "worker" }
+-- The record's fields (crawl_record.lua): the default, and the choices of --fields.
+M.fields = crawl_record.fields
+M.field_names = crawl_record.names
 
--- The fields --fields names ("url,status,title"), checked; raises a usage error.
+-- The fields --fields names ("url,status,title"), checked as crawl.run checks a spec's
+-- (crawl_record.check); raises a usage error.
 function M.parse_fields(v)
-  local known, out = {}, {}
-  for _, f in ipairs(M.field_names) do known[f] = true end
-  for f in v:gmatch("[^,]+") do
-    f = f:match("^%s*(.-)%s*$")
-    if not known[f] then
-      error(("--fields: no field '%s' (choose from %s)"):format(f, table.concat(M.field_names, ",")), 0)
-    end
-    out[#out + 1] = f
-  end
+  local out = {}
+  for f in v:gmatch("[^,]+") do out[#out + 1] = f:match("^%s*(.-)%s*$") end
   if not out[1] then error("--fields needs at least one field", 0) end
-  return out
-end
-
--- A URL with its credentials hidden; one without '@' has none (and costs no copy).
-local function hide(url)
-  if url:find("@", 1, true) then return redact(url) end
-  return url
-end
-
--- The page record written for each response, in rec: one table for the whole crawl
--- (the outputs here encode a record at once and keep nothing of it). Page's methods
--- are called by name: page:is_html() would find them through a function.
-local Page = crawl.Page
--- want: the set of fields chosen (--fields); the others are never computed.
-local function record(page, rec, want)
-  -- page.referrer and page.elapsed, read where Page.__index would find them.
-  local res, req = page.response, page.request
-  if want.url then rec.url = hide(req.url) end
-  if want.status then rec.status = page.status end
-  if want.depth then rec.depth = page.depth end
-  if want.content_type then rec.content_type = page.headers["content-type"] or null end
-  if want.length then rec.length = res and res.size or #page.body end
-  local html = (want.title or want.links) and page.status < 300 and Page.is_html(page)
-  if want.title then rec.title = html and Page.html(page):title() or null end
-  if want.links then rec.links = html and #Page.html(page):links() or 0 end
-  if want.referrer then
-    local referrer = req.referrer
-    rec.referrer = referrer and hide(referrer) or null
-  end
-  if want.elapsed then
-    local elapsed = res and res.time.total or page.elapsed
-    rec.elapsed = math.floor(elapsed * 1e6 + 0.5) / 1e6
-  end
-  if want.changed then
-    local changed = rawget(page, "changed")
-    if changed == nil then rec.changed = null else rec.changed = changed end
-  end
-  if want.worker then
-    local fleet = page.crawler.fleet
-    rec.worker = fleet and fleet.worker or null
-  end
-  if want.duplicate_of then
-    local first = rawget(page, "duplicate_of")
-    rec.duplicate_of = first and hide(first) or null
-  end
-  return rec
+  return crawl_record.check(out, "--fields")
 end
 
 -- Build the crawl spec from the parsed options: each option is a spec field (the
@@ -300,18 +328,28 @@ function M.spec(o)
     fields = { unpack(fields) }
     fields[#fields + 1] = "worker"
   end
-  local rec, want = {}, {} -- record()'s table, its fields made room for at once
-  for _, f in ipairs(fields) do rec[f], want[f] = false, true end
+  local dedupe_content
+  if o.dedupe_content then dedupe_content = true elseif o.no_dedupe_content then dedupe_content = false end
+  local normalize
+  if o.sort_query or o.keep_fragment or o.strip[1] then
+    normalize = { sort_query = o.sort_query, keep_fragment = o.keep_fragment, strip = o.strip[1] and o.strip or nil }
+  end
+  -- No parse: crawl.run writes the record of each response, its fields `fields`.
   local spec = {
     start = (o.urls[1] or not o.from_warc[1]) and o.urls or nil, max_depth = o.depth, max_pages = o.max_pages, max_time = o.max_time,
     concurrency = o.concurrency, per_host = o.per_host, delay = o.delay,
     robots = not o.no_robots, user_agent = o.user_agent, quiet = o.quiet,
     stats_json = o.stats_json, output = o.output or "-", fields = fields,
     allow = allow, deny = deny, span_hosts = span_hosts,
-    on_response = function(page) Page.emit(page, record(page, rec, want)) end,
     free_bodies = true, -- no script here keeps a page past its handling
     fetch = { insecure = o.insecure, timeout = o.timeout, max_size = o.max_size,
-      max_header_size = o.max_header_size, max_url_length = o.max_url_length },
+      max_header_size = o.max_header_size, max_url_length = o.max_url_length,
+      headers = next(o.headers) and o.headers or nil },
+    host_key = o.host_key, throttle = o.throttle and { target = o.throttle }, max_delay = o.max_delay,
+    depth_first = o.depth_first, robots_redirects = o.robots_redirects, dedupe_content = dedupe_content,
+    normalize = normalize, retries = o.retries, retry_statuses = o.retry_statuses,
+    retry_kinds = o.retry_kinds, max_retry_after = o.max_retry_after, stop_grace = o.stop_grace,
+    progress_interval = o.progress_interval,
     max_robots_size = o.max_robots_size,
     max_host_time = o.max_host_time, max_redirect = o.max_redirect,
     public_only = o.public_only, deny_networks = o.deny_networks[1] and o.deny_networks or nil,
@@ -324,6 +362,7 @@ function M.spec(o)
     recrawl = o.recrawl and M.age(o.recrawl),
     redis = o.redis, crawl_id = o.crawl_id, worker_id = o.worker_id, lease = o.lease,
   }
+  if o.no_progress then spec.progress = false end
   return spec
 end
 
@@ -333,6 +372,23 @@ function M.age(v)
   local n, unit = tostring(v):match("^(%d+%.?%d*)([smhd]?)$")
   if not n then error(("--recrawl needs an age: seconds, or a number with s, m, h or d (got '%s')"):format(v), 0) end
   return tonumber(n) * UNITS[unit ~= "" and unit or "s"]
+end
+
+-- The option that sets each spec field (its long name), to say crawl.run's errors
+-- about a field in the command line's words.
+local option_of = { max_depth = "--max-depth" }
+for flag, key in pairs(flags) do
+  if flag:sub(1, 2) == "--" and (not option_of[key] or #flag > #option_of[key]) and key ~= "depth" then
+    option_of[key] = flag
+  end
+end
+
+-- "crawl.run: retry_kinds: no error kind 'x'" -> "--retry-kinds: no error kind 'x'".
+local function as_option(msg)
+  local field, rest = msg:match("^crawl%.run: ([%w_]+)(.*)$")
+  local flag = field and option_of[field]
+  if flag and (rest == "" or rest:match("^[ :]")) then return flag .. rest end
+  return msg
 end
 
 function M.main(args)
@@ -365,7 +421,7 @@ function M.main(args)
   end
   local cok, crawler = pcall(crawl.new, spec)
   if not cok then
-    io.stderr:write("luacrawl: ", tostring(crawler):gsub("^[^:]+:%d+: ", ""), "\n")
+    io.stderr:write("luacrawl: ", as_option((tostring(crawler):gsub("^[^:]+:%d+: ", ""))), "\n")
     return 2
   end
   local stats = crawler:run()

@@ -37,6 +37,8 @@
 --   output       a file name (.jsonl/.csv, "-" for JSON Lines on stdout), {path=,
 --                format="jsonl"|"csv"}, a function(item), or a list of those;
 --                items = {} collects them too
+--   fields       the CSV columns; with no parse and no callbacks, the fields of the
+--                page record written for every response (crawl_record.lua)
 --   stats_json   file for the final stats; quiet; progress (default: on unless
 --                quiet): a status line on stderr refreshed every 0.5 s on a
 --                terminal, a log line every 10 s otherwise (progress_interval)
@@ -64,6 +66,7 @@ local crawl_dupes = require "luacrawl.crawl_dupes"
 local crawl_warc = require "luacrawl.crawl_warc"
 local crawl_state = require "luacrawl.crawl_state"
 local crawl_redis = require "luacrawl.crawl_redis"
+local crawl_record = require "luacrawl.crawl_record"
 local plain_text = core.plain_text
 
 local M = {}
@@ -1038,6 +1041,45 @@ local function check_numbers(s)
   if not ok then error(err, 4) end
 end
 
+-- The kinds of fetch error (engine/http.c, docs/toolkit.md "Errors"): the names
+-- retry_kinds may use.
+local ERROR_KINDS = { "invalid_url", "dns", "connect", "tls", "timeout", "too_large", "protocol", "memory",
+  "denied", "resource", "cancelled" }
+local HOST_KEYS = { "host", "domain", "ip" }
+
+-- The fields that take one of a few names: a misspelling would otherwise be ignored
+-- (host_key "domian" keyed by host; retry_kinds {timout = true} retried nothing).
+-- retry_kinds as a list ({"timeout", "dns"}) becomes the set the crawl reads.
+local function check_choices(s)
+  local k = s.host_key
+  if type(k) ~= "function" then
+    local ok = false
+    for _, name in ipairs(HOST_KEYS) do ok = ok or k == name end
+    if not ok then
+      error(("crawl.run: host_key must be \"host\", \"domain\", \"ip\" or a function (got %s)%s"):format(
+        type(k) == "string" and ("'" .. k .. "'") or type(k), type(k) == "string" and spec_check.hint(k, HOST_KEYS) or ""), 0)
+    end
+  end
+  if type(s.retry_kinds) ~= "table" then
+    error("crawl.run: retry_kinds must be a set of error kinds ({timeout = true}) or a list of them", 0)
+  end
+  local set = {}
+  for key, v in pairs(s.retry_kinds) do
+    local name = type(key) == "number" and v or key
+    if type(name) ~= "string" then
+      error("crawl.run: retry_kinds must be a set of error kinds ({timeout = true}) or a list of them", 0)
+    end
+    local known = false
+    for _, kind in ipairs(ERROR_KINDS) do known = known or name == kind end
+    if not known then
+      error(("crawl.run: retry_kinds: no error kind '%s'%s (the kinds: %s)"):format(name,
+        spec_check.hint(name, ERROR_KINDS), table.concat(ERROR_KINDS, ", ")), 0)
+    end
+    if type(key) == "number" or v then set[name] = true end
+  end
+  s.retry_kinds = set
+end
+
 local function check_spec(spec)
   if type(spec) ~= "table" then error("crawl.run: spec must be a table", 3) end
   if spec.start == nil and spec.from_warc == nil then error("crawl.run: spec.start is required (URLs or a function)", 3) end
@@ -1062,6 +1104,9 @@ local function check_spec(spec)
   ok, err = pcall(crawl_warc.check, s)
   if ok then ok, err = pcall(crawl_state.check, s) end
   if ok then ok, err = pcall(crawl_redis.check, s) end
+  if not ok then error(err, 3) end
+  ok, err = pcall(check_choices, s)
+  if ok then ok, err = pcall(crawl_record.setup, s) end
   if not ok then error(err, 3) end
   if s.fetch ~= nil and type(s.fetch) ~= "table" then error("crawl.run: fetch must be a table of lc.fetch options", 3) end
   -- The options every fetch of the crawl is made with, checked as lc.fetch checks

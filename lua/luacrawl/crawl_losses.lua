@@ -85,6 +85,13 @@ function M.finish(crawler, yields_before)
         r.e.count, lc.url.redact(r.e.url or "?"), r.msg))
     end
   end
+  -- An output given to a crawl whose default parse emits nothing: it stays empty.
+  local spec, st = crawler.spec, crawler.stats
+  if spec.output ~= nil and spec.parse == nil and spec.callbacks == nil and spec.fields == nil
+    and st.items == 0 and st.pages > 0 then
+    M.warn_once(crawler, "no_items", "nothing was written to the output: without a parse the crawl emits no "
+      .. "items; give fields = {\"url\", \"status\", ...} for a record per page, or a parse that calls page:emit(item)")
+  end
   local y = lc.stats().yields_dropped
   if yields_before and y and y > yields_before then
     M.warn_once(crawler, "yield",

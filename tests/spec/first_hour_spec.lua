@@ -112,6 +112,60 @@ describe("exit status 5: the crawl did nothing useful", function()
     assert.equal(5, code, err)
     assert.matches("every start URL was refused", err)
   end)
+
+  it("when robots.txt denied every start URL, all on one host", function()
+    local code, out, err = h.sh(bin .. " crawl -q " .. h.url("/private/x") .. " " .. h.url("/private/y"))
+    assert.equal(5, code, err)
+    assert.equal("", out)
+    assert.matches("lost: 2 of 2 start URLs not crawled %(robots_denied: 2%)", err)
+    assert.matches("every start URL was refused", err)
+  end)
+end)
+
+describe("a start URL robots.txt denies", function()
+  it("is counted as refused when another start URL of its host is crawled (exit 0)", function()
+    local code, out, err = h.sh(bin .. " crawl -d 0 " .. h.url("/site/") .. " " .. h.url("/private/x"))
+    assert.equal(0, code, err)
+    assert.equal(1, count(out, "\n"))
+    assert.matches("start URL http://[^ ]+/private/x not crawled: denied by robots.txt", err)
+    assert.matches("lost: 1 of 2 start URLs not crawled %(robots_denied: 1%)", err)
+  end)
+
+  it("is counted when it comes after robots.txt was read for an earlier start URL of its host", function()
+    -- The second start URL is added once the first page (so its host's robots.txt) is
+    -- in: it is refused at once, not held for robots.txt.
+    local code, _, err = run_script([[
+      local lc = require "luacrawl"
+      local crawl = require "luacrawl.crawl"
+      local parsed = false
+      crawl.run { max_depth = 0, quiet = true,
+        start = function(add)
+          add("FIXTURE")
+          for _ = 1, 500 do
+            if parsed then break end
+            lc.sleep(0.01)
+          end
+          assert(parsed, "the first page was not parsed")
+          assert(add(("FIXTURE"):gsub("/site/$", "/private/x")) == false, "the denied start URL was queued")
+          assert(add(("FIXTURE"):gsub("/site/$", "/private/y")) == false, "the denied start URL was queued")
+        end,
+        parse = function(page) parsed = true end }
+    ]])
+    assert.equal(0, code, err)
+    assert.matches("lost: 2 of 3 start URLs not crawled %(robots_denied: 2%)", err)
+  end)
+end)
+
+describe("report.failure, the rule of exit status 5", function()
+  it("says when parse failed on every page", function()
+    local code, out, err = run_script([[
+      local st = require("luacrawl.crawl").run { start = "FIXTURE", max_depth = 1, quiet = true,
+        parse = function(page) page:follow_links() error("boom") end }
+      print(require("luacrawl.report").failure(st))
+    ]])
+    assert.equal(0, code, err)
+    assert.equal("parse failed on every page\n", out)
+  end)
 end)
 
 describe("an unreachable robots.txt", function()
@@ -150,6 +204,25 @@ describe("spec fields", function()
     end
   end)
 
+  it("refuses a host_key or a retry_kinds name it does not know, with the name meant", function()
+    for _, case in ipairs({
+      { { host_key = "domian" }, "host_key must be \"host\", \"domain\", \"ip\" or a function %(got 'domian'%) %(did you mean 'domain'%?%)" },
+      { { host_key = 1 }, "host_key must be .* %(got number%)" },
+      { { retry_kinds = { timout = true } }, "retry_kinds: no error kind 'timout' %(did you mean 'timeout'%?%)" },
+      { { retry_kinds = { "dns", "conect" } }, "retry_kinds: no error kind 'conect' %(did you mean 'connect'%?%)" },
+      { { retry_kinds = "timeout" }, "retry_kinds must be a set of error kinds" },
+    }) do
+      local spec = case[1]
+      spec.start = h.url("/site/")
+      local ok, err = pcall(crawl.new, spec)
+      assert.is_false(ok)
+      assert.matches(case[2], err)
+    end
+    -- A list of kinds is the set the crawl reads; a kind set false is not retried.
+    assert.same({ dns = true, timeout = true }, crawl.new({ start = h.url("/site/"), retry_kinds = { "dns", "timeout" } }).spec.retry_kinds)
+    assert.same({ dns = true }, crawl.new({ start = h.url("/site/"), retry_kinds = { dns = true, timeout = false } }).spec.retry_kinds)
+  end)
+
   it("takes every field crawl.defaults has", function()
     local spec = { start = h.url("/site/") }
     for k, v in pairs(crawl.defaults) do
@@ -183,6 +256,15 @@ describe("command line options", function()
     assert.is_true(counts[5] > 1)
     local _, help = h.sh(bin .. " crawl --help")
     assert.matches("%-d, %-%-max%-depth N", help)
+  end)
+
+  it("a crawl.run error about a field says the option that set it", function()
+    local code, _, err = h.sh(bin .. " crawl --retry-kinds timout " .. h.url("/site/"))
+    assert.equal(2, code)
+    assert.matches("^luacrawl: %-%-retry%-kinds: no error kind 'timout' %(did you mean 'timeout'%?%)", err)
+    code, _, err = h.sh(bin .. " crawl --host-key domian " .. h.url("/site/"))
+    assert.equal(2, code)
+    assert.matches("^luacrawl: %-%-host%-key must be host, domain or ip %(got 'domian'%) %(did you mean 'domain'%?%)", err)
   end)
 
   it("-d -1 says it must be >= 0, in one line", function()

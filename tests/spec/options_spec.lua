@@ -269,16 +269,26 @@ describe("content duplicates", function()
     assert.equal(n + 1, #d)
   end)
 
-  it("the CLI record says duplicate_of", function()
-    local code, out, err = h.sh(bin .. " crawl -q -d 0 -c 1 --per-host 1 " .. one .. " '" .. copy .. "'")
-    assert.equal(0, code, err)
-    local recs = {}
-    for _, l in ipairs(lines_of(out)) do
-      local r = cjson.decode(l)
-      recs[r.url] = r
+  it("the CLI record says duplicate_of; --no-dedupe-content digests nothing", function()
+    local function records(opts)
+      local code, out, err = h.sh(bin .. " crawl -q -d 0 -c 1 --per-host 1 " .. opts .. one .. " '" .. copy .. "'")
+      assert.equal(0, code, err)
+      local recs = {}
+      for _, l in ipairs(lines_of(out)) do
+        local r = cjson.decode(l)
+        recs[r.url] = r
+      end
+      return recs
     end
+    local recs = records("")
     assert.equal(cjson.null, recs[one].duplicate_of)
     assert.equal(one, recs[copy].duplicate_of)
+    -- --dedupe-content: the duplicate's record is written all the same.
+    recs = records("--dedupe-content ")
+    assert.equal(one, recs[copy].duplicate_of)
+    recs = records("--no-dedupe-content ")
+    assert.equal(cjson.null, recs[one].duplicate_of)
+    assert.equal(cjson.null, recs[copy].duplicate_of)
   end)
 end)
 
@@ -304,8 +314,79 @@ describe("--fields", function()
   it("refuses a field it does not know, naming the choices", function()
     local code, _, err = h.sh(bin .. " crawl -q --fields url,titel " .. h.url("/site/"))
     assert.equal(2, code)
-    assert.matches("no field 'titel'", err)
+    assert.matches("^luacrawl: %-%-fields: no record field 'titel' %(did you mean 'title'%?%)", err)
     assert.matches("links", err)
+  end)
+end)
+
+describe("fields in crawl.run: the page record without a parse", function()
+  local site = h.url("/site/")
+  local FIELDS = { "url", "status", "title", "links" }
+
+  local function keys_of(t)
+    local keys = {}
+    for k in pairs(t) do keys[#keys + 1] = k end
+    table.sort(keys)
+    return keys
+  end
+
+  it("writes the record --fields writes, for every response", function()
+    local items = {}
+    local st = crawl.run({ start = { site, h.url("/redirect/1") }, max_depth = 1, quiet = true, progress = false,
+      signals = false, fields = FIELDS, items = items })
+    local code, out, err = h.sh(bin .. " crawl -q -d 1 --fields url,status,title,links " .. site .. " "
+      .. h.url("/redirect/1"))
+    assert.equal(0, code, err)
+    local cli, n = {}, 0
+    for _, l in ipairs(lines_of(out)) do
+      local r = cjson.decode(l)
+      cli[r.url] = r
+      n = n + 1
+    end
+    assert.equal(n, #items)
+    assert.equal(st.items, #items)
+    assert.is_true(n >= 4)
+    local statuses = {}
+    for _, r in ipairs(items) do
+      assert.same({ "links", "status", "title", "url" }, keys_of(r))
+      assert.same(cli[r.url], r)
+      statuses[r.status] = true
+    end
+    assert.is_true(statuses[302], "a redirect has its record") -- /redirect/1
+    assert.equal("Site", cli[site].title)
+    assert.is_true(cli[site].links > 0)
+  end)
+
+  it("gives a file output its fields as CSV columns, in order; on_response can drop a record", function()
+    local path = h.tmpname(".csv")
+    crawl.run({ start = { site }, max_depth = 1, quiet = true, progress = false, signals = false,
+      fields = { "links", "url", "depth" }, output = path,
+      on_response = function(page) if page.depth > 0 then return false end end })
+    local text = read(path)
+    assert.equal("links,url,depth\r\n1," .. site .. ",0\r\n", text)
+  end)
+
+  it("refuses a field the record does not have, with the name meant", function()
+    local ok, err = pcall(crawl.new, { start = site, fields = { "url", "titel" } })
+    assert.is_false(ok)
+    assert.matches("crawl.run: fields: no record field 'titel' %(did you mean 'title'%?%)", err)
+    -- With a parse, fields are the CSV columns of its items: any key.
+    local items = {}
+    crawl.run({ start = { site }, max_depth = 0, quiet = true, progress = false, signals = false,
+      fields = { "name" }, items = items, parse = function(page) page:emit({ name = "x" }) end })
+    assert.same({ { name = "x" } }, items)
+  end)
+
+  it("an output without a parse, callbacks or fields: a warning that nothing was written", function()
+    local script = h.tmpname(".lua")
+    local f = assert(io.open(script, "w"))
+    f:write(("require('luacrawl.crawl').run { start = %q, max_depth = 0, quiet = true, output = %q }")
+      :format(site, h.tmpname(".jsonl")))
+    f:close()
+    local code, _, err = h.sh(bin .. " run " .. script)
+    assert.equal(0, code, err)
+    assert.matches("warning: nothing was written to the output: without a parse the crawl emits no items; "
+      .. "give fields = {\"url\", \"status\", ...} for a record per page", err, 1, true)
   end)
 end)
 

@@ -70,6 +70,21 @@ describe("errors a user makes", function()
     assert.not_matches("traceback", err)
   end)
 
+  it("a bad selector or expression is refused before the URL is tried: an unreachable one too", function()
+    -- Nothing listens on the port: a fetch would fail (exit 3, "fetch failed").
+    for _, case in ipairs({
+      { "--xpath '//a['", '^luacrawl: %-%-xpath: xpath: invalid expression at position 5 in "//a%["\n' },
+      { "--css 'a['", "^luacrawl: %-%-css: css: unexpected end of selector" },
+    }) do
+      local code, out, err = h.sh(bin .. " fetch " .. case[1] .. " http://127.0.0.1:19998/")
+      assert.equal(2, code, err)
+      assert.equal("", out)
+      assert.matches(case[2], err)
+      assert.not_matches("fetch failed", err)
+      assert.not_matches("connect", err)
+    end
+  end)
+
   it("a good XPath expression in fetch --xpath prints its matches", function()
     local code, out, err = h.sh(bin .. " fetch --xpath 'string(//title)' " .. h.url("/site/"))
     assert.equal(0, code, err)

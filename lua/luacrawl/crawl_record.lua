@@ -1,0 +1,137 @@
+-- luacrawl.crawl_record: the page record. A spec with no parse and no callbacks that
+-- names `fields` ({"url", "status", "title", "links"}) has crawl.run write one record
+-- a response (redirects and errors included) with those fields, in that order;
+-- `luacrawl crawl` is that crawl (its --fields, default M.fields). docs/crawl.md,
+-- "The page record".
+local core = require "luacrawl.core"
+local lc = require "luacrawl"
+local spec_check = require "luacrawl.spec_check"
+local Page = require "luacrawl.page"
+
+local null = core.json_null
+local redact = lc.url.redact
+
+local M = {}
+
+-- The record's fields when none are chosen (luacrawl crawl without --fields).
+M.fields = { "url", "status", "depth", "content_type", "length", "title", "referrer", "elapsed", "duplicate_of" }
+-- Every field a record may have: the default ones, links (how many links an HTML page
+-- has: doc:links(), absolute, normalized, each once), changed (a recrawl) and worker
+-- (a fleet).
+M.names = { "url", "status", "depth", "content_type", "length", "title", "links", "referrer", "elapsed",
+  "duplicate_of", "changed", "worker" }
+
+local known = {}
+for _, f in ipairs(M.names) do known[f] = true end
+
+-- fields checked: a list of record fields, each known. where names the option in
+-- messages ("crawl.run: fields", "--fields"). Raises with a one-line message.
+function M.check(fields, where)
+  if type(fields) ~= "table" or fields[1] == nil then
+    error(("%s must be a list of record fields, as {\"url\", \"title\"} (got %s)"):format(where,
+      type(fields) == "string" and ("%q"):format(fields) or type(fields)), 0)
+  end
+  for k, f in pairs(fields) do
+    if type(k) ~= "number" or type(f) ~= "string" then
+      error(("%s must be a list of record fields, as {\"url\", \"title\"}"):format(where), 0)
+    end
+    if not known[f] then
+      error(("%s: no record field '%s'%s (the fields: %s)"):format(where, f, spec_check.hint(f, M.names),
+        table.concat(M.names, ", ")), 0)
+    end
+  end
+  return fields
+end
+
+-- Whether spec (filled with its defaults) writes records: no parse, no callbacks, and
+-- fields named.
+function M.wanted(spec)
+  return spec.parse == nil and spec.callbacks == nil and spec.fields ~= nil
+end
+
+-- A URL with its credentials hidden; one without '@' has none (and costs no copy).
+local function hide(url)
+  if url:find("@", 1, true) then return redact(url) end
+  return url
+end
+
+-- The record of page in rec (want: the set of fields chosen; the others are never
+-- computed). Page's methods are called by name: page:is_html() would find them
+-- through a function.
+local function record(page, rec, want)
+  -- page.referrer and page.elapsed, read where Page.__index would find them.
+  local res, req = page.response, page.request
+  if want.url then rec.url = hide(req.url) end
+  if want.status then rec.status = page.status end
+  if want.depth then rec.depth = page.depth end
+  if want.content_type then rec.content_type = page.headers["content-type"] or null end
+  if want.length then rec.length = res and res.size or #page.body end
+  local html = (want.title or want.links) and page.status < 300 and Page.is_html(page)
+  if want.title then rec.title = html and Page.html(page):title() or null end
+  if want.links then rec.links = html and #Page.html(page):links() or 0 end
+  if want.referrer then
+    local referrer = req.referrer
+    rec.referrer = referrer and hide(referrer) or null
+  end
+  if want.elapsed then
+    local elapsed = res and res.time.total or page.elapsed
+    rec.elapsed = math.floor(elapsed * 1e6 + 0.5) / 1e6
+  end
+  if want.changed then
+    local changed = rawget(page, "changed")
+    if changed == nil then rec.changed = null else rec.changed = changed end
+  end
+  if want.worker then
+    local fleet = page.crawler.fleet
+    rec.worker = fleet and fleet.worker or null
+  end
+  if want.duplicate_of then
+    local first = rawget(page, "duplicate_of")
+    rec.duplicate_of = first and hide(first) or null
+  end
+  return rec
+end
+
+-- Whether a record may be written from one table for the whole crawl: every output
+-- encodes it at once and keeps nothing of it (files; not a table, a function, on_item,
+-- nor a state or fleet, which hold a page's items until its request is done).
+local function reusable(spec)
+  if spec.items or spec.on_item or spec.state or spec.redis then return false end
+  local outputs = spec.output
+  if outputs == nil then return false end
+  if type(outputs) ~= "table" or outputs.path then outputs = { outputs } end
+  for _, o in ipairs(outputs) do
+    if not (type(o) == "string" or (type(o) == "table" and type(o.path) == "string")) then return false end
+  end
+  return true
+end
+
+-- Make spec (crawl.run's copy, filled with its defaults) write records when it asks
+-- for them (M.wanted): fields checked, and an on_response that emits the page's record
+-- after the spec's own on_response (a page it drops has none).
+function M.setup(spec)
+  if not M.wanted(spec) then return end
+  local fields = M.check(spec.fields, "crawl.run: fields")
+  local want, template = {}, {}
+  for _, f in ipairs(fields) do want[f], template[f] = true, false end
+  local shared = reusable(spec) and {} or nil
+  if shared then for f in pairs(template) do shared[f] = false end end
+  local hook = spec.on_response
+  spec.on_response = function(page)
+    local r, p = nil, page
+    if hook then
+      r = hook(page)
+      if r == false then return false end
+      if type(r) == "table" then p = r end
+    end
+    local rec = shared
+    if not rec then
+      rec = {}
+      for f in pairs(template) do rec[f] = false end
+    end
+    page.crawler:emit(record(p, rec, want), p)
+    return r
+  end
+end
+
+return M
