@@ -25,8 +25,9 @@ local known = {}
 for _, f in ipairs(M.names) do known[f] = true end
 
 -- fields checked: a list of record fields, each known. where names the option in
--- messages ("crawl.run: fields", "--fields"). Raises with a one-line message.
-function M.check(fields, where)
+-- messages ("crawl.run: fields", "--fields"), tail (optional) ends the message of an
+-- unknown name. Raises with a one-line message.
+function M.check(fields, where, tail)
   if type(fields) ~= "table" or fields[1] == nil then
     error(("%s must be a list of record fields, as {\"url\", \"title\"} (got %s)"):format(where,
       type(fields) == "string" and ("%q"):format(fields) or type(fields)), 0)
@@ -36,8 +37,8 @@ function M.check(fields, where)
       error(("%s must be a list of record fields, as {\"url\", \"title\"}"):format(where), 0)
     end
     if not known[f] then
-      error(("%s: no record field '%s'%s (the fields: %s)"):format(where, f, spec_check.hint(f, M.names),
-        table.concat(M.names, ", ")), 0)
+      error(("%s: no record field '%s'%s (the fields: %s)%s"):format(where, f, spec_check.hint(f, M.names),
+        table.concat(M.names, ", "), tail or ""), 0)
     end
   end
   return fields
@@ -111,7 +112,8 @@ end
 -- after the spec's own on_response (a page it drops has none).
 function M.setup(spec)
   if not M.wanted(spec) then return end
-  local fields = M.check(spec.fields, "crawl.run: fields")
+  local fields = M.check(spec.fields, "crawl.run: fields",
+    "; with no parse or callbacks, fields chooses the page record's; items' CSV columns go with a parse")
   local want, template = {}, {}
   for _, f in ipairs(fields) do want[f], template[f] = true, false end
   local shared = reusable(spec) and {} or nil
