@@ -130,30 +130,6 @@ describe("a start URL robots.txt denies", function()
     assert.matches("start URL http://[^ ]+/private/x not crawled: denied by robots.txt", err)
     assert.matches("lost: 1 of 2 start URLs not crawled %(robots_denied: 1%)", err)
   end)
-
-  it("is counted when it comes after robots.txt was read for an earlier start URL of its host", function()
-    -- The second start URL is added once the first page (so its host's robots.txt) is
-    -- in: it is refused at once, not held for robots.txt.
-    local code, _, err = run_script([[
-      local lc = require "luacrawl"
-      local crawl = require "luacrawl.crawl"
-      local parsed = false
-      crawl.run { max_depth = 0, quiet = true,
-        start = function(add)
-          add("FIXTURE")
-          for _ = 1, 500 do
-            if parsed then break end
-            lc.sleep(0.01)
-          end
-          assert(parsed, "the first page was not parsed")
-          assert(add(("FIXTURE"):gsub("/site/$", "/private/x")) == false, "the denied start URL was queued")
-          assert(add(("FIXTURE"):gsub("/site/$", "/private/y")) == false, "the denied start URL was queued")
-        end,
-        parse = function(page) parsed = true end }
-    ]])
-    assert.equal(0, code, err)
-    assert.matches("lost: 2 of 3 start URLs not crawled %(robots_denied: 2%)", err)
-  end)
 end)
 
 describe("report.failure, the rule of exit status 5", function()
