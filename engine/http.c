@@ -131,6 +131,7 @@ const char *http_error_name(enum http_error e)
         "ok",        "invalid_url", "dns",       "connect", "tls",    "timeout",
         "too_large", "protocol",    "cancelled", "memory",  "denied", "resource",
     };
+    _Static_assert(sizeof(names) / sizeof(names[0]) == HTTP_E_COUNT, "a name for each kind");
     return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "protocol";
 }
 

@@ -35,6 +35,7 @@ enum http_error {
     HTTP_E_MEMORY,   /* out of memory (ours or curl's): not worth retrying at once */
     HTTP_E_DENIED,   /* every address of the host is one the address policy denies */
     HTTP_E_RESOURCE, /* out of file descriptors (EMFILE, ENFILE) */
+    HTTP_E_COUNT     /* not a kind: the number of them, HTTP_OK included */
 };
 
 /* "invalid_url", "dns", ... as the Lua API names them. */

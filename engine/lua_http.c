@@ -673,9 +673,22 @@ static int l_fetch_option_names(lua_State *L)
     return 1;
 }
 
+/* core.error_kinds() -> {"invalid_url", "dns", ...}: every kind a fetch error may have
+ * (crawl.run checks retry_kinds against them). */
+static int l_error_kinds(lua_State *L)
+{
+    lua_createtable(L, HTTP_E_COUNT - 1, 0);
+    for (int e = HTTP_OK + 1; e < HTTP_E_COUNT; e++) {
+        lua_pushstring(L, http_error_name((enum http_error)e));
+        lua_rawseti(L, -2, e);
+    }
+    return 1;
+}
+
 static const luaL_Reg funcs[] = {
     {"fetch", l_fetch},
     {"fetch_option_names", l_fetch_option_names},
+    {"error_kinds", l_error_kinds},
     {"resolve", l_resolve},
     {"address_policy", l_address_policy},
     {"check_networks", l_check_networks},

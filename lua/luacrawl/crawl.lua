@@ -1041,10 +1041,9 @@ local function check_numbers(s)
   if not ok then error(err, 4) end
 end
 
--- The kinds of fetch error (engine/http.c, docs/toolkit.md "Errors"): the names
+-- The kinds of fetch error (engine/http.h, docs/toolkit.md "Errors"): the names
 -- retry_kinds may use.
-local ERROR_KINDS = { "invalid_url", "dns", "connect", "tls", "timeout", "too_large", "protocol", "memory",
-  "denied", "resource", "cancelled" }
+local ERROR_KINDS = core.error_kinds()
 local HOST_KEYS = { "host", "domain", "ip" }
 
 -- The fields that take one of a few names: a misspelling would otherwise be ignored
