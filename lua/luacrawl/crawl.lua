@@ -1121,8 +1121,10 @@ local function check_spec(spec)
   return s
 end
 
-function M.new(spec)
-  spec = check_spec(spec)
+-- The crawler of a spec check_spec has checked and filled. An output that cannot be
+-- opened is an error at level (the caller of crawl.new or crawl.run, so that its
+-- message names the user's line, as check_spec's do).
+local function create(spec, level)
   local start_hosts = new_hosts()
   local allow_fn, allow_hosts = crawl_scope.allow(spec.allow, start_hosts, spec.span_hosts)
   local self = setmetatable({
@@ -1162,9 +1164,15 @@ function M.new(spec)
   if not ok then
     if self.state then self.state:close() end
     if self.fleet then self.fleet:finish() end
-    error(err, 2)
+    -- The position export.open gave is a line of this file: the caller's replaces it.
+    error((tostring(err):gsub("^luacrawl/[%w_/]+%.lua:%d+: ", "")), level)
   end
   return self
+end
+
+function M.new(spec)
+  local c = create(check_spec(spec), 3)
+  return c
 end
 
 function Crawler:open_outputs()
@@ -1348,7 +1356,8 @@ end
 -- Lua (module mode) it drives the loop itself.
 function M.run(spec)
   if not lc.current() then return lc.run(M.run, spec) end
-  return M.new(spec):run()
+  local c = create(check_spec(spec), 3) -- not M.new: its errors name the caller's line
+  return c:run()
 end
 
 return M

@@ -43,6 +43,20 @@ describe("errors a user makes", function()
     assert.matches("unknown field 'concurency' %(did you mean 'concurrency'%?%)", err)
   end)
 
+  it("a spec refused, or its output: the message names the script's line, not crawl.lua's", function()
+    local path = script("local crawl = require 'luacrawl.crawl'\n"
+      .. "local c = crawl.new { start = 'FIXTURE', concurency = 2 }\n")
+    local code, _, err = h.sh(bin .. " run " .. path)
+    assert.equal(1, code)
+    assert.matches("luacrawl: [^\n]*%.lua:2: crawl%.run: unknown field 'concurency'", err)
+    code, _, err = h.sh(bin .. " run " .. script([[
+      require("luacrawl.crawl").run { start = "FIXTURE", output = "/nonexistent/dir/x.jsonl" }
+    ]]))
+    assert.equal(1, code)
+    assert.matches("luacrawl: [^\n]*%.lua:1: output \"/nonexistent/dir/x.jsonl\": ", err)
+    assert.not_matches("crawl%.lua:%d", err:match("^[^\n]*")) -- the message (a traceback follows)
+  end)
+
   it("a Scrapy-style return from parse: a warning with the fix", function()
     local code, _, err = h.sh(bin .. " run " .. script([[
       require("luacrawl.crawl").run { start = "FIXTURE", max_depth = 1, quiet = true,
