@@ -63,9 +63,8 @@ local spec_check = require "luacrawl.spec_check"
 local losses = require "luacrawl.crawl_losses"
 local http_date = require "luacrawl.http_date"
 local crawl_dupes = require "luacrawl.crawl_dupes"
-local crawl_warc = require "luacrawl.crawl_warc"
-local crawl_state = require "luacrawl.crawl_state"
-local crawl_redis = require "luacrawl.crawl_redis"
+-- crawl_warc, crawl_state and crawl_redis are loaded by the specs that use them
+-- (optional_parts): a crawl without them starts without parsing them.
 local crawl_record = require "luacrawl.crawl_record"
 local plain_text = core.plain_text
 
@@ -671,7 +670,7 @@ function Crawler:process(req)
   self:throttle(req, res)
   st.pages = st.pages + 1
   if req.recrawl then -- fetched again by a recrawl (crawl_state.lua)
-    req.changed = crawl_state.changed(req, res)
+    req.changed = require("luacrawl.crawl_state").changed(req, res)
     if not req.changed then st.unchanged = (st.unchanged or 0) + 1 end
   end
   local page = apply_hook(self.spec.on_response, self:make_page(req, res))
@@ -1079,9 +1078,26 @@ local function check_choices(s)
   s.retry_kinds = set
 end
 
+-- The optional parts (spec_check.optional) the spec given sets a field of, loaded:
+-- their modules, in that list's order. Loaded before the spec is checked, so that
+-- their nested tables' names are known.
+local function optional_parts(s)
+  local parts = {}
+  for _, part in ipairs(spec_check.optional) do
+    for _, name in ipairs(part.fields) do
+      if s[name] ~= nil then
+        parts[#parts + 1] = require(part.module)
+        break
+      end
+    end
+  end
+  return parts
+end
+
 local function check_spec(spec)
   if type(spec) ~= "table" then error("crawl.run: spec must be a table", 3) end
   if spec.start == nil and spec.from_warc == nil then error("crawl.run: spec.start is required (URLs or a function)", 3) end
+  local parts = optional_parts(spec)
   local kok, kerr = pcall(spec_check.check, spec, DEFAULTS)
   if not kok then error(kerr, 3) end
   local s = {}
@@ -1100,10 +1116,10 @@ local function check_spec(spec)
   if ok then ok, err = pcall(crawl_sitemaps.check, s.sitemaps) end
   if not ok then error(err, 3) end
   s.sitemaps = err
-  ok, err = pcall(crawl_warc.check, s)
-  if ok then ok, err = pcall(crawl_state.check, s) end
-  if ok then ok, err = pcall(crawl_redis.check, s) end
-  if not ok then error(err, 3) end
+  for _, part in ipairs(parts) do
+    ok, err = pcall(part.check, s)
+    if not ok then error(err, 3) end
+  end
   ok, err = pcall(check_choices, s)
   if ok then ok, err = pcall(crawl_record.setup, s) end
   if not ok then error(err, 3) end
@@ -1148,14 +1164,14 @@ local function create(spec, level)
   -- spec.state (crawl_state.lua): the frontier, the seen set and the outputs' lengths
   -- from the state file; else the frontier in memory.
   local fopts = { per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first }
-  self.state = crawl_state.open(self)
+  self.state = spec.state and require("luacrawl.crawl_state").open(self)
   if self.state then
     self.frontier = self.state:frontier(fopts, function(req) return self:resume_gate(req) end)
     self.state:restore_seen(self.seen)
     self.state.on_error = function(err) self:state_failed(err) end
   elseif spec.redis then
     -- spec.redis (crawl_redis.lua): the frontier, seen set and robots.txt of a fleet.
-    self.fleet = crawl_redis.open(self, fopts)
+    self.fleet = require("luacrawl.crawl_redis").open(self, fopts)
     self.frontier = self.fleet:frontier()
   else
     self.frontier = frontier.new(fopts)
@@ -1200,7 +1216,7 @@ function Crawler:open_outputs()
   end
   -- spec.warc, spec.from_warc (crawl_warc.lua): last, so that an output that cannot be
   -- created leaves no archive behind.
-  crawl_warc.attach(self)
+  if spec.warc or spec.from_warc then require("luacrawl.crawl_warc").attach(self) end
 end
 
 -- A request of an earlier run, read back from the state: through the rules of

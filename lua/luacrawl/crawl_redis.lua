@@ -12,12 +12,10 @@
 --                            claimed and not started goes back, the rest is sent
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
-local spec_check = require "luacrawl.spec_check"
 local frontier_redis = require "luacrawl.frontier_redis"
 
 local M = {}
 
-spec_check.add_fields({ "redis", "crawl_id", "worker_id", "lease" })
 
 -- RFC 9309 2.4: a robots.txt may be cached for up to 24 hours.
 M.robots_max_age = 24 * 3600

@@ -22,7 +22,6 @@
 -- done in the state, which are fetched and written again.
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
-local spec_check = require "luacrawl.spec_check"
 local frontier_sqlite = require "luacrawl.frontier_sqlite"
 local crawl_dupes = require "luacrawl.crawl_dupes"
 local stored_request = require "luacrawl.stored_request"
@@ -32,7 +31,6 @@ local EMPTY_DIGEST = core.digest("")
 
 local M = {}
 
-spec_check.add_fields({ "state", "state_force", "commit_interval", "recrawl", "parse_unchanged", "callbacks" })
 
 -- 0: pages that ended hold their slots until a commit (a kill then costs at most
 -- `concurrency` requests, in flight or done since the commit: State:commit_due);

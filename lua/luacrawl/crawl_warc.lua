@@ -16,7 +16,6 @@ local concat = table.concat
 
 local M = {}
 
-spec_check.add_fields({ "warc", "from_warc" })
 spec_check.nested.warc = { "prefix", "max_size", "cdx", "dedupe", "level", "info" }
 
 -- Checks -----------------------------------------------------------------------------

@@ -9,7 +9,8 @@ local core = require "luacrawl.core"
 local M = {}
 
 -- Spec fields without a default in crawl.defaults (docs/crawl.md, "The spec").
--- Modules that add a field list it here (or call M.add_fields).
+-- Modules that add a field list it here (or call M.add_fields; an optional part's
+-- go in M.optional).
 M.fields = {
   "start", "parse", "allow", "deny", "span_hosts", "public_only", "deny_networks",
   "max_depth", "max_pages", "max_time", "max_host_time", "throttle", "depth_first",
@@ -18,6 +19,20 @@ M.fields = {
   "progress_interval", "signals", "free_bodies", "contact", "cookies", "sitemaps",
   "dedupe_content",
 }
+
+-- The crawl's optional parts, each loaded only by a spec that sets one of its fields
+-- (crawl.lua, optional_parts): the archive, the state file, the Redis fleet. Their
+-- fields are listed here so that the check knows them without loading the parts; a
+-- part adds the names of its nested tables (M.nested) when it loads.
+M.optional = {
+  { module = "luacrawl.crawl_warc", fields = { "warc", "from_warc" } },
+  { module = "luacrawl.crawl_state",
+    fields = { "state", "state_force", "commit_interval", "recrawl", "parse_unchanged", "callbacks" } },
+  { module = "luacrawl.crawl_redis", fields = { "redis", "crawl_id", "worker_id", "lease" } },
+}
+for _, part in ipairs(M.optional) do
+  for _, n in ipairs(part.fields) do M.fields[#M.fields + 1] = n end
+end
 
 -- crawl.defaults entries that are the defaults of other fields, not fields.
 local NOT_FIELDS = { throttle_fields = true, progress_intervals = true }
