@@ -383,11 +383,12 @@ for flag, key in pairs(flags) do
   end
 end
 
--- "crawl.run: retry_kinds: no error kind 'x'" -> "--retry-kinds: no error kind 'x'".
+-- "crawl.run: retry_kinds: no error kind 'x'" -> "--retry-kinds: no error kind 'x'
+-- (see luacrawl crawl --help)": an option's value refused is a usage error.
 local function as_option(msg)
   local field, rest = msg:match("^crawl%.run: ([%w_]+)(.*)$")
   local flag = field and option_of[field]
-  if flag and (rest == "" or rest:match("^[ :]")) then return flag .. rest end
+  if flag and (rest == "" or rest:match("^[ :]")) then return flag .. rest .. " (see luacrawl crawl --help)" end
   return msg
 end
 
@@ -416,7 +417,10 @@ function M.main(args)
   end
   local sok, spec = pcall(M.spec, o)
   if not sok then
-    io.stderr:write("luacrawl: ", tostring(spec), "\n")
+    local msg = tostring(spec)
+    -- An option's value refused (--fields titel) is a usage error; a URL is not.
+    if msg:sub(1, 1) == "-" then msg = msg .. " (see luacrawl crawl --help)" end
+    io.stderr:write("luacrawl: ", msg, "\n")
     return 2
   end
   local cok, crawler = pcall(crawl.new, spec)

@@ -316,6 +316,7 @@ describe("--fields", function()
     assert.equal(2, code)
     assert.matches("^luacrawl: %-%-fields: no record field 'titel' %(did you mean 'title'%?%)", err)
     assert.matches("links", err)
+    assert.matches(" %(see luacrawl crawl %-%-help%)\n$", err)
   end)
 end)
 
