@@ -118,10 +118,20 @@ function Fleet:frontier()
   return self.f
 end
 
+-- What a failure of the fleet's Redis says. WRONGTYPE: a key of the crawl holds
+-- another kind of value than this luacrawl makes (a crawl left by an earlier layout,
+-- whose host queues were lists, or other data under the prefix).
+local function failure(self, err)
+  if type(err) == "table" and err.code == "WRONGTYPE" then
+    return ("redis %s: crawl %s holds keys of another kind than this luacrawl makes (%s*: a crawl "
+      .. "of an earlier luacrawl, or other data): go on under another --crawl-id, or delete those keys (%s)")
+      :format(self.label, self.spec.crawl_id, self.f.prefix, tostring(err.message))
+  end
+  return ("redis %s: %s"):format(self.label, tostring(err and err.message or err))
+end
+
 function Fleet:start(crawler)
-  self.f:start(function(err)
-    crawler:fleet_failed(("redis %s: %s"):format(self.label, tostring(err and err.message or err)))
-  end)
+  self.f:start(function(err) crawler:fleet_failed(failure(self, err)) end)
 end
 
 function Fleet:finish()

@@ -238,6 +238,15 @@ describe("luacrawl crawl --redis", function()
     assert.equal(n, fleet_stats(h.redis_url, id).pages)
   end)
 
+  it("a crawl id whose keys hold another kind of value (an earlier layout): exit 2, saying so", function()
+    local id = new_id()
+    assert.equal(0, (h.sh(("redis-cli -u %s SET 'lc:{%s}:hosts' x"):format(h.redis_url, id))))
+    local w = start(("--redis %s --crawl-id %s -d 1 %s"):format(h.redis_url, id, h.url("/site/")))
+    assert.equal(2, wait(w))
+    assert.matches(("crawl %s holds keys of another kind than this luacrawl makes (lc:{%s}:*: "):format(id, id),
+      slurp(w.err), 1, true)
+  end)
+
   it("a worker joining a crawl that is done has nothing to fetch and exits 0", function()
     local id = new_id()
     local ws = site_workers(h.redis_url, id, "-d 1")
