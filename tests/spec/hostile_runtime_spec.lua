@@ -13,13 +13,7 @@ local function write(path, text)
   f:close()
 end
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return "" end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local read = h.read_file
 
 local function count_lines(s)
   local n = 0
