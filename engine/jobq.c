@@ -1,9 +1,11 @@
 /* jobq.c: a job queue and its thread (jobq.h). */
 #include "jobq.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 /* Waking the thread for each job costs the pusher a system call and the other CPU an
@@ -13,6 +15,27 @@
  * until woken by the next push. */
 #define DOZE_NS 20000000L /* 20 ms */
 #define WAKE_PART 8
+
+/* The thread's work is background work (the WARC writer's compression), and the
+ * pusher's thread paces everything else (the crawl's loop, each transfer's next step):
+ * so the thread runs NICE_STEP below the priority of the thread that made it. Where
+ * a CPU is idle, that changes nothing; where the threads contend with each other or
+ * with other processes for the CPUs, the pusher goes first, and the queue's bound
+ * makes it wait when the thread falls that far behind. (On Linux the nice value is a
+ * thread's own; the new thread starts with its maker's.) */
+#define NICE_STEP 10
+#define NICE_MAX 19
+
+static void lower_priority(void)
+{
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, 0); /* this thread's */
+    if (nice == -1 && errno) return;
+    nice = nice + NICE_STEP > NICE_MAX ? NICE_MAX : nice + NICE_STEP;
+    /* Raising one's own nice value needs no privilege; were it refused, the thread
+     * would only keep its maker's priority. */
+    (void)setpriority(PRIO_PROCESS, 0, nice);
+}
 
 struct jobq {
     jobq_fn fn;
@@ -53,6 +76,7 @@ static void wait_for_work(jobq_t *q)
 static void *run(void *arg)
 {
     jobq_t *q = arg;
+    lower_priority();
     pthread_mutex_lock(&q->mu);
     for (;;) {
         if (!q->head) wait_for_work(q);

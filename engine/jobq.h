@@ -3,7 +3,9 @@
  * bounded in bytes: a push waits while it is full, which is the only time the caller
  * waits, besides jobq_drain and jobq_free. One thread pushes; the job's function
  * runs on the queue's thread and owns the job from then on. A job may wait up to
- * 20 ms before it runs: the thread is not woken for every one (jobq.c). */
+ * 20 ms before it runs: the thread is not woken for every one (jobq.c). The thread
+ * runs at a lower priority than its maker's (nice 10 more, at most 19): where CPUs
+ * are scarce, the pusher goes first. */
 #ifndef LUACRAWL_JOBQ_H
 #define LUACRAWL_JOBQ_H
 
