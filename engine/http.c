@@ -519,9 +519,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
             x->error = HTTP_OK;
         }
     }
-    size_t kept = x->body.n;
     int stop = keep_body(x, data, n);
-    if (x->capture) capture_body(x, data, x->body.n - kept); /* as cut */
+    if (x->capture) http_capture_body_kept(x->capture); /* the same bytes, as cut */
     return stop ? 0 : n;
 }
 
@@ -1407,9 +1406,10 @@ static int follow_redirect(http_xfer_t *x)
         x->req->has_body = 0;
         x->req->body_len = 0;
     }
-    if (x->capture) { /* this hop's exchange is whole */
+    if (x->capture) { /* this hop's exchange is whole; its body is about to go */
         char *ip = NULL;
         curl_easy_getinfo(x->easy, CURLINFO_PRIMARY_IP, &ip);
+        http_capture_settle_body(x->capture, x->body.p, x->body.n);
         http_capture_end(x->capture, ip, 0);
     }
     free(x->url);

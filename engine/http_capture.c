@@ -13,6 +13,7 @@ struct hop {
     char *url;
     char ip[48];
     struct buf request, head, payload;
+    int kept; /* the body is the transfer's own: 1 until lent, then 2 */
 };
 
 struct http_capture {
@@ -47,12 +48,13 @@ void http_capture_free(http_capture_t *c)
 
 int http_capture_count(const http_capture_t *c)
 {
-    return c->ended;
+    /* The last hop ended waits for its body when that is the transfer's own. */
+    return c->ended && c->hops[c->ended - 1].kept == 1 ? c->ended - 1 : c->ended;
 }
 
 const http_exchange_t *http_capture_get(const http_capture_t *c, int i)
 {
-    return i >= 0 && i < c->ended ? &c->hops[i].ex : NULL;
+    return i >= 0 && i < http_capture_count(c) ? &c->hops[i].ex : NULL;
 }
 
 size_t http_capture_bytes(const http_capture_t *c)
@@ -107,6 +109,7 @@ void http_capture_sent(http_capture_t *c)
     h->ex.date = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
     c->bytes -= h->request.n + h->head.n + h->payload.n;
     h->request.n = h->head.n = h->payload.n = 0; /* an earlier attempt's */
+    h->kept = 0;
 }
 
 static void add(http_capture_t *c, struct buf *b, const char *data, size_t n)
@@ -141,6 +144,30 @@ void http_capture_body(http_capture_t *c, const char *data, size_t n)
 {
     struct hop *h = current(c);
     if (h) add(c, &h->payload, data, n);
+}
+
+void http_capture_body_kept(http_capture_t *c)
+{
+    struct hop *h = current(c);
+    if (h) h->kept = 1;
+}
+
+void http_capture_settle_body(http_capture_t *c, const char *data, size_t n)
+{
+    struct hop *h = current(c);
+    if (!h || !h->kept) return;
+    h->kept = 0;
+    if (n) add(c, &h->payload, data, n);
+}
+
+void http_capture_lend_body(http_capture_t *c, const char *data, size_t n)
+{
+    if (c->failed || !c->ended) return;
+    struct hop *h = &c->hops[c->ended - 1];
+    if (h->kept != 1) return;
+    h->kept = 2;
+    h->ex.payload = data ? data : "";
+    h->ex.payload_len = data ? n : 0;
 }
 
 int http_capture_wants_size(const http_capture_t *c)

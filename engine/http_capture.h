@@ -27,7 +27,8 @@ typedef struct http_exchange {
 http_capture_t *http_capture_new(void);
 void http_capture_free(http_capture_t *c);
 
-/* The hops recorded whole, in order (redirects first), and the bytes they hold. */
+/* The hops recorded whole, in order (redirects first), and the bytes they hold (not
+ * those of a body lent). */
 int http_capture_count(const http_capture_t *c);
 const http_exchange_t *http_capture_get(const http_capture_t *c, int i);
 size_t http_capture_bytes(const http_capture_t *c);
@@ -47,5 +48,16 @@ int http_capture_wants_size(const http_capture_t *c);
 void http_capture_reserve(http_capture_t *c, size_t n);
 void http_capture_end(http_capture_t *c, const char *ip, int truncated); /* the hop is whole */
 int http_capture_failed(const http_capture_t *c);
+
+/* A body with no Content-Encoding is the same bytes as the response's body: rather
+ * than a copy, the hop in progress notes that its body is the transfer's own
+ * (http_capture_body_kept). A hop that ends for a redirect takes a copy then
+ * (http_capture_settle_body, given the bytes kept so far); the last hop's body is
+ * lent by whoever takes the response's body, which owns the capture with it and frees
+ * both together (http_capture_lend_body). Until it is lent, that hop is not counted
+ * whole. */
+void http_capture_body_kept(http_capture_t *c);
+void http_capture_settle_body(http_capture_t *c, const char *data, size_t n);
+void http_capture_lend_body(http_capture_t *c, const char *data, size_t n);
 
 #endif

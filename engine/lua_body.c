@@ -130,8 +130,12 @@ void lc_push_body(lua_State *L, lc_state_t *st, const http_res_t *res)
     char *data = http_res_take_body(res);
     if (!data) {
         if (res->body_len) luaL_error(L, "out of memory taking the body");
+        if (b->capture) http_capture_lend_body(b->capture, NULL, 0);
         return;
     }
+    /* The archive's copy of a body without Content-Encoding is this one: b frees
+     * both together (drop_bytes). */
+    if (b->capture) http_capture_lend_body(b->capture, data, res->body_len);
     b->data = data;
     b->len = res->body_len;
     st->body_bytes += b->len;

@@ -142,8 +142,12 @@ describe("lc.warc writing", function()
   it("archives each hop of a redirect chain, with the request curl sent", function()
     local prefix = h.tmpname("-r")
     archive(prefix)
-    local uris = {}
+    local uris, bodies = {}, {}
     for _, rec in ipairs(records(prefix .. "-00000.warc.gz")) do
+      local hop = rec.uri and rec.uri:match("/redirect/(%d)$")
+      if rec.type == "response" and hop then -- each hop's own body, as sent
+        bodies[#bodies + 1] = hop .. "=" .. rec.block:match("\r\n\r\n(.*)$")
+      end
       if rec.type == "request" then
         uris[#uris + 1] = rec.uri
         -- HTTP/2 as curl shows it: a request line and lower-case names
@@ -153,6 +157,7 @@ describe("lc.warc writing", function()
     end
     local chain = table.concat(uris, " ")
     assert.matches("/redirect/2 %S+/redirect/1 %S+/redirect/0", chain)
+    assert.same({ "2=redirecting\n", "1=redirecting\n", "0=done" }, bodies)
   end)
 
   it("removes chunked framing and says so in the head, keeps Content-Encoding", function()
