@@ -22,6 +22,7 @@
 #include "lua_state.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +33,27 @@ static const char BODY_METATABLE[] = "luacrawl.body";
 static const char BODY_SPENT_METATABLE[] = "luacrawl.body.spent";
 #define BODY_BUDGET (16u << 20)
 
+/* A body's bytes and capture once lent to a WARC writer's thread (lc_lend_body): freed
+ * by whichever of the body and the borrowers lets go last. */
+struct shared_bytes {
+    atomic_int refs;
+    char *data;
+    http_capture_t *capture;
+};
+
+static void shared_release(void *arg)
+{
+    struct shared_bytes *s = arg;
+    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
+    free(s->data);
+    http_capture_free(s->capture);
+    free(s);
+}
+
 struct body {
     char *data;
     size_t len;
+    struct shared_bytes *shared; /* NULL until data is lent; then it owns data and capture */
     lc_state_t *st; /* whose body_bytes count data; alive as long as any body (lua_close
                      * runs every finalizer before it frees anything) */
     /* The facts, kept after the bytes are given back. */
@@ -55,16 +74,19 @@ static struct body *to_body(lua_State *L, int idx)
 /* Give b's bytes back; b is empty after. */
 static void drop_bytes(lua_State *L, struct body *b)
 {
-    if (b->capture) {
-        lc_limits_account(L, -(long long)http_capture_bytes(b->capture));
-        http_capture_free(b->capture);
-        b->capture = NULL;
-    }
+    if (b->capture) lc_limits_account(L, -(long long)http_capture_bytes(b->capture));
     if (b->data) {
         lc_limits_account(L, -(long long)b->len);
         b->st->body_bytes -= b->len;
+    }
+    if (b->shared) {
+        shared_release(b->shared); /* the writer may still hold them */
+    } else {
+        http_capture_free(b->capture);
         free(b->data);
     }
+    b->shared = NULL;
+    b->capture = NULL;
     b->data = NULL;
     b->len = 0;
 }
@@ -113,6 +135,7 @@ void lc_push_body(lua_State *L, lc_state_t *st, const http_res_t *res)
     b->len = 0;
     b->st = st;
     b->capture = NULL;
+    b->shared = NULL;
     b->size = res->body_len;
     b->redirects = res->redirects;
     b->t_dns = res->t_dns;
@@ -155,6 +178,24 @@ struct http_capture *lc_tocapture(lua_State *L, int idx)
 {
     struct body *b = to_body(L, idx);
     return b ? b->capture : NULL;
+}
+
+int lc_lend_body(lua_State *L, int idx, void (**release)(void *), void **arg)
+{
+    struct body *b = to_body(L, idx);
+    if (!b || !b->data) return -1;
+    if (!b->shared) {
+        struct shared_bytes *s = malloc(sizeof(*s));
+        if (!s) return -1;
+        atomic_init(&s->refs, 1); /* the body's */
+        s->data = b->data;
+        s->capture = b->capture;
+        b->shared = s;
+    }
+    atomic_fetch_add_explicit(&b->shared->refs, 1, memory_order_relaxed);
+    *release = shared_release;
+    *arg = b->shared;
+    return 0;
 }
 
 const char *lc_checkbytes(lua_State *L, int idx, size_t *len)

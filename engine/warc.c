@@ -117,8 +117,16 @@ struct job {
     warc_exchange_t ex;        /* metadata: url, date, and the fields as payload */
     const char *concurrent_to; /* metadata: NULL or a record ID */
     struct digests dg;         /* an exchange's, when the caller's thread made them */
-    char data[];               /* the strings ex points to */
+    warc_loan_t loan;          /* ex.payload's, when lent (release not NULL) */
+    char data[];               /* the strings ex points to (but a lent payload) */
 };
+
+/* A job done with (or never queued): its payload given back when lent. */
+static void free_job(struct job *j)
+{
+    if (j && j->loan.release) j->loan.release(j->loan.arg);
+    free(j);
+}
 
 static int random_bytes(struct random *r, unsigned char *out, size_t n, warc_err_t *err)
 {
@@ -1033,7 +1041,7 @@ static void run_job(void *arg, jobq_job_t *q)
     if (j->remember) { /* the first original of a payload is the one revisits name */
         if (w->opts.dedupe && !seen_find(w, j->dg.payload_raw))
             seen_add(w, j->dg.payload_raw, j->ex.url, j->ex.payload, j->id);
-        free(j);
+        free_job(j);
         return;
     }
     if ((j->metadata ? write_metadata(w, j, &err) : write_exchange(w, j, &err)) < 0) {
@@ -1047,7 +1055,7 @@ static void run_job(void *arg, jobq_job_t *q)
         }
         pthread_mutex_unlock(&w->mu);
     }
-    free(j);
+    free_job(j);
 }
 
 /* The failures of the writer's thread not reported yet: -1 with err set to the first
@@ -1103,7 +1111,7 @@ static struct job *new_job(warc_t *w, const size_t *len, int n, warc_err_t *err)
 static int queue_job(warc_t *w, struct job *j, char id_out[WARC_ID_SIZE], warc_err_t *err)
 {
     if (take_failure(w, err) < 0) {
-        free(j);
+        free_job(j);
         return -1;
     }
     if (id_out) memcpy(id_out, j->id, WARC_ID_SIZE);
@@ -1114,18 +1122,40 @@ static int queue_job(warc_t *w, struct job *j, char id_out[WARC_ID_SIZE], warc_e
 int warc_write_exchange(warc_t *w, const warc_exchange_t *ex, char id_out[WARC_ID_SIZE],
                         warc_err_t *err)
 {
-    if (!ex->url || has_ctl(ex->url) || strchr(ex->url, ' ') || (ex->ip && has_ctl(ex->ip)))
-        return set_err(err, WARC_E_USAGE, "a URL or address with spaces or control characters");
-    if (too_long(ex->payload_len) || too_long(ex->head_len) || too_long(ex->request_len))
-        return set_err(err, WARC_E_USAGE, "a message too long for a record");
+    return warc_write_exchange_lent(w, ex, NULL, id_out, err);
+}
+
+/* A refused lent write gives the payload back at once. */
+static int refuse_loan(const warc_loan_t *loan)
+{
+    if (loan && loan->release) loan->release(loan->arg);
+    return -1;
+}
+
+int warc_write_exchange_lent(warc_t *w, const warc_exchange_t *ex, const warc_loan_t *loan,
+                             char id_out[WARC_ID_SIZE], warc_err_t *err)
+{
+    if (!ex->url || has_ctl(ex->url) || strchr(ex->url, ' ') || (ex->ip && has_ctl(ex->ip))) {
+        set_err(err, WARC_E_USAGE, "a URL or address with spaces or control characters");
+        return refuse_loan(loan);
+    }
+    if (too_long(ex->payload_len) || too_long(ex->head_len) || too_long(ex->request_len)) {
+        set_err(err, WARC_E_USAGE, "a message too long for a record");
+        return refuse_loan(loan);
+    }
     struct buf *head = &w->head;
-    if (fixed_head(ex->head ? ex->head : "", ex->head_len, head) < 0) return oom(err);
+    if (fixed_head(ex->head ? ex->head : "", ex->head_len, head) < 0) {
+        oom(err);
+        return refuse_loan(loan);
+    }
+    int lent = loan && loan->release;
     const char *ip = ex->ip ? ex->ip : "";
-    size_t len[5] = {strlen(ex->url), strlen(ip), ex->request_len, head->n, ex->payload_len};
+    size_t len[5] = {strlen(ex->url), strlen(ip), ex->request_len, head->n,
+                     lent ? 0 : ex->payload_len};
     struct job *j = new_job(w, len, 5, err);
     if (!j || new_id(&w->ids, j->req_id, err) < 0) {
         free(j);
-        return -1;
+        return refuse_loan(loan);
     }
     char *at = j->data;
     j->ex = *ex;
@@ -1134,7 +1164,13 @@ int warc_write_exchange(warc_t *w, const warc_exchange_t *ex, char id_out[WARC_I
     j->ex.request = copy_in(&at, ex->request, len[2]);
     j->ex.head = copy_in(&at, head->p, len[3]);
     j->ex.head_len = len[3];
-    j->ex.payload = copy_in(&at, ex->payload, len[4]);
+    if (lent) {
+        j->ex.payload = ex->payload ? ex->payload : "";
+        j->loan = *loan;
+        j->q.size += ex->payload_len; /* held by the queue all the same */
+    } else {
+        j->ex.payload = copy_in(&at, ex->payload, len[4]);
+    }
     /* Digests are a good part of the writer's thread's work: when that thread is
      * behind (a quarter of the queue's bound waiting), this one makes them. */
     if (jobq_backlog(w->q) >= QUEUE_BYTES / 4 &&

@@ -103,6 +103,17 @@ typedef struct warc_exchange {
 int warc_write_exchange(warc_t *w, const warc_exchange_t *ex, char id[WARC_ID_SIZE],
                         warc_err_t *err);
 
+/* The same with ex->payload lent rather than copied (a body is most of an exchange):
+ * the bytes must stay as they are until release(arg) is called, once, from the
+ * writer's thread when it is done with them, or before this returns -1. Lent bytes
+ * count against the queue's bound as copied ones do. */
+typedef struct warc_loan {
+    void (*release)(void *arg);
+    void *arg;
+} warc_loan_t;
+int warc_write_exchange_lent(warc_t *w, const warc_exchange_t *ex, const warc_loan_t *loan,
+                             char id[WARC_ID_SIZE], warc_err_t *err);
+
 /* A metadata record (application/warc-fields: "name: value\r\n" lines) about url,
  * WARC-Concurrent-To concurrent_to when given (a record ID, with its angle brackets).
  * 0 (queued), or -1 with err set and nothing queued, as warc_write_exchange. */

@@ -327,6 +327,35 @@ describe("lc.warc writing", function()
     assert.equal("depth: 1\r\noutlink: a\r\noutlink: b\r\n", meta.block)
   end)
 
+  it("keeps a body lent to the writer's thread whole when the response is released at once", function()
+    -- An identity body is lent to the writer's thread, not copied: the response
+    -- letting go of it (res:release(), or the collector) must not take it from the
+    -- writer. Run under the sanitizers too (scripts/test --sanitize).
+    local file = h.tmpname(".warc.gz")
+    local sent = {}
+    lc.run(function()
+      local w = assert(lc.warc.open(file))
+      for i = 1, 40 do
+        local url = h.url(i % 2 == 0 and "/site/p/" .. i .. ".html" or "/large?bytes=" .. (70000 + i))
+        local res = assert(lc.fetch(url, { archive = true }))
+        sent[res.url] = res.body
+        assert(w:write(res))
+        res:release()
+        w:write(assert(lc.fetch(h.url("/gzip"), { archive = true }))) -- a copied one between
+        collectgarbage()
+      end
+      assert(w:close())
+    end)
+    local n = 0
+    for _, rec in ipairs(records(file)) do
+      if rec.type == "response" and sent[rec.uri] then
+        n = n + 1
+        assert.equal(sent[rec.uri], rec:response().body, rec.uri)
+      end
+    end
+    assert.equal(40, n)
+  end)
+
   it("refuses a response fetched without archive = true", function()
     lc.run(function()
       local w = assert(lc.warc.open(h.tmpname(".warc.gz")))

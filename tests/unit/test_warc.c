@@ -233,6 +233,56 @@ static void write_and_read_back(void)
     fclose(f);
 }
 
+/* A lent payload: given back once, after its record is written (or at once when the
+ * write is refused), and read from the lender's bytes meanwhile. */
+struct lender {
+    char *bytes;
+    int released;
+};
+
+static void give_back(void *arg)
+{
+    struct lender *l = arg;
+    l->released++;
+    free(l->bytes);
+    l->bytes = NULL;
+}
+
+static void lent_payload(void)
+{
+    warc_err_t err;
+    warc_opts_t o = {.software = "test/1"};
+    warc_t *w = warc_open(path_in("lent.warc.gz"), &o, &err);
+    CHECK(w != NULL);
+    if (!w) return;
+    struct lender l = {strdup("<p>lent bytes</p>"), 0};
+    warc_exchange_t ex = exchange("http://example.org/lent", l.bytes);
+    warc_loan_t loan = {give_back, &l};
+    CHECK(warc_write_exchange_lent(w, &ex, &loan, NULL, &err) == 0);
+    struct lender bad = {strdup("x"), 0};
+    warc_exchange_t refused = exchange("http://example.org/a b", bad.bytes);
+    warc_loan_t bad_loan = {give_back, &bad};
+    CHECK(warc_write_exchange_lent(w, &refused, &bad_loan, NULL, &err) == -1);
+    CHECK(err.kind == WARC_E_USAGE && bad.released == 1); /* given back before the return */
+    CHECK(warc_close(w, &err) == 0);
+    CHECK(l.released == 1);
+
+    warc_reader_t *r = warc_reader_open(path_in("lent.warc.gz"), &err);
+    CHECK(r != NULL);
+    if (!r) return;
+    warc_record_t rec;
+    int found = 0;
+    while (warc_reader_next(r, &rec, &err) == 1) {
+        if (strcmp(warc_record_field(&rec, "warc-type"), "response") != 0) continue;
+        warc_http_t h;
+        CHECK(warc_http_parse(rec.block, rec.block_len, &h) == 0);
+        CHECK(h.body_len == 17 && memcmp(h.body, "<p>lent bytes</p>", 17) == 0);
+        found++;
+    }
+    CHECK(found == 1);
+    warc_reader_free(r);
+}
+
 static void cut_file_keeps_whole_records(void)
 {
     warc_err_t err;
@@ -450,6 +500,7 @@ int main(void)
     RUN(sha1_ni_matches);
     RUN(base32);
     RUN(write_and_read_back);
+    RUN(lent_payload);
     RUN(cut_file_keeps_whole_records);
     RUN(rotation);
     RUN(plain_and_bad_input);
