@@ -170,11 +170,6 @@ void http_capture_lend_body(http_capture_t *c, const char *data, size_t n)
     h->ex.payload_len = data ? n : 0;
 }
 
-int http_capture_body_lent(const http_capture_t *c, int i)
-{
-    return i >= 0 && i < http_capture_count(c) && c->hops[i].kept == 2;
-}
-
 int http_capture_wants_size(const http_capture_t *c)
 {
     return !c->failed && c->n > c->ended && c->hops[c->n - 1].payload.cap == 0;

@@ -59,7 +59,5 @@ int http_capture_failed(const http_capture_t *c);
 void http_capture_body_kept(http_capture_t *c);
 void http_capture_settle_body(http_capture_t *c, const char *data, size_t n);
 void http_capture_lend_body(http_capture_t *c, const char *data, size_t n);
-/* Whether hop i's payload is a body lent (its owner's bytes, not the capture's). */
-int http_capture_body_lent(const http_capture_t *c, int i);
 
 #endif

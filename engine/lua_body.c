@@ -183,7 +183,7 @@ struct http_capture *lc_tocapture(lua_State *L, int idx)
 int lc_lend_body(lua_State *L, int idx, void (**release)(void *), void **arg)
 {
     struct body *b = to_body(L, idx);
-    if (!b || !b->data) return -1;
+    if (!b || (!b->data && !b->capture)) return -1;
     if (!b->shared) {
         struct shared_bytes *s = malloc(sizeof(*s));
         if (!s) return -1;

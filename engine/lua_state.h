@@ -104,10 +104,10 @@ const char *lc_checkbytes(lua_State *L, int idx, size_t *len);
 /* The exchanges a fetch with archive = true kept, held by the body at idx; NULL for
  * anything else (lua_warc.c writes them). */
 struct http_capture *lc_tocapture(lua_State *L, int idx);
-/* Lend the bytes of the body at idx (its capture's last hop shows them as its payload)
- * to another thread: release(arg) gives them back, once. The body goes on using them;
- * whichever lets go last frees them, and the capture with them. 0, or -1 when idx is
- * no body with bytes, or memory ran out. */
+/* Lend the bytes of the body at idx, and of its capture (whose payloads are the
+ * capture's own or, for the last hop, the body's), to another thread: release(arg)
+ * gives them back, once. The body goes on using them; whichever lets go last frees
+ * them. 0, or -1 when idx is no body with bytes, or memory ran out. */
 int lc_lend_body(lua_State *L, int idx, void (**release)(void *), void **arg);
 
 /* The seen set at idx (lua_url.c), NULL when it is something else. */

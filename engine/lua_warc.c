@@ -102,11 +102,11 @@ static int l_warc_write(lua_State *L)
                               .payload = h->payload,
                               .payload_len = h->payload_len,
                               .truncated = h->truncated};
-        /* The body (most of it) lent to the writer's thread, not copied; should
-         * that fail for memory, copied. */
+        /* The payload (most of the exchange) lent to the writer's thread, not
+         * copied: the body's bytes or the capture's, both held by the body until the
+         * writer gives them back. Should that fail for memory, copied. */
         warc_loan_t loan = {0};
-        if (http_capture_body_lent(c, i) && lc_lend_body(L, 2, &loan.release, &loan.arg) < 0)
-            loan.release = NULL;
+        if (lc_lend_body(L, 2, &loan.release, &loan.arg) < 0) loan.release = NULL;
         rc = warc_write_exchange_lent(w, &ex, loan.release ? &loan : NULL, id, &err);
     }
     return push_result(L, rc, id, &err);

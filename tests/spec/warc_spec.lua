@@ -327,33 +327,42 @@ describe("lc.warc writing", function()
     assert.equal("depth: 1\r\noutlink: a\r\noutlink: b\r\n", meta.block)
   end)
 
-  it("keeps a body lent to the writer's thread whole when the response is released at once", function()
-    -- An identity body is lent to the writer's thread, not copied: the response
-    -- letting go of it (res:release(), or the collector) must not take it from the
-    -- writer. Run under the sanitizers too (scripts/test --sanitize).
+  it("keeps the bytes lent to the writer's thread whole when the response is released at once", function()
+    -- A payload is lent to the writer's thread, not copied (an identity body's bytes,
+    -- or the capture's raw bytes of a compressed one): the response letting go of them
+    -- (res:release(), or the collector) must not take them from the writer. Run under
+    -- the sanitizers too (scripts/test --sanitize).
     local file = h.tmpname(".warc.gz")
-    local sent = {}
+    local sent, gzip_body = {}, nil
     lc.run(function()
-      local w = assert(lc.warc.open(file))
+      local w = assert(lc.warc.open(file, { dedupe = false }))
       for i = 1, 40 do
         local url = h.url(i % 2 == 0 and "/site/p/" .. i .. ".html" or "/large?bytes=" .. (70000 + i))
         local res = assert(lc.fetch(url, { archive = true }))
         sent[res.url] = res.body
         assert(w:write(res))
         res:release()
-        w:write(assert(lc.fetch(h.url("/gzip"), { archive = true }))) -- a copied one between
+        local z = assert(lc.fetch(h.url("/gzip"), { archive = true }))
+        gzip_body = z.body
+        assert(w:write(z))
+        z:release()
         collectgarbage()
       end
       assert(w:close())
     end)
-    local n = 0
+    local n, gz = 0, 0
     for _, rec in ipairs(records(file)) do
       if rec.type == "response" and sent[rec.uri] then
         n = n + 1
         assert.equal(sent[rec.uri], rec:response().body, rec.uri)
+      elseif rec.type == "response" and rec.uri:match("/gzip$") then
+        gz = gz + 1
+        assert.matches("Content%-Encoding: gzip", rec.block)
+        assert.equal(gzip_body, rec:response().body)
       end
     end
     assert.equal(40, n)
+    assert.equal(40, gz)
   end)
 
   it("refuses a response fetched without archive = true", function()
