@@ -75,13 +75,15 @@ describe("hostile runtime", function()
   it("hostile_gc_error_in_the_schedulers_bookkeeping_fails_no_run", function()
     -- Finalizers set with rawset are not wrapped (luacrawl.finalizers): their errors
     -- reach whatever allocates, the scheduler's storing of task results included.
-    -- The JIT is off here: this LuaJIT crashes by itself when a finalizer raises at
-    -- a trace exit, whatever the engine does.
+    -- The JIT is off here, and the traces compiled before are flushed (jit.off()
+    -- alone leaves them in use): this LuaJIT crashes by itself when a finalizer raises
+    -- at a trace exit, whatever the engine does.
     local armed = true
     local function boom()
       if armed then error("finalizer boom") end
     end
     jit.off()
+    jit.flush()
     local ok, res = pcall(lc.run, function()
       local tasks = {}
       for i = 1, 300 do
@@ -116,7 +118,8 @@ describe("hostile runtime", function()
     local function boom()
       if armed then error("finalizer boom") end
     end
-    jit.off()
+    jit.off() -- and no trace left from before (as above)
+    jit.flush()
     local ok, res = pcall(lc.run, function()
       local done = false
       lc.spawn(function()
