@@ -383,12 +383,15 @@ for flag, key in pairs(flags) do
   end
 end
 
+-- The end of a usage error's one line: a pointer to the usage, not the whole usage.
+local SEE_HELP = " (see luacrawl crawl --help)"
+
 -- "crawl.run: retry_kinds: no error kind 'x'" -> "--retry-kinds: no error kind 'x'
 -- (see luacrawl crawl --help)": an option's value refused is a usage error.
 local function as_option(msg)
   local field, rest = msg:match("^crawl%.run: ([%w_]+)(.*)$")
   local flag = field and option_of[field]
-  if flag and (rest == "" or rest:match("^[ :]")) then return flag .. rest .. " (see luacrawl crawl --help)" end
+  if flag and (rest == "" or rest:match("^[ :]")) then return flag .. rest .. SEE_HELP end
   return msg
 end
 
@@ -401,8 +404,7 @@ function M.main(args)
   end
   local ok, o = pcall(M.parse_args, args)
   if not ok then
-    -- One line and a pointer to the usage, not the whole usage.
-    io.stderr:write("luacrawl: ", o, " (see luacrawl crawl --help)\n")
+    io.stderr:write("luacrawl: ", o, SEE_HELP, "\n")
     return 2
   end
   if o.dns_server then
@@ -419,7 +421,7 @@ function M.main(args)
   if not sok then
     local msg = tostring(spec)
     -- An option's value refused (--fields titel) is a usage error; a URL is not.
-    if msg:sub(1, 1) == "-" then msg = msg .. " (see luacrawl crawl --help)" end
+    if msg:sub(1, 1) == "-" then msg = msg .. SEE_HELP end
     io.stderr:write("luacrawl: ", msg, "\n")
     return 2
   end

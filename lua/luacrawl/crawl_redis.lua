@@ -16,7 +16,6 @@ local frontier_redis = require "luacrawl.frontier_redis"
 
 local M = {}
 
-
 -- RFC 9309 2.4: a robots.txt may be cached for up to 24 hours.
 M.robots_max_age = 24 * 3600
 -- How long a worker waits for another that is fetching a robots.txt, seconds.

@@ -31,7 +31,6 @@ local EMPTY_DIGEST = core.digest("")
 
 local M = {}
 
-
 -- 0: pages that ended hold their slots until a commit (a kill then costs at most
 -- `concurrency` requests, in flight or done since the commit: State:commit_due);
 -- S > 0: a commit every S seconds (a kill also costs the pages done since the last
