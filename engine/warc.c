@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
 
@@ -269,23 +270,12 @@ struct codes {
     struct small_codes small, large;
 };
 
-/* n bytes at p as one gzip member, appended to w->out; -1 when out of memory. Level 1
- * is ISA-L's igzip (faster than libdeflate's level 1, for a few percent more bytes),
- * the other levels libdeflate's. */
-static int gzip_member(warc_t *w, char *p, size_t n)
+/* n bytes at p deflated by ISA-L into w->out: a gzip member whole (end 1), or its
+ * header and blocks byte-aligned, not final, for more to follow (end 0). */
+static int isal_member(warc_t *w, char *p, size_t n, int end)
 {
-    /* Either falls back to stored blocks at worst: 5 bytes of header a 64 KB block,
-     * and gzip's 18. */
-    size_t bound =
-        w->deflater ? libdeflate_gzip_compress_bound(w->deflater, n) : n + n / 4096 + 1024;
+    size_t bound = n + n / 4096 + 1024; /* stored blocks at worst: 5 bytes a 64 KB */
     if (buf_reserve(&w->out, bound) < 0) return -1;
-    unsigned char *out = (unsigned char *)w->out.p + w->out.n;
-    if (w->deflater) {
-        size_t k = libdeflate_gzip_compress(w->deflater, p, n, out, bound);
-        if (!k) return -1; /* cannot happen with the bound's room */
-        w->out.n += k;
-        return 0;
-    }
     struct small_codes *sc = n < SMALL_RECORD ? &w->codes->small : &w->codes->large;
     struct isal_zstream z;
     isal_deflate_stateless_init(&z);
@@ -298,11 +288,11 @@ static int gzip_member(warc_t *w, char *p, size_t n)
         z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
     }
     z.gzip_flag = IGZIP_GZIP;
-    z.end_of_stream = 1;
-    z.flush = NO_FLUSH;
+    z.end_of_stream = (uint16_t)end;
+    z.flush = end ? NO_FLUSH : FULL_FLUSH;
     z.next_in = (uint8_t *)p; /* only read, but ISA-L's field is not const */
     z.avail_in = (uint32_t)n;
-    z.next_out = out;
+    z.next_out = (unsigned char *)w->out.p + w->out.n;
     z.avail_out = (uint32_t)bound;
     if (isal_deflate_stateless(&z) != COMP_OK) return -1;
     w->out.n += z.total_out;
@@ -318,6 +308,64 @@ static int gzip_member(warc_t *w, char *p, size_t n)
     return 0;
 }
 
+/* n bytes at p as one gzip member, appended to w->out; -1 when out of memory. Level 1
+ * is ISA-L's igzip (faster than libdeflate's level 1, for a few percent more bytes),
+ * the other levels libdeflate's. */
+static int gzip_member(warc_t *w, char *p, size_t n)
+{
+    if (!w->deflater) return isal_member(w, p, n, 1);
+    size_t bound = libdeflate_gzip_compress_bound(w->deflater, n);
+    if (buf_reserve(&w->out, bound) < 0) return -1;
+    size_t k = libdeflate_gzip_compress(w->deflater, p, n, (char *)w->out.p + w->out.n, bound);
+    if (!k) return -1; /* cannot happen with the bound's room */
+    w->out.n += k;
+    return 0;
+}
+
+static void put_le(unsigned char *p, uint32_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* A gzip member of the n bytes at p, deflated (ISA-L), then the pieces given as they
+ * are, in stored blocks: a payload compressed already (sent gzipped, an image) gains
+ * nothing from deflate but costs it as much as text does. -1 when out of memory. */
+static int gzip_member_stored(warc_t *w, char *p, size_t n, const char *const *piece,
+                              const size_t *len, int npieces)
+{
+    size_t total = 0;
+    for (int i = 0; i < npieces; i++)
+        total += len[i];
+    const size_t block = 65535; /* a stored block's most */
+    size_t nblocks = total ? (total + block - 1) / block : 1;
+    if (isal_member(w, p, n, 0) < 0 || buf_reserve(&w->out, total + 5 * nblocks + 8) < 0) return -1;
+    uint32_t crc = crc32_gzip_refl(0, (const unsigned char *)p, n);
+    unsigned char *out = (unsigned char *)w->out.p + w->out.n;
+    int i = 0;
+    size_t at = 0; /* in piece[i] */
+    for (size_t b = 0; b < nblocks; b++) {
+        size_t k = total - b * block < block ? total - b * block : block;
+        out[0] = b + 1 == nblocks; /* BFINAL; BTYPE 00, stored */
+        put_le(out + 1, (uint32_t)k, 2);
+        put_le(out + 3, (uint32_t)~k & 0xffff, 2);
+        out += 5;
+        while (k) {
+            size_t m = len[i] - at < k ? len[i] - at : k;
+            memcpy(out, piece[i] + at, m);
+            crc = crc32_gzip_refl(crc, out, m);
+            out += m;
+            k -= m;
+            at += m;
+            if (at == len[i]) i++, at = 0;
+        }
+    }
+    put_le(out, crc, 4);
+    put_le(out + 4, (uint32_t)(n + total), 4); /* ISIZE: the length mod 2^32 */
+    w->out.n = (size_t)(out + 8 - (unsigned char *)w->out.p);
+    return 0;
+}
+
 /* The fields of a record's header block. */
 typedef struct record {
     const char *type, *id, *date, *uri, *ip, *concurrent_to, *content_type;
@@ -326,9 +374,10 @@ typedef struct record {
 } record_t;
 
 /* The gzip member (or plain bytes) of a record whose block is the n pieces given,
- * appended to w->out. -1 when out of memory. */
+ * appended to w->out. Pieces from raw_from on are stored, not deflated, where the
+ * level's compressor allows it (ISA-L's, the default). -1 when out of memory. */
 static int add_record(warc_t *w, const record_t *r, const char *const *piece, const size_t *len,
-                      int n)
+                      int n, int raw_from)
 {
     struct buf *b = &w->rec;
     size_t total = 0;
@@ -356,6 +405,20 @@ static int add_record(warc_t *w, const record_t *r, const char *const *piece, co
     if (r->truncated) bad |= put_field(b, "WARC-Truncated", r->truncated);
     bad |= put_field(b, "Content-Type", r->content_type) | put_field(b, "Content-Length", clen) |
            put(b, "\r\n");
+    if (w->gz && !w->deflater && raw_from < n && n - raw_from <= 3) {
+        const char *raw[4];
+        size_t raw_len[4];
+        int k = 0;
+        for (int i = 0; i < raw_from; i++)
+            bad |= buf_append(b, piece[i], len[i]);
+        for (int i = raw_from; i < n; i++, k++) {
+            raw[k] = piece[i];
+            raw_len[k] = len[i];
+        }
+        raw[k] = "\r\n\r\n";
+        raw_len[k++] = 4;
+        return bad ? -1 : gzip_member_stored(w, b->p, b->n, raw, raw_len, k);
+    }
     /* The block and the two CR LF that end a record, after the header block: the whole
      * record in one buffer, compressed in one call. */
     for (int i = 0; i < n; i++)
@@ -524,7 +587,7 @@ static int write_warcinfo(warc_t *w, warc_err_t *err)
                   .block_digest = digest};
     w->out.n = 0;
     w->warcinfo_id[0] = '\0';
-    int rc = add_record(w, &r, &piece, &len, 1);
+    int rc = add_record(w, &r, &piece, &len, 1, 1);
     buf_free(&info);
     if (rc < 0) return oom(err);
     if (flush_out(w, err) < 0) return -1;
@@ -775,29 +838,59 @@ static int fixed_head(const char *head, size_t len, struct buf *out)
     return 0;
 }
 
-/* The status code and the MIME type (Content-Type up to ';', trimmed) of a head. */
-static void head_facts(const char *head, size_t len, int *status, char *mime, size_t mime_size)
+/* What the writer needs to know of a response's head. */
+struct head_facts {
+    int status;
+    char mime[128]; /* Content-Type up to ';', trimmed */
+    int packed;     /* the payload is compressed already: a Content-Encoding, or its type's */
+};
+
+/* Whether a MIME type's bodies are compressed in their own format. */
+static int packed_type(const char *mime)
 {
-    *status = 0;
-    mime[0] = '\0';
+    static const char *const packed[] = {"image/jpeg",          "image/png",
+                                         "image/gif",           "image/webp",
+                                         "image/avif",          "font/woff",
+                                         "font/woff2",          "application/zip",
+                                         "application/gzip",    "application/x-gzip",
+                                         "application/zstd",    "application/x-xz",
+                                         "application/x-bzip2", "application/x-7z-compressed"};
+    if (!strncasecmp(mime, "video/", 6) || !strncasecmp(mime, "audio/", 6)) return 1;
+    for (size_t i = 0; i < sizeof(packed) / sizeof(packed[0]); i++)
+        if (!strcasecmp(mime, packed[i])) return 1;
+    return 0;
+}
+
+/* The facts of a head: its status line's code, its Content-Type and Content-Encoding. */
+static void head_facts(const char *head, size_t len, struct head_facts *f)
+{
+    f->status = 0;
+    f->mime[0] = '\0';
+    f->packed = 0;
     const char *sp = memchr(head, ' ', len);
-    if (sp) *status = atoi(sp + 1);
+    if (sp) f->status = atoi(sp + 1);
     for (size_t off = 0; off < len;) {
         const char *line = head + off, *nl = memchr(line, '\n', len - off);
         size_t n = nl ? (size_t)(nl - line) + 1 : len - off;
         off += n;
         const char *colon = memchr(line, ':', n);
-        if (!colon || !ieq(line, (size_t)(colon - line), "Content-Type")) continue;
+        if (!colon) continue;
+        size_t name_len = (size_t)(colon - line);
         const char *v = colon + 1;
         size_t vn = (size_t)(line + n - v);
-        const char *semi = memchr(v, ';', vn);
-        if (semi) vn = (size_t)(semi - v);
-        trim(&v, &vn);
-        if (vn >= mime_size) vn = mime_size - 1;
-        memcpy(mime, v, vn);
-        mime[vn] = '\0';
-        break;
+        if (ieq(line, name_len, "Content-Encoding")) {
+            trim(&v, &vn);
+            f->packed |= vn && !ieq(v, vn, "identity");
+        } else if (ieq(line, name_len, "Content-Type") && !f->mime[0]) {
+            const char *semi = memchr(v, ';', vn);
+            if (semi) vn = (size_t)(semi - v);
+            trim(&v, &vn);
+            if (vn >= sizeof(f->mime)) vn = sizeof(f->mime) - 1;
+            memcpy(f->mime, v, vn);
+            f->mime[vn] = '\0';
+        }
     }
+    f->packed |= packed_type(f->mime);
 }
 
 /* ---- CDXJ ---- */
@@ -949,9 +1042,10 @@ static int write_exchange(warc_t *w, struct job *j, warc_err_t *err)
         return set_err(err, WARC_E_MEMORY, "SHA-1 failed (libcrypto)");
     char date[32];
     format_date(ex->date, date);
-    int status;
-    char mime[128];
-    head_facts(ex->head, ex->head_len, &status, mime, sizeof(mime));
+    struct head_facts facts;
+    head_facts(ex->head, ex->head_len, &facts);
+    int status = facts.status;
+    const char *mime = facts.mime;
     /* A revisit for a 2xx payload seen before (a redirect's or an error page's short
      * body would make every other one a revisit of the first). */
     int dedupe =
@@ -981,7 +1075,7 @@ static int write_exchange(warc_t *w, struct job *j, warc_err_t *err)
         r.truncated = NULL;
     }
     w->out.n = 0;
-    if (add_record(w, &r, pieces, lens, npieces) < 0) return oom(err);
+    if (add_record(w, &r, pieces, lens, npieces, facts.packed ? 1 : npieces) < 0) return oom(err);
     unsigned long long resp_len = w->out.n;
     if (ex->request_len) {
         record_t q = {.type = "request",
@@ -992,7 +1086,7 @@ static int write_exchange(warc_t *w, struct job *j, warc_err_t *err)
                       .content_type = "application/http; msgtype=request",
                       .block_digest = d->req_block,
                       .payload_digest = d->req_payload};
-        if (add_record(w, &q, &ex->request, &ex->request_len, 1) < 0) return oom(err);
+        if (add_record(w, &q, &ex->request, &ex->request_len, 1, 1) < 0) return oom(err);
     }
     unsigned long long offset = w->size;
     if (flush_out(w, err) < 0) return -1;
@@ -1025,7 +1119,7 @@ static int write_metadata(warc_t *w, const struct job *j, warc_err_t *err)
                   .content_type = "application/warc-fields",
                   .block_digest = digest};
     w->out.n = 0;
-    if (add_record(w, &r, &fields, &len, 1) < 0) return oom(err);
+    if (add_record(w, &r, &fields, &len, 1, 1) < 0) return oom(err);
     if (flush_out(w, err) < 0) return -1;
     w->size += w->out.n;
     w->records++;
