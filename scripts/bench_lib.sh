@@ -103,9 +103,11 @@ bench_raise_nofile() {
 }
 
 # Serve the site $work/site ($1 pages) with nginx on a free port of 127.0.0.1
-# (keep-alive on, logs off, $2 worker processes). Sets nginx_pid, port, base.
+# (keep-alive on, logs off, $2 worker processes; with bench_gzip_static=1, each file's
+# FILE.gz, made beforehand, to a client that accepts gzip). Sets nginx_pid, port, base.
 bench_start_nginx() {
-    local pages=$1 nginx_workers=$2
+    local pages=$1 nginx_workers=$2 gzip_static=''
+    [[ "${bench_gzip_static:-0}" == 1 ]] && gzip_static="    gzip_static on;"
     port=$(free_port)
     # nginx's open_file_cache saves an open/fstat/close per request, but only when
     # every page fits: cycling through more files than the cache holds would thrash it.
@@ -134,6 +136,7 @@ http {
     keepalive_requests 100000;
     keepalive_timeout 65;
 $open_file_cache
+$gzip_static
     types { text/html html; }
     default_type application/octet-stream;
     client_body_temp_path $work/nginx/body;
@@ -155,7 +158,7 @@ EOF
         cat "$work/nginx/error.log" "$work/nginx/stdout.log" >&2 || true
         exit 1
     fi
-    log "nginx ($nginx_workers worker(s), open_file_cache $ofc) on 127.0.0.1:$port"
+    log "nginx ($nginx_workers worker(s), open_file_cache $ofc${gzip_static:+, gzip_static}) on 127.0.0.1:$port"
     base=http://127.0.0.1:$port
 }
 
