@@ -190,6 +190,41 @@ static void test_decode_layers(void)
     CHECK(http_decode_accept()[0] != '\0');
 }
 
+/* Two gzip members (gzip -c a b) in one piece: both decoded. A wrong CRC or length in
+ * the trailer, or a broken block: invalid, never a body. A body larger than the
+ * decoder's output piece, in pieces of several sizes. */
+static void test_decode_members_and_checks(void)
+{
+    unsigned char z[2048];
+    size_t n1 = compress_with(31, TEXT, z, sizeof(z));
+    size_t n2 = compress_with(31, TEXT, z + n1, sizeof(z) - n1);
+    struct sink out;
+    CHECK(n1 && n2 && decode("gzip", z, n1 + n2, n1 + n2, &out) == 0);
+    CHECK(out.n == 2 * strlen(TEXT) && memcmp(out.data + strlen(TEXT), TEXT, strlen(TEXT)) == 0);
+    for (size_t at = n1 - 8; at < n1; at++) { /* the trailer: CRC-32, then the length */
+        z[at] ^= 0x40;
+        CHECK(decode("gzip", z, n1, 5, &out) == -1);
+        z[at] ^= 0x40;
+    }
+    size_t nz = compress_with(15, TEXT, z, sizeof(z)); /* zlib: Adler-32 last */
+    z[nz - 1] ^= 0x01;
+    CHECK(decode("deflate", z, nz, nz, &out) == -1);
+    n1 = compress_with(31, TEXT, z, sizeof(z));
+    z[12] ^= 0xff; /* inside the first block */
+    CHECK(decode("gzip", z, n1, n1, &out) == -1);
+
+    static char big[60000];
+    for (size_t i = 0; i < sizeof(big); i++)
+        big[i] = "abcdefghijklmnopqrstuvwxyz <p>\n"[(i * 7 + i / 13) % 32];
+    static unsigned char zb[70000];
+    size_t nb = compress_n(31, big, sizeof(big), zb, sizeof(zb));
+    CHECK(nb > 0);
+    for (size_t piece = 1; piece <= nb; piece = piece * 5 + 3) {
+        CHECK(decode("gzip", zb, nb, piece, &out) == 0);
+        CHECK(out.n == sizeof(big) && memcmp(out.data, big, sizeof(big)) == 0);
+    }
+}
+
 int main(void)
 {
     RUN(test_every_code_has_a_row);
@@ -197,5 +232,6 @@ int main(void)
     RUN(test_decode_whole_and_cut);
     RUN(test_decode_refusals);
     RUN(test_decode_layers);
+    RUN(test_decode_members_and_checks);
     return test_failures ? 1 : 0;
 }
