@@ -86,7 +86,7 @@ static int coding_of(const char *name, size_t n)
  * ISAL_DEFLATE, raw): malloc's, not zeroed (87 KB that isal_inflate_init readies). */
 static int inflate_init(struct stage *s, uint16_t wrapper)
 {
-    if (!s->in && !(s->in = malloc(sizeof(*s->in)))) return -1;
+    if (!(s->in = malloc(sizeof(*s->in)))) return -1;
     isal_inflate_init(s->in);
     s->in->crc_flag = wrapper;
     return 0;
@@ -235,7 +235,7 @@ static int feed_inflate(http_decoder_t *d, int k, const unsigned char *data, siz
         if (in->block_state == ISAL_BLOCK_FINISH) {
             s->ended = 1;
             /* Another gzip member may follow (gzip -c a b); anything else is ignored. */
-            if (in->crc_flag == ISAL_GZIP && in->avail_in >= 2 && in->next_in[0] == 0x1f &&
+            if (s->coding == C_GZIP && in->avail_in >= 2 && in->next_in[0] == 0x1f &&
                 in->next_in[1] == 0x8b) {
                 uint8_t *next = in->next_in;
                 uint32_t left = in->avail_in;

@@ -445,6 +445,47 @@ static char *slurp(const char *name, size_t *n)
     return data;
 }
 
+/* `times` exchanges of the head and payload given, in a new writer of its own at name:
+ * 0, or -1 when a write or the close failed. */
+static int write_packed(const char *name, const char *head, const char *payload, size_t len,
+                        int times)
+{
+    warc_err_t err;
+    warc_opts_t o = {.software = "test/1"};
+    unlink(name);
+    warc_t *w = warc_open(name, &o, &err);
+    if (!w) return -1;
+    warc_exchange_t ex = exchange("http://example.org/p", "");
+    ex.head = head;
+    ex.head_len = strlen(head);
+    ex.payload = payload;
+    ex.payload_len = len;
+    int rc = 0;
+    for (int i = 0; i < times; i++)
+        rc |= warc_write_exchange(w, &ex, NULL, &err);
+    return warc_close(w, &err) | rc;
+}
+
+/* How many response records of the file at name hold the payload given, with its
+ * digest; -1 when the file cannot be read to its end. */
+static int responses_with(const char *name, const char *payload, size_t len)
+{
+    warc_err_t err;
+    warc_reader_t *r = warc_reader_open(name, &err);
+    if (!r) return -1;
+    warc_record_t rec;
+    int found = 0, rc;
+    while ((rc = warc_reader_next(r, &rec, &err)) == 1) {
+        warc_http_t h;
+        if (strcmp(warc_record_field(&rec, "warc-type"), "response") != 0) continue;
+        found += warc_http_parse(rec.block, rec.block_len, &h) == 0 && h.body_len == len &&
+                 memcmp(h.body, payload, len) == 0 &&
+                 digest_is(h.body, h.body_len, warc_record_field(&rec, "WARC-Payload-Digest"));
+    }
+    warc_reader_free(r);
+    return rc == 0 ? found : -1;
+}
+
 /* A payload compressed already (a Content-Encoding, or an image's type) goes in
  * stored blocks: its bytes are in the file as they are, and read back whole, across
  * the 65,535-byte blocks' edges; the same bytes as text/html are deflated. */
@@ -461,39 +502,11 @@ static void packed_payload_stored(void)
     if (!page) return;
     for (size_t i = 0; i < max; i++)
         page[i] = "<p>packed</p>\n"[i % 14];
+    const char *name = path_in("packed.warc.gz");
     for (int k = 0; k < 3; k++) {
         for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
-            warc_err_t err;
-            warc_opts_t o = {.software = "test/1"};
-            const char *name = path_in("packed.warc.gz");
-            unlink(name);
-            warc_t *w = warc_open(name, &o, &err);
-            CHECK(w != NULL);
-            if (!w) break;
-            warc_exchange_t ex = exchange("http://example.org/p", "");
-            ex.head = heads[k];
-            ex.head_len = strlen(heads[k]);
-            ex.payload = page;
-            ex.payload_len = sizes[z];
-            CHECK(warc_write_exchange(w, &ex, NULL, &err) == 0);
-            CHECK(warc_close(w, &err) == 0);
-            warc_reader_t *r = warc_reader_open(name, &err);
-            CHECK(r != NULL);
-            if (!r) break;
-            warc_record_t rec;
-            int found = 0;
-            int rc;
-            while ((rc = warc_reader_next(r, &rec, &err)) == 1) {
-                if (strcmp(warc_record_field(&rec, "warc-type"), "response") != 0) continue;
-                warc_http_t h;
-                CHECK(warc_http_parse(rec.block, rec.block_len, &h) == 0);
-                CHECK(h.body_len == sizes[z] && memcmp(h.body, page, sizes[z]) == 0);
-                CHECK(
-                    digest_is(h.body, h.body_len, warc_record_field(&rec, "WARC-Payload-Digest")));
-                found++;
-            }
-            CHECK(found == 1 && rc == 0);
-            warc_reader_free(r);
+            CHECK(write_packed(name, heads[k], page, sizes[z], 1) == 0);
+            CHECK(responses_with(name, page, sizes[z]) == 1);
             size_t n = 0;
             char *file = slurp(name, &n);
             CHECK(file != NULL);
@@ -506,31 +519,8 @@ static void packed_payload_stored(void)
     }
     /* Past the writer's first 32 small records its headers go at level 0, with the
      * codes made from them: a stored payload after those as well. */
-    warc_err_t err;
-    warc_opts_t o = {.software = "test/1"};
-    const char *name = path_in("packed40.warc.gz");
-    warc_t *w = warc_open(name, &o, &err);
-    CHECK(w != NULL);
-    warc_exchange_t ex = exchange("http://example.org/p40", "");
-    ex.head = heads[0];
-    ex.head_len = strlen(heads[0]);
-    ex.payload = page;
-    ex.payload_len = 20000;
-    for (int i = 0; w && i < 40; i++)
-        CHECK(warc_write_exchange(w, &ex, NULL, &err) == 0);
-    CHECK(w && warc_close(w, &err) == 0);
-    warc_reader_t *r = warc_reader_open(name, &err);
-    CHECK(r != NULL);
-    warc_record_t rec;
-    int found = 0;
-    while (r && warc_reader_next(r, &rec, &err) == 1) {
-        warc_http_t h;
-        if (strcmp(warc_record_field(&rec, "warc-type"), "response") != 0) continue;
-        CHECK(warc_http_parse(rec.block, rec.block_len, &h) == 0);
-        found += h.body_len == 20000 && memcmp(h.body, page, 20000) == 0;
-    }
-    CHECK(found == 40);
-    warc_reader_free(r);
+    CHECK(write_packed(name, heads[0], page, 20000, 40) == 0);
+    CHECK(responses_with(name, page, 20000) == 40);
     free(page);
 }
 
