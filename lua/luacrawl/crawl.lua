@@ -453,9 +453,9 @@ function Crawler:request_opts(req)
   if req.method == nil and req.headers == nil and req.body == nil then
     local spec = self.spec
     local o = self.base_opts
-    if not o or self.base_opts_of ~= spec.fetch or self.base_opts_ua ~= spec.user_agent then
+    if not o or self.base_opts_of ~= (spec.fetch or false) or self.base_opts_ua ~= (spec.user_agent or false) then
       o = self:fetch_opts()
-      self.base_opts, self.base_opts_of, self.base_opts_ua = o, spec.fetch, spec.user_agent
+      self.base_opts, self.base_opts_of, self.base_opts_ua = o, spec.fetch or false, spec.user_agent or false
     end
     return o
   end
@@ -639,6 +639,13 @@ function Crawler:throttle(req, res)
   self.frontier:set_delay(key, new)
 end
 
+-- A field of the page on_response returned that Page.__index never computes (changed,
+-- duplicate_of): read raw from a page, where a nil one would call Page.__index.
+local function page_field(page, k)
+  if getmetatable(page) == Page then return rawget(page, k) end
+  return page[k]
+end
+
 function Crawler:make_page(req, res)
   local page = setmetatable({
     url = res.url, request = req, status = res.status, headers = res.headers,
@@ -675,10 +682,10 @@ function Crawler:process(req)
   end
   local page = apply_hook(self.spec.on_response, self:make_page(req, res))
   -- A page a recrawl found unchanged has nothing new to parse (unless the spec asks).
-  if page and not (page.changed == false and not self.spec.parse_unchanged) then
+  if page and not (page_field(page, "changed") == false and not self.spec.parse_unchanged) then
     if res.status >= 300 and res.status < 400 and res.headers.location then
       self:redirect(req, res)
-    elseif not (page.duplicate_of and self.spec.dedupe_content) then
+    elseif not (page_field(page, "duplicate_of") and self.spec.dedupe_content) then
       local parse = req.callback or self.spec.parse or M.follow_links
       if type(parse) == "string" then parse = self:callback(parse) end
       local r = parse(page)
@@ -756,7 +763,7 @@ end
 function Crawler:poke()
   local d = self.dispatcher_waiting
   if d then
-    self.dispatcher_waiting = nil
+    self.dispatcher_waiting = false
     lc._wake(d)
   end
 end
@@ -764,7 +771,7 @@ end
 function Crawler:wait(timeout)
   self.dispatcher_waiting = lc.current()
   lc._suspend(timeout)
-  self.dispatcher_waiting = nil
+  self.dispatcher_waiting = false
 end
 
 -- max_host_time: a host key gets that many seconds from its first request; then
@@ -1159,12 +1166,16 @@ local function create(spec, level)
     deny = scope_rule(spec.deny, "deny"),
     agent = identity.user_agent(spec),
     contact_agent = identity.contact_agent(spec), jar = identity.jar(spec),
-    retry_status = {}, dupes = crawl_dupes.new(spec),
+    retry_status = {}, dupes = crawl_dupes.new(spec) or false,
+    -- Fields read for every page start false, not nil: a nil one is looked up in
+    -- Crawler too, a metatable step each read.
+    state = false, fleet = false, warc = false, refuse_new = false, dispatcher_waiting = false,
+    base_opts = false, base_opts_of = false, base_opts_ua = false,
   }, Crawler)
   -- spec.state (crawl_state.lua): the frontier, the seen set and the outputs' lengths
   -- from the state file; else the frontier in memory.
   local fopts = { per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first }
-  self.state = spec.state and require("luacrawl.crawl_state").open(self)
+  self.state = spec.state and require("luacrawl.crawl_state").open(self) or false
   if self.state then
     self.frontier = self.state:frontier(fopts, function(req) return self:resume_gate(req) end)
     self.state:restore_seen(self.seen)

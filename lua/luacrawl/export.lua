@@ -193,9 +193,12 @@ end
 function M.open(target, opts)
   opts = opts or {}
   -- lines: records held, not yet written; count: records written (a file's when
-  -- a write of them succeeded); lost: records a failed write lost.
-  local o = setmetatable({ buffer = {}, lines = 0, count = 0, lost = 0, spec_fields = check_fields(opts.fields, "crawl.run: ") },
-    Output)
+  -- a write of them succeeded); lost: records a failed write lost. The fields each
+  -- write reads start false, not nil: a nil one is looked up in Output too.
+  local o = setmetatable({
+    buffer = {}, lines = 0, count = 0, lost = 0, spec_fields = check_fields(opts.fields, "crawl.run: "),
+    failed = false, warning = false, fn = false, list = false,
+  }, Output)
   if type(target) == "table" and target.path then
     -- {path = "/dev/stdout", format = "csv"}: a file whose name does not say its format.
     o.spec_fields = check_fields(target.fields, ("output %q: "):format(tostring(target.path))) or o.spec_fields

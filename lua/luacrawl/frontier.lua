@@ -48,70 +48,74 @@ local function new_heap(less, field)
   return setmetatable({ n = 0, less = less, field = field }, Heap)
 end
 
-function Heap:swap(i, j)
-  local a, b = self[i], self[j]
-  self[i], self[j] = b, a
-  b[self.field], a[self.field] = i, j
+-- The heap's and the frontier's own calls go to their local functions, not through
+-- the metatable (a lookup in Heap or Frontier each call).
+local function swap(heap, i, j)
+  local a, b = heap[i], heap[j]
+  heap[i], heap[j] = b, a
+  b[heap.field], a[heap.field] = i, j
 end
 
-function Heap:up(i)
-  local less = self.less
+local function up(heap, i)
+  local less = heap.less
   while i > 1 do
     local p = math.floor(i / 2)
-    if not less(self[i], self[p]) then break end
-    self:swap(i, p)
+    if not less(heap[i], heap[p]) then break end
+    swap(heap, i, p)
     i = p
   end
 end
 
-function Heap:down(i)
-  local less, n = self.less, self.n
+local function down(heap, i)
+  local less, n = heap.less, heap.n
   while true do
     local l = 2 * i
     if l > n then break end
     local c = l
-    if l + 1 <= n and less(self[l + 1], self[l]) then c = l + 1 end
-    if not less(self[c], self[i]) then break end
-    self:swap(i, c)
+    if l + 1 <= n and less(heap[l + 1], heap[l]) then c = l + 1 end
+    if not less(heap[c], heap[i]) then break end
+    swap(heap, i, c)
     i = c
   end
 end
 
-function Heap:push(x)
-  local n = self.n + 1
-  self.n = n
-  self[n] = x
-  x[self.field] = n
-  self:up(n)
+local function heap_push(heap, x)
+  local n = heap.n + 1
+  heap.n = n
+  heap[n] = x
+  x[heap.field] = n
+  up(heap, n)
 end
 
-function Heap:remove(i)
-  local n = self.n
-  local x = self[i]
+local function heap_remove(heap, i)
+  local n = heap.n
+  local x = heap[i]
   if i ~= n then
-    self:swap(i, n)
+    swap(heap, i, n)
   end
-  self[n] = nil
-  self.n = n - 1
-  x[self.field] = nil
+  heap[n] = nil
+  heap.n = n - 1
+  x[heap.field] = nil
   if i < n then
-    self:down(i)
-    self:up(i)
+    down(heap, i)
+    up(heap, i)
   end
   return x
 end
 
-function Heap:pop()
-  if self.n == 0 then return nil end
-  return self:remove(1)
+local function heap_update(heap, x)
+  local i = x[heap.field]
+  if i then
+    down(heap, i)
+    up(heap, i)
+  end
 end
 
-function Heap:update(x)
-  local i = x[self.field]
-  if i then
-    self:down(i)
-    self:up(i)
-  end
+Heap.swap, Heap.up, Heap.down, Heap.push, Heap.remove, Heap.update = swap, up, down, heap_push, heap_remove, heap_update
+
+function Heap:pop()
+  if self.n == 0 then return nil end
+  return heap_remove(self, 1)
 end
 
 M.heap = new_heap
@@ -277,7 +281,7 @@ function M.new(opts)
   }, Frontier)
 end
 
-function Frontier:host(key)
+local function host(self, key)
   local h = self.hosts[key]
   if not h then
     h = {
@@ -290,10 +294,11 @@ function Frontier:host(key)
   end
   return h
 end
+Frontier.host = host
 
 -- Put h in the ready heap when it has requests and a free slot; keep its place
 -- current otherwise.
-function Frontier:rearm(h)
+local function rearm(self, h)
   local eligible = h.queue.n > 0 and h.inflight < self.per_host
   -- The delay separates one start from the next, and also an end from the next
   -- start, so the server sees gaps of at least `delay` even when a connection was
@@ -305,44 +310,45 @@ function Frontier:rearm(h)
     if not h._hi then
       self.seq = self.seq + 1
       h.seq = self.seq
-      self.ready:push(h)
+      heap_push(self.ready, h)
     elseif changed then
-      self.ready:update(h)
+      heap_update(self.ready, h)
     end
   elseif h._hi then
-    self.ready:remove(h._hi)
+    heap_remove(self.ready, h._hi)
   end
 end
+Frontier.rearm = rearm
 
 function Frontier:push(req)
   local key = req.key
   if key == nil then error("frontier: request without a host key", 2) end
-  local h = self:host(key)
-  h.queue:push(req)
+  local h = host(self, key)
+  Queue.push(h.queue, req)
   self.queued = self.queued + 1
-  self:rearm(h)
+  rearm(self, h)
 end
 
 function Frontier:push_url(key, url, depth, referrer)
   if key == nil then error("frontier: request without a host key", 2) end
   if type(url) ~= "string" then error("frontier: url must be a string", 2) end
   if depth == nil or depth ~= depth then depth = 0 end -- NaN as push sorts it
-  local h = self:host(key)
-  h.queue:push(url, referrer, depth)
+  local h = host(self, key)
+  Queue.push(h.queue, url, referrer, depth)
   self.queued = self.queued + 1
-  self:rearm(h)
+  rearm(self, h)
 end
 
 function Frontier:pop(now)
   local h = self.ready[1]
   if not h then return nil, nil end
   if h.ready_at > now then return nil, h.ready_at - now end
-  local req = request_of(h, h.queue:pop())
+  local req = request_of(h, Queue.pop(h.queue))
   self.queued = self.queued - 1
   h.inflight = h.inflight + 1
   self.inflight = self.inflight + 1
   h.last_start = now
-  self:rearm(h)
+  rearm(self, h)
   return req
 end
 
@@ -352,23 +358,23 @@ function Frontier:done(req, now)
   h.inflight = h.inflight - 1
   self.inflight = self.inflight - 1
   h.last_end = now
-  self:rearm(h)
+  rearm(self, h)
 end
 
 function Frontier:backoff(key, untill)
   checked(check_number, untill, "frontier: backoff until")
-  local h = self:host(key)
+  local h = host(self, key)
   if untill > h.backoff_until then
     h.backoff_until = untill
-    self:rearm(h)
+    rearm(self, h)
   end
 end
 
 function Frontier:set_delay(key, delay)
   checked(check_number, delay, "frontier: delay", 0)
-  local h = self:host(key)
+  local h = host(self, key)
   h.delay = delay
-  self:rearm(h)
+  rearm(self, h)
 end
 
 function Frontier:delay_of(key)
@@ -399,9 +405,9 @@ function Frontier:drop_host(key)
   local h = self.hosts[key]
   local dropped = {}
   if not h then return dropped end
-  while h.queue.n > 0 do dropped[#dropped + 1] = request_of(h, h.queue:pop()) end
+  while h.queue.n > 0 do dropped[#dropped + 1] = request_of(h, Queue.pop(h.queue)) end
   self.queued = self.queued - #dropped
-  self:rearm(h)
+  rearm(self, h)
   return dropped
 end
 
