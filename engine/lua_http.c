@@ -246,7 +246,8 @@ static int build_response(lua_State *L)
         set_kept_body(L, -1);
     }
     lua_pushboolean(L, res->truncated);
-    lua_call(L, 5, 1);
+    lua_pushnumber(L, (double)res->body_len); /* res.size, read for most pages */
+    lua_call(L, 6, 1);
     return hand_over(L, op, 1);
 }
 

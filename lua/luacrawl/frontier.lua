@@ -137,6 +137,10 @@ Queue.__index = Queue
 
 local URL = {}
 local new_strq = core.strq
+-- The FIFO's push and pop, called as functions: a userdata's methods are looked up
+-- through its metatable at each call.
+local strq_methods = getmetatable(new_strq()).__index
+local strq_push, strq_pop = strq_methods.push, strq_methods.pop
 
 local function new_queue(depth_first)
   -- index[priority][depth] is the bucket; buckets are sorted, the next one last.
@@ -192,7 +196,7 @@ function Queue:push(x, referrer, depth)
       urls = new_strq()
       b.urls = urls
     end
-    urls:push(x)
+    strq_push(urls, x)
     x = URL
   end
   local t = b.tail + 1
@@ -236,7 +240,7 @@ function Queue:pop()
   end
   local x, referrer = b[i], b.ref[i]
   b[i], b.ref[i] = nil, nil
-  if x == URL then x = b.urls:pop() end
+  if x == URL then x = strq_pop(b.urls) end
   self.n = self.n - 1
   if b.head > b.tail then -- empty: the bucket goes
     buckets[nb] = nil

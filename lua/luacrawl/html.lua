@@ -240,9 +240,11 @@ if Response then
   -- recording each page's title and following its links parses it once. Both stay
   -- in C (a link set) until asked for: a list of the links, the title as a string.
   local scan_set, set_links, set_title = h.scan_set, h.set_links, h.set_title
+  -- A document's _set is false until the scan, then the link set; its _title false
+  -- until read, then the title, or true when the page has none.
   local function set_of(lazy)
     local set = rawget(lazy, "_set")
-    if set == nil then
+    if not set then
       set = scan_set(rawget(lazy, "_body"), rawget(lazy, "_url"), rawget(lazy, "_charset"))
       lazy._set = set
     end
@@ -258,7 +260,7 @@ if Response then
     if flags == 0 and not detail then return set_links(set_of(self), prefix, unseen) end
     local links, title = h.scan(rawget(self, "_body"), rawget(self, "_url"), rawget(self, "_charset"),
       flags, detail, prefix, unseen)
-    if rawget(self, "_title") == nil then self._title = title or false end
+    if not rawget(self, "_title") then self._title = title or true end
     return links
   end
 
@@ -274,11 +276,12 @@ if Response then
     local doc = rawget(self, "_doc")
     if doc and info(doc) ~= nil then return doc:title() end
     local title = rawget(self, "_title")
-    if title == nil then
-      title = set_title(set_of(self)) or false
+    if not title then
+      title = set_title(set_of(self)) or true
       self._title = title
     end
-    return title or nil
+    if title == true then return nil end
+    return title
   end
 
   LazyMT.__index = function(self, k)
@@ -292,9 +295,13 @@ if Response then
     local doc = rawget(self, "_html")
     if doc == nil then
       local headers = rawget(self, "headers")
+      -- _set and _title are there from the start (false: not read yet): keys added
+      -- later would make the table grow, a rehash for nearly every page. A nil
+      -- field in the constructor would not do: its slot holds a key with no value,
+      -- which a new key cannot take.
       doc = setmetatable({
         _body = rawget(self, "body") or rawget(self, "_body") or "", _url = self.url,
-        _charset = M.charset(headers and headers["content-type"]),
+        _charset = M.charset(headers and headers["content-type"]), _set = false, _title = false,
       }, LazyMT)
       rawset(self, "_html", doc)
     end

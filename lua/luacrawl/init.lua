@@ -53,8 +53,8 @@ local Headers = {
 -- Responses: more methods (html, ...) are added by the toolkit modules. The body
 -- arrives as a userdata outside the Lua heap (res._body, engine/lua_body.c);
 -- res.body makes it a string on first use. The userdata also keeps the facts most
--- scripts never read (ip, http_version, redirects, size, time), which come from
--- it on first use: a response is a table of four fields, less garbage a page.
+-- scripts never read (ip, http_version, redirects, time), which come from it on
+-- first use: a response is a table of five fields, less garbage a page.
 local Response = {}
 local body_string, body_fact = core.body_string, core.body_fact
 Response.__index = function(res, k)
@@ -86,11 +86,12 @@ end
 M.Response = Response
 
 -- A fetch's response, from the fields lua_http.c pushes (the body as a userdata,
--- with the facts read on first use). Built with room for the fields scripts add
--- most (res.body, res:html()'s document, _released): eight slots.
-local function new_response(status, url, headers, body, truncated)
+-- with the facts read on first use, but its size: the crawl reads it for every page).
+-- Built with room for the fields scripts add most (res.body, res:html()'s document,
+-- _released): eight slots.
+local function new_response(status, url, headers, body, truncated, size)
   return setmetatable({
-    status = status, url = url, headers = headers, _body = body, truncated = truncated or nil,
+    status = status, url = url, headers = headers, _body = body, truncated = truncated or nil, size = size,
   }, Response)
 end
 
