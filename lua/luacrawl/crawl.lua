@@ -56,7 +56,6 @@ local robots = require "luacrawl.robots"
 local export = require "luacrawl.export"
 local Page = require "luacrawl.page"
 local report = require "luacrawl.report"
-local crawl_sitemaps = require "luacrawl.crawl_sitemaps"
 local identity = require "luacrawl.crawl_identity"
 local crawl_scope = require "luacrawl.crawl_scope"
 local spec_check = require "luacrawl.spec_check"
@@ -74,8 +73,11 @@ local M = {}
 M.Page = Page
 -- The summary printed at the end of a run (lua/luacrawl/report.lua).
 M.format_stats = report.format
--- A page from a URL and a body, for testing a parse (lua/luacrawl/crawl_testing.lua).
-M.page = require("luacrawl.crawl_testing").page
+-- A page from a URL and a body, for testing a parse (lua/luacrawl/crawl_testing.lua,
+-- loaded by the first call).
+function M.page(...)
+  return require("luacrawl.crawl_testing").page(...)
+end
 
 -- Every default of the spec, in one place (docs/crawl.md lists them, "The spec").
 -- check_spec fills a spec's missing fields from here. Two defaults depend on the run:
@@ -1120,9 +1122,15 @@ local function check_spec(spec)
   local ok, err = pcall(core.check_networks, s.deny_networks, "crawl.run")
   if not ok then error(err, 3) end
   ok, err = pcall(identity.check, s)
-  if ok then ok, err = pcall(crawl_sitemaps.check, s.sitemaps) end
   if not ok then error(err, 3) end
-  s.sitemaps = err
+  -- crawl_sitemaps (and the sitemap parser) load for a spec that asks for sitemaps.
+  if s.sitemaps ~= nil and s.sitemaps ~= false then
+    ok, err = pcall(require("luacrawl.crawl_sitemaps").check, s.sitemaps)
+    if not ok then error(err, 3) end
+    s.sitemaps = err
+  else
+    s.sitemaps = nil
+  end
   for _, part in ipairs(parts) do
     ok, err = pcall(part.check, s)
     if not ok then error(err, 3) end
@@ -1204,7 +1212,7 @@ end
 
 function Crawler:open_outputs()
   local spec = self.spec
-  self.sitemaps = crawl_sitemaps.new(self, spec.sitemaps)
+  self.sitemaps = spec.sitemaps and require("luacrawl.crawl_sitemaps").new(self, spec.sitemaps) or false
   self.filter = new_filter({
     seen = self.seen, stats = self.stats, normalize = spec.normalize, max_depth = spec.max_depth,
     scope = self:filter_scope(),

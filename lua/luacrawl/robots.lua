@@ -55,10 +55,14 @@ local NEEDS_WORK = "[%%%c \128-\255\"<>\\^`{|}*$]"
 -- Characters that get percent-encoded (the set above without `%`).
 local TO_ENCODE = "[%c \128-\255\"<>\\^`{|}*$]"
 
-local ENCODE = {}   -- char -> "%XX"
-local ESCAPE = {}   -- "%", "%h", "%hh" as found in the text -> canonical replacement
+-- char -> "%XX", and "%", "%h", "%hh" as found in the text -> the canonical
+-- replacement: made by the first string that needs them. Most URLs need neither, and
+-- the two tables hold some 1,800 strings, 60 KB that every collection would go
+-- through for the whole run.
+local ENCODE, ESCAPE
 
-do
+local function make_tables()
+  ENCODE, ESCAPE = {}, {}
   for c = 0, 255 do
     ENCODE[char(c)] = format("%%%02X", c)
   end
@@ -83,6 +87,7 @@ local function canonical(s)
   if not find(s, NEEDS_WORK) then
     return s
   end
+  if not ENCODE then make_tables() end
   if find(s, "%", 1, true) then
     s = gsub(s, "%%%x?%x?", ESCAPE)
   end
