@@ -87,12 +87,16 @@ M.Response = Response
 
 -- A fetch's response, from the fields lua_http.c pushes (the body as a userdata,
 -- with the facts read on first use, but its size: the crawl reads it for every page).
--- Built with room for the fields scripts add most (res.body, res:html()'s document,
--- _released): eight slots.
+-- Made with sixteen slots: its five fields and those scripts and the crawl add
+-- (res.body, res.time, res:html()'s document, _released, the content digest) would
+-- overflow eight, and the table would be rehashed, for every page of a crawl. A
+-- constructor would give it eight, and its truncated key a slot even when nil.
+local new_table = require "table.new"
 local function new_response(status, url, headers, body, truncated, size)
-  return setmetatable({
-    status = status, url = url, headers = headers, _body = body, truncated = truncated or nil, size = size,
-  }, Response)
+  local res = new_table(0, 16)
+  res.status, res.url, res.headers, res._body, res.size = status, url, headers, body, size
+  if truncated then res.truncated = true end
+  return setmetatable(res, Response)
 end
 
 core.init(Error, cancel_error, new_response, Headers)
