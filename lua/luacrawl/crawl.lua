@@ -648,11 +648,15 @@ local function page_field(page, k)
   return page[k]
 end
 
+-- A page: eight fields in the eight slots of its constructor; changed (a recrawl's)
+-- is added only when there is one, since a ninth key in the constructor would double
+-- the table for every page.
 function Crawler:make_page(req, res)
   local page = setmetatable({
     url = res.url, request = req, status = res.status, headers = res.headers,
-    depth = req.depth or 0, meta = req.meta, response = res, crawler = self, changed = req.changed,
+    depth = req.depth or 0, meta = req.meta, response = res, crawler = self,
   }, Page)
+  if req.changed ~= nil then rawset(page, "changed", req.changed) end
   if self.dupes then self.dupes:mark(page, self.stats) end
   return page
 end
