@@ -1128,12 +1128,12 @@ local function check_spec(spec)
   ok, err = pcall(identity.check, s)
   if not ok then error(err, 3) end
   -- crawl_sitemaps (and the sitemap parser) load for a spec that asks for sitemaps.
-  if s.sitemaps ~= nil and s.sitemaps ~= false then
+  if s.sitemaps then
     ok, err = pcall(require("luacrawl.crawl_sitemaps").check, s.sitemaps)
     if not ok then error(err, 3) end
     s.sitemaps = err
   else
-    s.sitemaps = nil
+    s.sitemaps = nil -- false: off
   end
   for _, part in ipairs(parts) do
     ok, err = pcall(part.check, s)

@@ -111,7 +111,8 @@ local function heap_update(heap, x)
   end
 end
 
-Heap.swap, Heap.up, Heap.down, Heap.push, Heap.remove, Heap.update = swap, up, down, heap_push, heap_remove, heap_update
+-- A heap's methods (M.heap): swap, up and down stay the heap's own.
+Heap.push, Heap.remove, Heap.update = heap_push, heap_remove, heap_update
 
 function Heap:pop()
   if self.n == 0 then return nil end
