@@ -454,10 +454,10 @@ end
 function Crawler:request_opts(req)
   if req.method == nil and req.headers == nil and req.body == nil then
     local spec = self.spec
-    local o = self.base_opts
-    if not o or self.base_opts_of ~= (spec.fetch or false) or self.base_opts_ua ~= (spec.user_agent or false) then
+    local o, fetch, ua = self.base_opts, spec.fetch or false, spec.user_agent or false
+    if not o or self.base_opts_of ~= fetch or self.base_opts_ua ~= ua then
       o = self:fetch_opts()
-      self.base_opts, self.base_opts_of, self.base_opts_ua = o, spec.fetch or false, spec.user_agent or false
+      self.base_opts, self.base_opts_of, self.base_opts_ua = o, fetch, ua
     end
     return o
   end
