@@ -1,6 +1,6 @@
 # Embeds the source of every lua/luacrawl/*.lua (checked for syntax at build time)
 # and writes a C table of {module name, chunk name, bytes, size} that
-# engine/lua_embed.c hands to package.preload.
+# bindings/lua_embed.c hands to package.preload.
 #
 # Source, not LuaJIT bytecode: a bytecode dump drops the keys a table constructor
 # with computed values reserves in its template ({url = u, depth = d}), so every

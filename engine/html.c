@@ -6,6 +6,7 @@
 
 #include "buf.h"
 #include "html_charset.h"
+#include "html_scan.h"
 #include "url.h"
 
 #include <libxml/HTMLparser.h>

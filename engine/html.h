@@ -11,11 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The WHATWG name of the encoding an encoding label stands for ("latin1" ->
- * "windows-1252", "sjis" -> "Shift_JIS"), or NULL for a label the Encoding Standard
- * does not know. Surrounding ASCII whitespace and case are ignored. */
-const char *html_encoding_label(const char *label, size_t len);
-
 /* Parse an HTML body in recovery mode: never fails on malformed markup, invalid
  * bytes or NULs (undecodable bytes become U+FFFD, NUL bytes are dropped, as a
  * browser shows them). The encoding is chosen in the HTML spec's order: a byte order
@@ -78,36 +73,6 @@ int html_links_body(const char *body, size_t len, const char *http_charset, cons
  * sure of, and whenever HTML_LINKS_TEXT asks for link text. */
 int html_scan_body(const char *body, size_t len, const char *http_charset, const char *doc_url,
                    unsigned flags, html_links_t *out, char **title, const char **encoding);
-
-/* The scan behind html_scan_body (html_scan.c), over UTF-8 text as html_parse decodes
- * it: text must hold no NUL (libxml2 reads one as a space; the scan does not look
- * for them, as that decoding leaves none). It reads start tags and attributes as
- * libxml2's HTML parser does, in one pass that builds nothing. tag is called in
- * document order for each start tag named in tags (lower case, NULL-ended), with
- * the tag's name and attributes as libxml2's startElement gets them: NULL-ended
- * name, value pairs (names lower-cased, the first of a name kept, values decoded;
- * NULL for an attribute without a value), or NULL without attributes. *title (when
- * title is not NULL) gets the first <title>'s text, unsquashed (malloc'd; NULL when
- * there is none). The attributes are stored in *kept (appended, with room reserved
- * up front: they are never moved), and stay good until the caller frees it; the
- * array that lists them is good for the call only. 0 when done; 1 when the scan is not
- * sure to agree with libxml2 and gave up; -1 when out of memory or when tag returned
- * nonzero. */
-struct buf;
-typedef int (*html_tag_fn)(void *arg, const char *name, const char *const *atts);
-int html_scan_tags(const char *text, size_t len, const char *const *tags, html_tag_fn tag,
-                   void *arg, char **title, struct buf *kept);
-
-/* Whether two tag or attribute names are the same: inline, for the scan's hot path,
- * where a call to strcmp costs more than comparing a few bytes. */
-static inline int html_name_eq(const char *a, const char *b)
-{
-    while (*a && *a == *b) {
-        a++;
-        b++;
-    }
-    return *a == *b;
-}
 
 /* The value of attribute name (lower case) of an element: without a copy when it is
  * one text node (the usual case), else a copy in *owned (xmlFree it; NULL if no copy

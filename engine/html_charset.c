@@ -11,7 +11,6 @@
 #include "html_charset.h"
 
 #include "buf.h"
-#include "html.h"
 
 #include <errno.h>
 #ifdef __SSE2__

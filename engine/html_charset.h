@@ -1,12 +1,17 @@
 /* html_charset.h: a body's encoding, found as the HTML spec finds it, and the body
- * decoded to clean UTF-8 (html_charset.c), for html_parse and html_scan_body. The
- * encoding labels' lookup, html_encoding_label, is declared in html.h. */
+ * decoded to clean UTF-8 (html_charset.c), for html_parse and html_scan_body; and the
+ * lookup of encoding labels. */
 #ifndef LUACRAWL_HTML_CHARSET_H
 #define LUACRAWL_HTML_CHARSET_H
 
 #include "buf.h"
 
 #include <stddef.h>
+
+/* The WHATWG name of the encoding an encoding label stands for ("latin1" ->
+ * "windows-1252", "sjis" -> "Shift_JIS"), or NULL for a label the Encoding Standard
+ * does not know. Surrounding ASCII whitespace and case are ignored. */
+const char *html_encoding_label(const char *label, size_t len);
 
 /* A body decoded. */
 typedef struct html_decoded {

@@ -35,7 +35,7 @@
  * that may be open; at the start of the text of a <script> or <style>, or at an end
  * tag that begins like its own ("</scripts>"), an end tag of an element that may be
  * open. The text holds no NUL (html_parse's decoding leaves none; html.h). */
-#include "html.h"
+#include "html_scan.h"
 
 #include "buf.h"
 

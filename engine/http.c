@@ -6,14 +6,14 @@
 #include "http.h"
 
 #include "buf.h"
-#include "curl_probe.h"
+#include "http_probe.h"
 #include "http_capture.h"
 #include "http_decode.h"
 #include "http_errors.h"
 #include "http_fuzz.h"
 #include "http_headers.h"
 #include "http_request.h"
-#include "proxy_env.h"
+#include "http_proxy_env.h"
 #include "url.h"
 
 #include <arpa/inet.h>
@@ -707,7 +707,7 @@ static curl_socket_t on_open_socket(void *arg, curlsocktype purpose, struct curl
 /* ---- the multi handle on the loop ---- */
 
 /* Let curl act on fd (CURL_SOCKET_TIMEOUT: on its timers), vouching for the socket
- * probes it makes meanwhile (curl_probe.h), then report the transfers it finished. */
+ * probes it makes meanwhile (http_probe.h), then report the transfers it finished. */
 static void socket_action(http_t *http, curl_socket_t fd, int flags)
 {
     int running = 0;
@@ -1024,7 +1024,7 @@ static int setup_base(CURL *e, http_t *http)
     /* Most pages fit in one read: one recv and no poll for more after it. */
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, RECV_BUFFER_SIZE);
     /* No proxy unless setup_easy names one: the environment's proxy variables were
-     * read once (proxy_env.h); curl would read them again for every transfer. */
+     * read once (http_proxy_env.h); curl would read them again for every transfer. */
     bad |= curl_easy_setopt(e, CURLOPT_PROXY, "") != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_NOPROXY, "") != CURLE_OK;
     return bad ? -1 : 0;

@@ -8,7 +8,7 @@
 #ifndef LUACRAWL_HTTP_H
 #define LUACRAWL_HTTP_H
 
-#include "addr_policy.h"
+#include "http_addr_policy.h"
 #include "dns.h"
 #include "loop.h"
 
@@ -93,7 +93,7 @@ const char *http_curl_version(void);
 
 void http_get_stats(const http_t *http, http_stats_t *stats);
 
-/* The engine's address policy (addr_policy.h), taken over (the last one is freed;
+/* The engine's address policy (http_addr_policy.h), taken over (the last one is freed;
  * NULL: none): every connection of every request is checked against it, besides the
  * request's own (http_req_policy). What is checked: the addresses dns.c gives for a
  * host (denied ones are left out of CURLOPT_RESOLVE; none left ends the request
@@ -143,7 +143,7 @@ void http_req_keep_credentials(http_req_t *req, int keep);
  * 3xx response, as when follow runs out. */
 void http_req_follow_site(http_req_t *req, int site);
 /* Send cookies from jar and keep those the responses set in it, at every hop, by
- * the jar's rules (cookies.h); the request holds a reference until it is freed.
+ * the jar's rules (http_cookies.h); the request holds a reference until it is freed.
  * NULL: no cookies (the default), besides a Cookie header of the request's own. */
 typedef struct cookies cookies_t;
 void http_req_cookies(http_req_t *req, cookies_t *jar);

@@ -4,7 +4,7 @@
 #ifndef LUACRAWL_HTTP_REQUEST_H
 #define LUACRAWL_HTTP_REQUEST_H
 
-#include "cookies.h"
+#include "http_cookies.h"
 #include "http.h"
 
 #include <curl/curl.h>

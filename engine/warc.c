@@ -7,7 +7,7 @@
 #include "buf.h"
 #include "jobq.h"
 #include "json.h"
-#include "sha1_ni.h"
+#include "digest_sha1_ni.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -531,7 +531,7 @@ static int digest_with(EVP_MD_CTX *ctx, const EVP_MD *md, const char *const *pie
 }
 
 /* Two digests as digest_with makes them (b's not raw): side by side where the CPU has
- * the instructions (sha1_ni.h), in about the time of one. */
+ * the instructions (digest_sha1_ni.h), in about the time of one. */
 static int digest_two(EVP_MD_CTX *ctx, const EVP_MD *md, const char *const *pa, const size_t *la,
                       int na, char out_a[WARC_DIGEST_SIZE], unsigned char raw_a[SHA1_LEN],
                       const char *const *pb, const size_t *lb, int nb, char out_b[WARC_DIGEST_SIZE])

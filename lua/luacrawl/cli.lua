@@ -1,4 +1,4 @@
--- luacrawl.cli: the command line. engine/main.c hands argv here.
+-- luacrawl.cli: the command line. cli/main.c hands argv here.
 --   luacrawl run SCRIPT [ARGS...]
 --   luacrawl lua SCRIPT [ARGS...]
 --   luacrawl fetch [-I] [-L] [-H 'Name: value'] [-A UA] [--dns-server S] [--timeout S] URL
@@ -6,7 +6,7 @@
 --   luacrawl state FILE [--json]      (cli_state.lua; also --redis URL --crawl-id NAME)
 --   luacrawl --version | --help
 -- Exit status: 0 ok, 1 script error, 2 usage, 3 the fetch failed, 4 output could not
--- be written (engine/main.c says so too for anything left in stdout at exit).
+-- be written (cli/main.c says so too for anything left in stdout at exit).
 -- What a server sent (headers, URLs, error messages) is printed through
 -- core.plain_text: its control characters never reach the terminal raw.
 local lc = require "luacrawl"

@@ -98,7 +98,7 @@ M.defaults = DEFAULTS
 local unpack = unpack or table.unpack
 local YEAR = 365 * 24 * 3600 -- the longest wait a spec or hook may ask for, in seconds
 -- lc.url.host without parsing a URL already in normalized form; host sets; and the
--- admission rules (engine/lua_crawl.c).
+-- admission rules (bindings/lua_crawl.c).
 local url_host, new_hosts, new_filter = core.crawl.host, core.crawl.hosts, core.crawl.filter
 
 local function now()

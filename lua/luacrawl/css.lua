@@ -3,7 +3,7 @@
 -- API
 --   css.to_xpath(selector) -> xpath     raises on a bad selector; results are cached
 --                                       (a bounded table keyed by selector string)
---   css.to_plan(selector) -> plan       what doc:css() evaluates (engine/select.c):
+--   css.to_plan(selector) -> plan       what doc:css() evaluates (engine/html_select.c):
 --       a list, one entry per selector of the group: {subject = test, tail = "text"
 --       | "attr" | nil, attr = name, deep = bool, {test =, comb =}, ...}, where each
 --       test is an XPath matching one element against one compound ("self::p[...]")

@@ -1,4 +1,4 @@
--- luacrawl.embed: the Lua side of the embedding API (engine/engine.c). Not for
+-- luacrawl.embed: the Lua side of the embedding API (bindings/engine.c). Not for
 -- scripts: lc.host is theirs.
 local lc = require "luacrawl"
 local core = require "luacrawl.core"

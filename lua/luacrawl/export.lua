@@ -6,7 +6,7 @@
 -- Records are buffered as whole lines and written 256 at a time (and whenever the
 -- crawl flushes, once a second), so a crawl that is stopped (even by a second
 -- Ctrl-C) leaves files that end on a complete line.
--- JSON text as cjson.encode writes it, several times faster (engine/lua_json.c);
+-- JSON text as cjson.encode writes it, several times faster (bindings/lua_json.c);
 -- JSON Lines are kept in C (json_lines) until written, not made a string each.
 -- Text is written as valid UTF-8 whatever bytes a server sent: ill-formed sequences
 -- become U+FFFD, in JSON and in CSV; CSV cells show control characters other than

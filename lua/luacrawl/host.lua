@@ -1,5 +1,5 @@
 -- luacrawl.host (lc.host): the seam between a script and the C program that embeds
--- the engine (engine/luacrawl.h, docs/embedding.md).
+-- the engine (bindings/luacrawl.h, docs/embedding.md).
 --   lc.host.NAME(value) -> value   a C function the host registered
 --                                  (lc_engine_register); value goes as JSON text
 --   lc.host.expose(name, fn)       the host may call fn(value) (lc_engine_call)

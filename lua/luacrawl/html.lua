@@ -110,7 +110,7 @@ end
 
 local css_compiled, ncss = {}, 0
 
--- A selector as luacrawl.css plans it, for the engine's walk (engine/select.c).
+-- A selector as luacrawl.css plans it, for the engine's walk (engine/html_select.c).
 local function css_of(sel)
   local c = css_compiled[sel]
   if c then return c end

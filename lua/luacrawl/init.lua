@@ -51,7 +51,7 @@ local Headers = {
 }
 
 -- Responses: more methods (html, ...) are added by the toolkit modules. The body
--- arrives as a userdata outside the Lua heap (res._body, engine/lua_body.c);
+-- arrives as a userdata outside the Lua heap (res._body, bindings/lua_body.c);
 -- res.body makes it a string on first use. The userdata also keeps the facts most
 -- scripts never read (ip, http_version, redirects, time), which come from it on
 -- first use: a response is a table of five fields, less garbage a page.
@@ -132,7 +132,7 @@ function M.fetch(url, opts)
   return check(core.fetch(url, opts))
 end
 
--- lc.cookies() -> a cookie jar (engine/cookies.h): lc.fetch(url, {cookies = jar})
+-- lc.cookies() -> a cookie jar (engine/http_cookies.h): lc.fetch(url, {cookies = jar})
 -- stores what the server sets in it and sends back what RFC 6265 allows;
 -- jar:get(url), jar:set(url, "name=value; ..."), jar:list([url]), jar:clear().
 M.cookies = core.cookies_new

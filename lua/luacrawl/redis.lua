@@ -1,5 +1,5 @@
 -- luacrawl.redis (lc.redis): Redis connections on the engine's event loop
--- (engine/redis.c over hiredis's async API; the binding is engine/lua_redis.c).
+-- (engine/redis.c over hiredis's async API; the binding is bindings/lua_redis.c).
 -- Every call yields only the task that makes it.
 --
 --   local r, err = lc.redis.connect("redis://[[user]:password@]host[:port][/db]"

@@ -1,5 +1,5 @@
 -- luacrawl.warc (lc.warc): WARC archives, written from fetches and read back as
--- responses (engine/warc.c, warc_read.c; the binding is engine/lua_warc.c).
+-- responses (engine/warc.c, warc_read.c; the binding is bindings/lua_warc.c).
 --
 --   local w = lc.warc.open(prefix_or_file [, {max_size =, cdx =, dedupe =, level =, info = {}}])
 --       -> writer | nil, err

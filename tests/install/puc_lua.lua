@@ -1,5 +1,5 @@
 -- Run by a PUC Lua, not LuaJIT (tests/CMakeLists.txt, module.puc_lua.*): the built
--- module loads, and refuses to run, saying why (engine/lua_api.h), whether the
+-- module loads, and refuses to run, saying why (bindings/lua_api.h), whether the
 -- first require is of the module itself or of one of its Lua modules.
 --   lua5.x puc_lua.lua MODULE_DIR
 package.cpath = arg[1] .. "/?.so"

@@ -67,7 +67,7 @@ describe("luacrawl run", function()
 end)
 
 -- The binary answers libcurl's readiness probes of kept-alive connections from its
--- event loop (engine/poll_shim.c): connections must still be reused while alive
+-- event loop (cli/poll_shim.c): connections must still be reused while alive
 -- and given up when the server closed them, however late that is noticed.
 describe("kept-alive connections in the binary", function()
   -- Runs the fetches in the script's body, then prints each logged request's

@@ -1,4 +1,4 @@
--- core.crawl (engine/lua_crawl.c): the crawl's admission rules, the one place they
+-- core.crawl (bindings/lua_crawl.c): the crawl's admission rules, the one place they
 -- are applied (Crawler:enqueue and page:follow both ask the filter). What is
 -- admitted, in which order the rules go, and what each refusal counts.
 local lc = require "luacrawl"

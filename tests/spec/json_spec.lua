@@ -1,4 +1,4 @@
--- Specification of core.json_encode (engine/lua_json.c), the encoder of the item
+-- Specification of core.json_encode (bindings/lua_json.c), the encoder of the item
 -- outputs: it must write what lua-cjson's encode writes, byte for byte, and refuse
 -- what cjson refuses with the same message. Checked on fixed cases and on random
 -- values (seeded: a failure names its seed). The departure, where cjson copies

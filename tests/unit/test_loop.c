@@ -1,7 +1,7 @@
 /* Unit tests of engine/loop.c: timer order, cancellation, deferred calls, fds, and
  * what the last wait saw (loop_fd_quiet), with the answers to curl's probes built
- * on it (engine/curl_probe.c). */
-#include "curl_probe.h"
+ * on it (engine/http_probe.c). */
+#include "http_probe.h"
 #include "loop.h"
 #include "test.h"
 

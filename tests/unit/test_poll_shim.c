@@ -1,11 +1,11 @@
-/* Unit tests of engine/poll_shim.c, linked in here as in the binary with its gate
+/* Unit tests of cli/poll_shim.c, linked in here as in the binary with its gate
  * (curl_overrides.c). A byte written after the loop's last wait makes the two
  * answers differ: the kernel says readable, the loop's account (a moment earlier)
  * says nothing ready. With the overrides on, a zero-timeout probe made while
  * vouching gets the loop's answer; every other call, and every call with them off
  * (LUACRAWL_NO_OVERRIDES=1: ctest runs it both ways), gets the kernel's. */
 #include "curl_overrides.h"
-#include "curl_probe.h"
+#include "http_probe.h"
 #include "loop.h"
 #include "test.h"
 

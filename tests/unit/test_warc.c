@@ -1,7 +1,7 @@
 /* Unit tests of engine/warc.c and warc_read.c: the digests on the test vectors of
  * FIPS 180 (RFC 3174), fed in pieces, and their base32; a writer's file read back record
  * by record, a cut file, rotation, revisits, a chunked head rewritten, the HTTP helpers. */
-#include "sha1_ni.h"
+#include "digest_sha1_ni.h"
 #include "test.h"
 #include "warc.h"
 

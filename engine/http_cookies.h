@@ -1,4 +1,4 @@
-/* cookies.h: cookie jars on libcurl's cookie engine. A jar is a CURLSH that shares
+/* http_cookies.h: cookie jars on libcurl's cookie engine. A jar is a CURLSH that shares
  * CURL_LOCK_DATA_COOKIE: a transfer given the jar (http_req_cookies) has curl parse
  * its Set-Cookie headers into it and send back what RFC 6265 allows (domain and path
  * matching, Secure only over https, expiry, no cookie for a public suffix: libpsl),
@@ -10,8 +10,8 @@
  * so does each easy handle an engine keeps on the jar between its requests (http.c's
  * pool, at most 64 handles: a dropped jar goes once its handles serve other requests
  * or the engine ends). Not thread-safe: a jar belongs to one engine's thread. */
-#ifndef LUACRAWL_COOKIES_H
-#define LUACRAWL_COOKIES_H
+#ifndef LUACRAWL_HTTP_COOKIES_H
+#define LUACRAWL_HTTP_COOKIES_H
 
 #include <curl/curl.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* curl_probe.h: libcurl's zero-timeout readiness probes, answered from the event
+/* http_probe.h: libcurl's zero-timeout readiness probes, answered from the event
  * loop. libcurl checks sockets with poll(fds, n, 0) twice per request on a reused
  * connection: whether the idle connection is still alive, and whether the answer
  * came in right after it sent the request. The loop already knows whether those
@@ -11,8 +11,8 @@
  * into curl, so that only curl's probes of the loop's own sockets are answered. The
  * luacrawl binary's poll() asks it first, when its overrides are on (poll_shim.c,
  * curl_overrides.h); the library and the Lua module only vouch, and nobody asks. */
-#ifndef LUACRAWL_CURL_PROBE_H
-#define LUACRAWL_CURL_PROBE_H
+#ifndef LUACRAWL_HTTP_PROBE_H
+#define LUACRAWL_HTTP_PROBE_H
 
 #include "loop.h"
 

@@ -416,7 +416,7 @@ static void apply_headers(lua_State *L, int idx, http_req_t *req)
     }
 }
 
-/* An address policy (addr_policy.h) from public_only (a truthy value at index pub;
+/* An address policy (http_addr_policy.h) from public_only (a truthy value at index pub;
  * 0: none) and deny_networks (nil or false, or a list of CIDR strings, at index
  * deny; 0: none). NULL when neither asks for anything, or when out of memory (*oom set).
  * Raises, naming what, for a value that is not a network; frees what it made first. */

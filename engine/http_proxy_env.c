@@ -1,5 +1,5 @@
-/* proxy_env.c: proxy settings from the environment (proxy_env.h). */
-#include "proxy_env.h"
+/* http_proxy_env.c: proxy settings from the environment (http_proxy_env.h). */
+#include "http_proxy_env.h"
 
 #include <arpa/inet.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* select.c: CSS combinators walked over libxml2 trees (see select.h). A selector
+/* html_select.c: CSS combinators walked over libxml2 trees (see html_select.h). A selector
  * c1 b1 c2 ... ck is evaluated as sets, not candidate by candidate:
  *   1. right to left, the candidates: R(k) is the context's descendants that pass
  *      the subject's test; R(j) is every node b(j) relates to some node of R(j+1)
@@ -10,7 +10,7 @@
  * Every walk in step 1 stops at a node it has already collected, so each node is
  * visited a bounded number of times per compound. The matches are then emitted by
  * one walk of the context's subtree in document order. */
-#include "select.h"
+#include "html_select.h"
 
 #include <libxml/xpathInternals.h>
 

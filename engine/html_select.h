@@ -1,4 +1,4 @@
-/* select.h: CSS selectors evaluated over libxml2 trees in time linear in the tree.
+/* html_select.h: CSS selectors evaluated over libxml2 trees in time linear in the tree.
  * luacrawl.css compiles each compound of a selector to an XPath test of one element
  * ("self::div[...]"); this module walks the tree and the combinators itself,
  * visiting each node a bounded number of times per compound. libxml2 cannot be
@@ -11,8 +11,8 @@
  * Work is counted in the XPath context's steps: libxml2 counts its own operations in
  * xp->opCount while xp->opLimit is set, and the walks here add one a node visited;
  * past opLimit the evaluation stops with SELECT_ERR_STEPS. Knows nothing of Lua. */
-#ifndef LUACRAWL_SELECT_H
-#define LUACRAWL_SELECT_H
+#ifndef LUACRAWL_HTML_SELECT_H
+#define LUACRAWL_HTML_SELECT_H
 
 #include <libxml/xpath.h>
 

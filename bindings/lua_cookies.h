@@ -2,7 +2,7 @@
 #ifndef LUACRAWL_LUA_COOKIES_H
 #define LUACRAWL_LUA_COOKIES_H
 
-#include "cookies.h"
+#include "http_cookies.h"
 
 #include "lua_api.h"
 

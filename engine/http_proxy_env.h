@@ -1,4 +1,4 @@
-/* proxy_env.h: the proxy the environment names for a URL, read as curl reads it.
+/* http_proxy_env.h: the proxy the environment names for a URL, read as curl reads it.
  *
  * The variables are read once, by proxy_env_new:
  *   - http_proxy for http URLs (never HTTP_PROXY: a CGI program's environment has
@@ -11,8 +11,8 @@
  *     matches itself, or its network with "/bits".
  * An empty variable is one not set. http.c resolves the proxy's name and gives
  * curl the proxy explicitly, so curl never reads the environment itself. */
-#ifndef LUACRAWL_PROXY_ENV_H
-#define LUACRAWL_PROXY_ENV_H
+#ifndef LUACRAWL_HTTP_PROXY_ENV_H
+#define LUACRAWL_HTTP_PROXY_ENV_H
 
 typedef struct proxy_env proxy_env_t;
 

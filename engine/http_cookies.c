@@ -1,11 +1,11 @@
-/* cookies.c: cookie jars on libcurl's cookie engine (cookies.h). curl does the real
+/* http_cookies.c: cookie jars on libcurl's cookie engine (http_cookies.h). curl does the real
  * work inside transfers; this file reads a jar through CURLINFO_COOKIELIST and writes
  * one through CURLOPT_COOKIELIST, on a probe handle each jar keeps attached to its
  * share. What curl offers no call for is written here by curl 7.88's rules: which
  * cookies a URL gets (cookies_each) and a Set-Cookie line checked against the URL it
  * is said to come from (cookies_set: curl's CURLOPT_COOKIELIST takes a Set-Cookie
  * line without a URL, and would keep a cookie without Domain for every host). */
-#include "cookies.h"
+#include "http_cookies.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

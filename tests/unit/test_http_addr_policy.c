@@ -1,6 +1,6 @@
-/* Unit tests of engine/addr_policy.c: CIDR parsing, matching in both families,
+/* Unit tests of engine/http_addr_policy.c: CIDR parsing, matching in both families,
  * and what public_only denies and lets through. */
-#include "addr_policy.h"
+#include "http_addr_policy.h"
 #include "test.h"
 
 #include <arpa/inet.h>

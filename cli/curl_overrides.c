@@ -1,19 +1,17 @@
-/* curl_overrides.c: the gate of the binary's libcurl overrides (curl_overrides.h).
- * Only the binary links it, with poll_shim.c and mprintf_shim.c. */
+/* curl_overrides.c: the gate of the binary's libcurl override (curl_overrides.h).
+ * Only the binary links it, with poll_shim.c. */
 #include "curl_overrides.h"
+#include "versions.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The libcurl versions the overrides were tested with, major.minor: 7.88.x. What
- * they depend on: that curl's only zero-timeout poll() calls during
- * curl_multi_socket_action are readiness probes of its connections' sockets, and
- * that curl calls its curl_msnprintf and curl_maprintf through the dynamic
- * linker (so the binary's replace them) with the meaning of their documented
- * formats. Widen this only after running the suite with the new version. */
-#define TESTED_MAJOR_MINOR 0x0758u
+/* The override is on only with the libcurl version it was tested with
+ * (LC_TESTED_CURL_MAJOR_MINOR, versions.h). What it depends on: that curl's only
+ * zero-timeout poll() calls during curl_multi_socket_action are readiness probes of
+ * its connections' sockets. */
 
 static int on;
 static char reason[96];
@@ -25,7 +23,7 @@ int lc_overrides_allowed(const char *no_overrides, unsigned version_num, const c
         snprintf(why, why_len, "LUACRAWL_NO_OVERRIDES is set");
         return 0;
     }
-    if (version_num >> 8 != TESTED_MAJOR_MINOR) {
+    if (version_num >> 8 != LC_TESTED_CURL_MAJOR_MINOR) {
         snprintf(why, why_len, "libcurl %s is not one they were tested with",
                  version ? version : "(unknown)");
         return 0;
@@ -33,9 +31,7 @@ int lc_overrides_allowed(const char *no_overrides, unsigned version_num, const c
     return 1;
 }
 
-/* Before main(), single-threaded. While this runs the overrides are still off:
- * curl_version_info formats its version strings with curl_msnprintf, which then
- * is libcurl's. */
+/* Before main(), single-threaded. */
 __attribute__((constructor)) static void decide(void)
 {
     const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);

@@ -1,5 +1,5 @@
-/* curl_probe.c: answers to libcurl's poll(fds, n, 0) probes from what the loop's
- * last complete wait saw (curl_probe.h).
+/* http_probe.c: answers to libcurl's poll(fds, n, 0) probes from what the loop's
+ * last complete wait saw (http_probe.h).
  *
  * Why "nothing ready" from the loop is the answer curl should get:
  * - A socket registered before the last wait that the wait did not report had
@@ -14,7 +14,7 @@
  *   connection the server closed stays "ready", and curl drops it.
  * - A wait that filled its batch, or a socket with urgent data, and the loop
  *   knows nothing: the kernel answers (loop_fd_quiet). */
-#include "curl_probe.h"
+#include "http_probe.h"
 
 #include <poll.h>
 #include <stddef.h>

@@ -4,12 +4,13 @@
  * of its nodes. After free() every use of the document or its nodes raises. XPath
  * expressions are compiled once into userdata (the Lua side caches them) and
  * evaluated with one XPath context per document; CSS selectors likewise, through
- * select.c. Each css or xpath call may take a number of steps (lc.html.limits). */
+ * html_select.c. Each css or xpath call may take a number of steps (lc.html.limits). */
 #include "html.h"
+#include "html_charset.h"
 #include "lua_check.h"
 #include "lua_state.h"
 #include "seen.h"
-#include "select.h"
+#include "html_select.h"
 
 #include <libxml/xpath.h>
 #include <libxml/xpathInternals.h>

@@ -1,10 +1,10 @@
-/* sha1_ni.c: SHA-1 (FIPS 180-4) with x86-64's SHA instructions, two messages side by
- * side (sha1_ni.h). Written from the standard and the instructions' definitions: the
+/* digest_sha1_ni.c: SHA-1 (FIPS 180-4) with x86-64's SHA instructions, two messages side by
+ * side (digest_sha1_ni.h). Written from the standard and the instructions' definitions: the
  * 80 rounds go four at a time (sha1rnds4, its function chosen by the round's fifth),
  * the next four rounds' E from the last A (sha1nexte), and the message schedule four
  * words at a time: W[t] = rol1(W[t-3] ^ W[t-8] ^ W[t-14] ^ W[t-16]) as sha1msg1 (the
  * t-16 and t-14 terms), a xor (t-8) and sha1msg2 (t-3 and the rotation). */
-#include "sha1_ni.h"
+#include "digest_sha1_ni.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 

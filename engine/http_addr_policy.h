@@ -1,4 +1,4 @@
-/* addr_policy.h: which addresses a connection may go to (SSRF protection).
+/* http_addr_policy.h: which addresses a connection may go to (SSRF protection).
  *
  * A policy is a list of denied networks (CIDRs, IPv4 and IPv6) and a public_only
  * switch that denies every address IANA's special-purpose registries set apart
@@ -7,8 +7,8 @@
  * ones, so "::ffff:127.0.0.1" is 127.0.0.1 to every rule; under public_only the IPv4
  * address inside a NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address is checked too.
  * Knows nothing of curl, the loop or Lua. */
-#ifndef LUACRAWL_ADDR_POLICY_H
-#define LUACRAWL_ADDR_POLICY_H
+#ifndef LUACRAWL_HTTP_ADDR_POLICY_H
+#define LUACRAWL_HTTP_ADDR_POLICY_H
 
 struct sockaddr;
 

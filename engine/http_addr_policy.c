@@ -1,7 +1,7 @@
-/* addr_policy.c: denied networks and the public_only list, matched against
+/* http_addr_policy.c: denied networks and the public_only list, matched against
  * addresses as 16-byte IPv6 ones (IPv4 as IPv4-mapped). A linear scan: a policy
  * holds a few dozen networks, checked once per connection, not per byte. */
-#include "addr_policy.h"
+#include "http_addr_policy.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,4 +1,4 @@
-/* lua_cookies.c: core.cookies_new() -> a cookie jar (cookies.h), with the methods
+/* lua_cookies.c: core.cookies_new() -> a cookie jar (http_cookies.h), with the methods
  * jar:get(url), jar:set(url, line), jar:list([url]) and jar:clear(). The value
  * holds one reference to the jar; lc.fetch's cookies option gives each request
  * another (lua_http.c). */

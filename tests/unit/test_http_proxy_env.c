@@ -1,6 +1,6 @@
-/* Unit tests of engine/proxy_env.c: which variables count, and no_proxy matching
+/* Unit tests of engine/http_proxy_env.c: which variables count, and no_proxy matching
  * (curl 7.88's rules). */
-#include "proxy_env.h"
+#include "http_proxy_env.h"
 #include "test.h"
 
 #include <stdlib.h>

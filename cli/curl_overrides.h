@@ -1,10 +1,9 @@
-/* curl_overrides.h: whether the luacrawl binary's overrides of libcurl's probes
- * (poll_shim.c) and of two of its printf functions (mprintf_shim.c) are on. They
- * lean on what libcurl does inside, so they are on only with the libcurl versions
- * they were tested with (7.88.x, as Debian 12 ships it), and never when the
- * environment has LUACRAWL_NO_OVERRIDES set to anything but "" or "0". Decided once,
- * before main() runs; until then, and whenever off, the functions behave exactly
- * as the C library's poll() and libcurl's own. */
+/* curl_overrides.h: whether the luacrawl binary's override of libcurl's probes
+ * (poll_shim.c) is on. It leans on what libcurl does inside, so it is on only with
+ * the libcurl version it was tested with (engine/versions.h: 7.88.x, as Debian 12
+ * ships it), and never when the environment has LUACRAWL_NO_OVERRIDES set to
+ * anything but "" or "0". Decided once, before main() runs; until then, and
+ * whenever off, poll() behaves exactly as the C library's. */
 #ifndef LUACRAWL_CURL_OVERRIDES_H
 #define LUACRAWL_CURL_OVERRIDES_H
 

@@ -1,11 +1,11 @@
-/* sha1_ni.h: SHA-1 with the CPU's SHA instructions (x86-64's SHA extensions), two
+/* digest_sha1_ni.h: SHA-1 with the CPU's SHA instructions (x86-64's SHA extensions), two
  * messages at a time. The WARC writer digests each response twice, its payload and
  * its block (the head, then the same payload): one SHA-1 is a chain of rounds each
  * waiting on the last, so the two run side by side, a block of one then a block of the
  * other, in about the time of one. Elsewhere, or on a CPU without the instructions,
  * sha1_ni_available() is 0 and warc.c uses libcrypto. */
-#ifndef LUACRAWL_SHA1_NI_H
-#define LUACRAWL_SHA1_NI_H
+#ifndef LUACRAWL_DIGEST_SHA1_NI_H
+#define LUACRAWL_DIGEST_SHA1_NI_H
 
 #include <stddef.h>
 
