@@ -1,4 +1,5 @@
-/* dns.c: a c-ares channel driven by the loop, and the answer cache in front of it.
+/* dns.c: a c-ares channel driven by the loop, in front of it the answer cache
+ * (dns_cache.c; the structs both share are in dns_internal.h).
  *
  * Each name has one cache entry. An entry is PENDING while its query is in flight,
  * then RESOLVED (with addresses or a failure) until it expires. Waiters hang on the
@@ -17,9 +18,8 @@
  * no deferred call) is only recorded there; pump acts on it once c-ares has
  * returned: it cancels the channel's queries with that error, or retries the
  * delivery. Out of memory and out of descriptors end lookups uncached. */
-#include "dns.h"
+#include "dns_internal.h"
 
-#include <ares.h>
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -34,165 +34,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define MAX_ENTRIES 65536
-#define MAX_ADDRS 16
-#define MAX_HOST 255
-
-struct dns_wait {
-    struct dns_wait *prev, *next;
-    struct entry *entry;
-    dns_fn fn;
-    void *arg;
-};
-
-enum entry_state { PENDING, RESOLVED };
-
-struct entry {
-    struct entry *hnext; /* hash chain */
-    char *host;
-    unsigned hash;
-    enum entry_state state;
-    enum dns_status status;
-    char *error;
-    int naddrs;
-    char *addrs[MAX_ADDRS];
-    double expires;
-    struct dns_wait *waiters, *waiters_tail;
-    int deliver_scheduled;
-    int undelivered; /* in dns->undelivered: its deferred delivery failed */
-    struct entry *unext;
-    int retries_left;    /* fresh queries still allowed after a timeout */
-    int holds_loop;      /* PENDING with waiters: a loop reference (hold_loop) */
-    struct entry *qnext; /* in dns->queue while waiting for a slot */
-    dns_t *dns;
-};
-
-struct dns {
-    loop_t *loop;
-    ares_channel channel;
-    loop_timer_t *timer;
-    struct entry **buckets;
-    size_t nbuckets, nentries;
-    int inflight;              /* queries given to c-ares */
-    int max_inflight, retries; /* dns_set_pacing, dns_set_retries */
-    int timeout_ms, tries;     /* dns_set_timeout */
-    int nservers;
-    struct entry *queue_head, *queue_tail; /* PENDING, waiting for a slot */
-    int destroying;
-    struct entry *undelivered; /* RESOLVED, waiting for pump to defer delivery */
-    int sock_errno;            /* EMFILE/ENFILE from c-ares's last socket() */
-    /* A failure recorded inside a c-ares callback, for pump: it cancels the
-     * channel's queries and they end with this status and message. */
-    enum dns_status trouble;
-    const char *trouble_msg;
-    int cancelling; /* ares_cancel on behalf of trouble: see on_addrinfo */
-    double ttl_min, ttl_max, ttl_negative;
-    dns_stats_t stats;
-};
-
 static void arm_timer(dns_t *dns);
-
-/* ---- the hash table ---- */
-
-static unsigned hash_host(const char *s)
-{
-    unsigned h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
-static struct entry *find_entry(dns_t *dns, const char *host, unsigned hash)
-{
-    struct entry *e = dns->buckets[hash & (dns->nbuckets - 1)];
-    for (; e; e = e->hnext)
-        if (e->hash == hash && strcmp(e->host, host) == 0) return e;
-    return NULL;
-}
-
-static void grow_buckets(dns_t *dns)
-{
-    size_t n = dns->nbuckets * 2;
-    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-    struct entry **b = calloc(n, sizeof(*b));
-    if (!b) return; /* keep the old table: longer chains, still correct */
-    for (size_t i = 0; i < dns->nbuckets; i++) {
-        struct entry *e = dns->buckets[i], *next;
-        for (; e; e = next) {
-            next = e->hnext;
-            e->hnext = b[e->hash & (n - 1)];
-            b[e->hash & (n - 1)] = e;
-        }
-    }
-    free(dns->buckets);
-    dns->buckets = b;
-    dns->nbuckets = n;
-}
-
-static void clear_result(struct entry *e)
-{
-    for (int i = 0; i < e->naddrs; i++)
-        free(e->addrs[i]);
-    e->naddrs = 0;
-    free(e->error);
-    e->error = NULL;
-}
-
-static void free_entry(struct entry *e)
-{
-    clear_result(e);
-    free(e->host);
-    free(e);
-}
-
-static int entry_idle(const struct entry *e)
-{
-    return e->state == RESOLVED && !e->waiters && !e->deliver_scheduled && !e->undelivered;
-}
-
-/* Called when the cache is full: drop expired idle entries, and if that frees
- * less than a quarter of the table, any idle entries. O(entries), but amortised
- * over the quarter of the table it frees. */
-static void evict(dns_t *dns)
-{
-    double now = loop_now(dns->loop);
-    size_t target = MAX_ENTRIES * 3 / 4;
-    for (int pass = 0; pass < 2 && dns->nentries > target; pass++) {
-        for (size_t i = 0; i < dns->nbuckets && dns->nentries > target; i++) {
-            struct entry **p = &dns->buckets[i];
-            while (*p && dns->nentries > target) {
-                struct entry *e = *p;
-                if (entry_idle(e) && (pass == 1 || e->expires <= now)) {
-                    *p = e->hnext;
-                    dns->nentries--;
-                    free_entry(e);
-                } else {
-                    p = &e->hnext;
-                }
-            }
-        }
-    }
-}
-
-static struct entry *new_entry(dns_t *dns, const char *host, unsigned hash)
-{
-    if (dns->nentries >= MAX_ENTRIES) evict(dns);
-    if (dns->nentries >= dns->nbuckets) grow_buckets(dns);
-    struct entry *e = calloc(1, sizeof(*e));
-    if (!e) return NULL;
-    e->host = strdup(host);
-    if (!e->host) {
-        free(e);
-        return NULL;
-    }
-    e->hash = hash;
-    e->dns = dns;
-    size_t b = hash & (dns->nbuckets - 1);
-    e->hnext = dns->buckets[b];
-    dns->buckets[b] = e;
-    dns->nentries++;
-    return e;
-}
 
 /* ---- answering waiters ---- */
 
@@ -406,7 +248,7 @@ static void on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinf
         if (res) ares_freeaddrinfo(res);
         return;
     }
-    clear_result(e);
+    dns_entry_clear(e);
     e->state = RESOLVED;
     if (status == ARES_SUCCESS && res) {
         int ttl = -1, oom = 0;
@@ -416,7 +258,7 @@ static void on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinf
             if (ttl < 0 || n->ai_ttl < ttl) ttl = n->ai_ttl;
         }
         if (oom) {
-            clear_result(e);
+            dns_entry_clear(e);
             set_failure(e, DNS_MEMORY, "%s: %s", "out of memory");
         } else if (e->naddrs > 0) {
             e->status = DNS_OK;
@@ -678,7 +520,7 @@ void dns_free(dns_t *dns)
                 e->waiters = w->next;
                 free(w);
             }
-            free_entry(e);
+            dns_entry_free(e);
         }
     }
     free(dns->buckets);
@@ -856,7 +698,7 @@ static void pump(dns_t *dns)
 /* A fresh lookup of e, whose waiter is already attached. */
 static void start_query(dns_t *dns, struct entry *e)
 {
-    clear_result(e);
+    dns_entry_clear(e);
     e->state = PENDING;
     e->retries_left = dns->retries;
     hold_loop(e, 1);
@@ -888,11 +730,11 @@ dns_wait_t *dns_resolve(dns_t *dns, const char *host, dns_fn fn, void *arg)
     w->arg = arg;
 
     if (lower_host(name, host) < 0) name[0] = '\0';
-    unsigned hash = hash_host(name);
-    struct entry *e = find_entry(dns, name, hash);
+    unsigned hash = dns_hash_host(name);
+    struct entry *e = dns_cache_find(dns, name, hash);
     int fresh = 0;
     if (!e) {
-        e = new_entry(dns, name, hash);
+        e = dns_cache_add(dns, name, hash);
         if (!e) {
             free(w);
             return NULL;
