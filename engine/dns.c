@@ -20,8 +20,9 @@
  * delivery. Out of memory and out of descriptors end lookups uncached. */
 #include "dns_internal.h"
 
+#include "ascii.h"
+
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -595,7 +596,7 @@ static int lower_host(char *dst, const char *src)
     size_t n = strlen(src);
     if (n == 0 || n > MAX_HOST) return -1;
     for (size_t i = 0; i < n; i++)
-        dst[i] = (char)tolower((unsigned char)src[i]);
+        dst[i] = (char)ascii_lower((unsigned char)src[i]);
     dst[n] = '\0';
     if (n > 1 && dst[n - 1] == '.') dst[n - 1] = '\0'; /* "example.org." */
     return 0;

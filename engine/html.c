@@ -4,6 +4,7 @@
  * html_scan.c is the fast scan behind html_scan_body. */
 #include "html.h"
 
+#include "ascii.h"
 #include "buf.h"
 #include "html_charset.h"
 #include "html_scan.h"
@@ -17,17 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-/* HTML's ASCII whitespace, and ASCII lower case (html_charset.c has its own). */
-static int is_space(int c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
-}
-
-static int lower(int c)
-{
-    return c >= 'A' && c <= 'Z' ? c + 32 : c;
-}
 
 /* ---- parsing ---- */
 
@@ -85,7 +75,7 @@ static size_t squash(char *s, size_t n)
     size_t w = 0;
     int space = 0;
     for (size_t r = 0; r < n; r++) {
-        if (is_space((unsigned char)s[r])) {
+        if (ascii_is_space((unsigned char)s[r])) {
             space = w > 0;
             continue;
         }
@@ -160,10 +150,10 @@ static int has_token(const char *s, const char *word)
 {
     size_t wl = strlen(word);
     while (*s) {
-        while (is_space((unsigned char)*s))
+        while (ascii_is_space((unsigned char)*s))
             s++;
         size_t k = 0;
-        while (s[k] && !is_space((unsigned char)s[k]))
+        while (s[k] && !ascii_is_space((unsigned char)s[k]))
             k++;
         if (k == wl && strncasecmp(s, word, wl) == 0) return 1;
         s += k;
@@ -175,27 +165,27 @@ static int has_token(const char *s, const char *word)
  * refresh steps"): start and length, or 0 when there is none. */
 static int refresh_url(const char *s, const char **url, size_t *len)
 {
-    while (is_space((unsigned char)*s))
+    while (ascii_is_space((unsigned char)*s))
         s++;
     if (!(*s >= '0' && *s <= '9') && *s != '.') return 0;
     while ((*s >= '0' && *s <= '9') || *s == '.')
         s++;
-    if (*s && *s != ';' && *s != ',' && !is_space((unsigned char)*s)) return 0;
-    while (is_space((unsigned char)*s))
+    if (*s && *s != ';' && *s != ',' && !ascii_is_space((unsigned char)*s)) return 0;
+    while (ascii_is_space((unsigned char)*s))
         s++;
     if (*s == ';' || *s == ',') s++;
-    while (is_space((unsigned char)*s))
+    while (ascii_is_space((unsigned char)*s))
         s++;
     if (!*s) return 0;
     const char *start = s;
-    if (lower((unsigned char)s[0]) == 'u' && lower((unsigned char)s[1]) == 'r' &&
-        lower((unsigned char)s[2]) == 'l') {
+    if (ascii_lower((unsigned char)s[0]) == 'u' && ascii_lower((unsigned char)s[1]) == 'r' &&
+        ascii_lower((unsigned char)s[2]) == 'l') {
         const char *t = s + 3;
-        while (is_space((unsigned char)*t))
+        while (ascii_is_space((unsigned char)*t))
             t++;
         if (*t == '=') {
             t++;
-            while (is_space((unsigned char)*t))
+            while (ascii_is_space((unsigned char)*t))
                 t++;
             start = t;
         }

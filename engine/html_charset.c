@@ -10,6 +10,7 @@
  * HTML_PARSE_IGNORE_ENC, so a <meta> later in the page cannot switch encodings. */
 #include "html_charset.h"
 
+#include "ascii.h"
 #include "buf.h"
 
 #include <errno.h>
@@ -115,26 +116,16 @@ static const struct encoding encodings[] = {
      "csiso2022kr hz-gb-2312 iso-2022-cn iso-2022-cn-ext iso-2022-kr replacement"},
 };
 
-static int is_space(int c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
-}
-
-static int lower(int c)
-{
-    return c >= 'A' && c <= 'Z' ? c + 32 : c;
-}
-
 static const struct encoding *find_label(const char *label, size_t len)
 {
     char key[32];
-    while (len && is_space((unsigned char)*label))
+    while (len && ascii_is_space((unsigned char)*label))
         label++, len--;
-    while (len && is_space((unsigned char)label[len - 1]))
+    while (len && ascii_is_space((unsigned char)label[len - 1]))
         len--;
     if (len == 0 || len >= sizeof(key)) return NULL;
     for (size_t i = 0; i < len; i++)
-        key[i] = (char)lower((unsigned char)label[i]);
+        key[i] = (char)ascii_lower((unsigned char)label[i]);
     key[len] = 0;
     if (strchr(key, ' ')) return NULL;
     for (size_t i = 0; i < sizeof(encodings) / sizeof(encodings[0]); i++) {
@@ -164,13 +155,13 @@ static int at_ci(const struct scan *p, size_t i, const char *lit)
     size_t k = strlen(lit);
     if (p->n - i < k) return 0;
     for (size_t j = 0; j < k; j++)
-        if (lower(p->s[i + j]) != lit[j]) return 0;
+        if (ascii_lower(p->s[i + j]) != lit[j]) return 0;
     return 1;
 }
 
 static int is_alpha(int c)
 {
-    c = lower(c);
+    c = ascii_lower(c);
     return c >= 'a' && c <= 'z';
 }
 
@@ -188,7 +179,7 @@ static int get_attr(struct scan *p, char *name, size_t nsize, char *value, size_
 {
     size_t nl = 0, vl = 0;
     name[0] = value[0] = 0;
-    while (p->i < p->n && (is_space(p->s[p->i]) || p->s[p->i] == '/'))
+    while (p->i < p->n && (ascii_is_space(p->s[p->i]) || p->s[p->i] == '/'))
         p->i++;
     if (p->i >= p->n) return -1;
     if (p->s[p->i] == '>') return 0;
@@ -199,17 +190,17 @@ static int get_attr(struct scan *p, char *name, size_t nsize, char *value, size_
             p->i++;
             goto value;
         }
-        if (is_space(c)) break;
+        if (ascii_is_space(c)) break;
         if (c == '/' || c == '>') return 1;
-        put(name, nsize, &nl, lower(c));
+        put(name, nsize, &nl, ascii_lower(c));
     }
-    while (p->i < p->n && is_space(p->s[p->i]))
+    while (p->i < p->n && ascii_is_space(p->s[p->i]))
         p->i++;
     if (p->i >= p->n) return -1;
     if (p->s[p->i] != '=') return 1;
     p->i++;
 value:
-    while (p->i < p->n && is_space(p->s[p->i]))
+    while (p->i < p->n && ascii_is_space(p->s[p->i]))
         p->i++;
     if (p->i >= p->n) return -1;
     int q = p->s[p->i];
@@ -219,15 +210,15 @@ value:
                 p->i++;
                 return 1;
             }
-            put(value, vsize, &vl, lower(p->s[p->i]));
+            put(value, vsize, &vl, ascii_lower(p->s[p->i]));
         }
         return -1;
     }
     if (q == '>') return 1;
     for (; p->i < p->n; p->i++) {
         int c = p->s[p->i];
-        if (is_space(c) || c == '>') return 1;
-        put(value, vsize, &vl, lower(c));
+        if (ascii_is_space(c) || c == '>') return 1;
+        put(value, vsize, &vl, ascii_lower(c));
     }
     return -1;
 }
@@ -239,11 +230,11 @@ static const struct encoding *charset_in_content(const char *s)
         const char *at = strstr(s, "charset");
         if (!at) return NULL;
         s = at + 7;
-        while (is_space((unsigned char)*s))
+        while (ascii_is_space((unsigned char)*s))
             s++;
         if (*s != '=') continue;
         s++;
-        while (is_space((unsigned char)*s))
+        while (ascii_is_space((unsigned char)*s))
             s++;
         if (*s == '"' || *s == '\'') {
             const char *end = strchr(s + 1, *s);
@@ -251,7 +242,7 @@ static const struct encoding *charset_in_content(const char *s)
         }
         if (!*s) return NULL;
         size_t len = 0;
-        while (s[len] && !is_space((unsigned char)s[len]) && s[len] != ';')
+        while (s[len] && !ascii_is_space((unsigned char)s[len]) && s[len] != ';')
             len++;
         return find_label(s, len);
     }
@@ -314,7 +305,7 @@ static const struct encoding *prescan(const unsigned char *s, size_t n)
             continue;
         }
         if (at_ci(&p, p.i, "<meta") && p.i + 5 < p.n &&
-            (is_space(p.s[p.i + 5]) || p.s[p.i + 5] == '/')) {
+            (ascii_is_space(p.s[p.i + 5]) || p.s[p.i + 5] == '/')) {
             const struct encoding *enc = NULL;
             p.i += 5;
             int r = scan_meta(&p, &enc);
@@ -323,7 +314,7 @@ static const struct encoding *prescan(const unsigned char *s, size_t n)
         } else if (p.s[p.i] == '<' && p.i + 1 < p.n &&
                    (is_alpha(p.s[p.i + 1]) ||
                     (p.s[p.i + 1] == '/' && p.i + 2 < p.n && is_alpha(p.s[p.i + 2])))) {
-            while (p.i < p.n && !is_space(p.s[p.i]) && p.s[p.i] != '>')
+            while (p.i < p.n && !ascii_is_space(p.s[p.i]) && p.s[p.i] != '>')
                 p.i++;
             int r;
             while ((r = get_attr(&p, name, sizeof(name), value, sizeof(value))) > 0) {

@@ -38,6 +38,7 @@
 #include "html_scan.h"
 
 #include "buf.h"
+#include "utf8.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -94,28 +95,8 @@ static const unsigned char name_lower[256] = {
 
 static int add_utf8(struct buf *b, unsigned c)
 {
-    unsigned char u[4];
-    size_t n;
-    if (c < 0x80) {
-        u[0] = (unsigned char)c;
-        n = 1;
-    } else if (c < 0x800) {
-        u[0] = (unsigned char)(0xC0 | (c >> 6));
-        u[1] = (unsigned char)(0x80 | (c & 0x3F));
-        n = 2;
-    } else if (c < 0x10000) {
-        u[0] = (unsigned char)(0xE0 | (c >> 12));
-        u[1] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-        u[2] = (unsigned char)(0x80 | (c & 0x3F));
-        n = 3;
-    } else {
-        u[0] = (unsigned char)(0xF0 | (c >> 18));
-        u[1] = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
-        u[2] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-        u[3] = (unsigned char)(0x80 | (c & 0x3F));
-        n = 4;
-    }
-    return buf_append(b, u, n);
+    char u[4];
+    return buf_append(b, u, (size_t)(utf8_put(u, c) - u));
 }
 
 struct scanner {

@@ -7,8 +7,8 @@
  * line without a URL, and would keep a cookie without Domain for every host). */
 #include "http_cookies.h"
 
+#include "ascii.h"
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <libpsl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,7 +112,7 @@ static int parse_target(const char *url, struct target *t, char *err, size_t err
         goto out;
     }
     for (char *p = t->host; *p; p++)
-        *p = (char)tolower((unsigned char)*p);
+        *p = (char)ascii_lower((unsigned char)*p);
     /* curl 7.88 (http.c) counts localhost and the loopback addresses as secure
      * contexts too, for sending Secure cookies and for taking them. */
     t->secure = strcasecmp(scheme, "https") == 0 || strcmp(t->host, "localhost") == 0 ||
@@ -256,14 +256,6 @@ struct set_cookie {
     int secure, http_only;
 };
 
-static void trim(const char **s, size_t *n)
-{
-    while (*n && (**s == ' ' || **s == '\t'))
-        (*s)++, (*n)--;
-    while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t'))
-        (*n)--;
-}
-
 static int has_ctl(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -288,8 +280,8 @@ static int parse_set_cookie(const char *line, struct set_cookie *sc, char *err, 
     sc->name_len = (size_t)(eq - line);
     sc->value = eq + 1;
     sc->value_len = (size_t)(end - eq - 1);
-    trim(&sc->name, &sc->name_len);
-    trim(&sc->value, &sc->value_len);
+    ascii_trim_wsp(&sc->name, &sc->name_len);
+    ascii_trim_wsp(&sc->value, &sc->value_len);
     if (!sc->name_len) return set_err(err, errlen, "the cookie has no name");
     if (has_ctl(sc->name, sc->name_len) || has_ctl(sc->value, sc->value_len))
         return set_err(err, errlen, "control characters in the cookie's name or value");
@@ -303,9 +295,9 @@ static int parse_set_cookie(const char *line, struct set_cookie *sc, char *err, 
         if (v) {
             v++;
             vn = (size_t)(end - v);
-            trim(&v, &vn);
+            ascii_trim_wsp(&v, &vn);
         }
-        trim(&a, &an);
+        ascii_trim_wsp(&a, &an);
         if (has_ctl(v ? v : "", vn))
             return set_err(err, errlen, "control characters in an attribute");
         if (attr_is(a, an, "secure"))
@@ -370,7 +362,7 @@ static int cookie_domain(const struct set_cookie *sc, const struct target *t, ch
     if (*d == '.') d++, n--;
     if (!n || n >= domlen) return set_err(err, errlen, "a Domain attribute that is no domain");
     for (size_t i = 0; i < n; i++)
-        dom[i] = (char)tolower((unsigned char)d[i]);
+        dom[i] = (char)ascii_lower((unsigned char)d[i]);
     dom[n] = '\0';
     if (strcmp(dom, t->host) == 0 && is_ip(t->host)) return 0; /* an IP: that host alone */
     if (is_ip(t->host) || !tail_match(dom, t->host) ||

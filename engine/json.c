@@ -1,5 +1,6 @@
 /* json.c: the JSON writer and the JSON reader (json.h). */
 #include "json.h"
+#include "utf8.h"
 
 #include <locale.h>
 #include <math.h>
@@ -127,11 +128,7 @@ int json_put_string(json_buf_t *b, const char *s, size_t n)
  * Picture, U+2400 + c (U+2421 for DEL), three bytes. */
 static char *put_picture(char *w, unsigned c)
 {
-    unsigned cp = c == 0x7F ? 0x2421 : 0x2400 + c;
-    *w++ = (char)(0xE0 | cp >> 12);
-    *w++ = (char)(0x80 | (cp >> 6 & 0x3F));
-    *w++ = (char)(0x80 | (cp & 0x3F));
-    return w;
+    return utf8_put(w, c == 0x7F ? 0x2421 : 0x2400 + c);
 }
 
 /* Whether s needs json_put_plain's changes at all. */
@@ -309,26 +306,6 @@ static long hex4(const char *p)
     return v;
 }
 
-static char *put_utf8(char *w, unsigned long cp)
-{
-    if (cp < 0x80) {
-        *w++ = (char)cp;
-    } else if (cp < 0x800) {
-        *w++ = (char)(0xC0 | cp >> 6);
-        *w++ = (char)(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        *w++ = (char)(0xE0 | cp >> 12);
-        *w++ = (char)(0x80 | (cp >> 6 & 0x3F));
-        *w++ = (char)(0x80 | (cp & 0x3F));
-    } else {
-        *w++ = (char)(0xF0 | cp >> 18);
-        *w++ = (char)(0x80 | (cp >> 12 & 0x3F));
-        *w++ = (char)(0x80 | (cp >> 6 & 0x3F));
-        *w++ = (char)(0x80 | (cp & 0x3F));
-    }
-    return w;
-}
-
 /* The \u escape at p (its backslash), before end, written at *w; the bytes read. A
  * surrogate must come in a pair, high then low, each written as an escape. */
 static int read_u_escape(reader_t *d, const char *p, const char *end, char **w)
@@ -337,14 +314,14 @@ static int read_u_escape(reader_t *d, const char *p, const char *end, char **w)
     if (hi < 0) return syntax(d, p, "invalid \\u escape (four hex digits expected)");
     if (hi >= 0xDC00 && hi <= 0xDFFF) return syntax(d, p, "lone low surrogate in \\u escape");
     if (hi < 0xD800 || hi > 0xDBFF) {
-        *w = put_utf8(*w, (unsigned long)hi);
+        *w = utf8_put(*w, (unsigned long)hi);
         return 6;
     }
     long lo = end - p >= 12 && p[6] == '\\' && p[7] == 'u' ? hex4(p + 8) : -1;
     if (lo < 0xDC00 || lo > 0xDFFF)
         return syntax(d, p, "high surrogate in \\u escape without a low one after it");
     *w =
-        put_utf8(*w, 0x10000 + (((unsigned long)hi - 0xD800) << 10) + ((unsigned long)lo - 0xDC00));
+        utf8_put(*w, 0x10000 + (((unsigned long)hi - 0xD800) << 10) + ((unsigned long)lo - 0xDC00));
     return 12;
 }
 

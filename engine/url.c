@@ -1,4 +1,5 @@
-/* url.c: URL parsing, resolution, normalization and hosts, through curl's URL API.
+/* url.c: URL parsing, resolution and hosts, through curl's URL API (normalization is
+ * url_normalize.c's; what the two share is in url_internal.h).
  * curl parses and validates, removes dot segments, lower-cases schemes and converts
  * IDN hosts; libpsl knows registrable domains. This file adds only what none of them
  * does: the pre-cleaning browsers apply to references, the RFC 3986 merge of a
@@ -23,8 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char HEX[] = "0123456789ABCDEF";
-
 const char *url_strerror(int code)
 {
     switch (code) {
@@ -47,96 +46,12 @@ const char *url_strerror(int code)
     }
 }
 
-/* Scratch memory for one call: a bump allocator over a stack buffer that falls
- * back to malloc for long URLs, so that short ones cost no allocation of ours. */
-#define SCRATCH_STACK 4096
-#define SCRATCH_HEAP 4
-
-typedef struct scratch {
-    size_t used;
-    int nheap;
-    void *heap[SCRATCH_HEAP];
-    void **more; /* heap blocks past the first SCRATCH_HEAP, nmore of them */
-    int nmore;
-    _Alignas(8) char stack[SCRATCH_STACK];
-} scratch_t;
-
-static void *scratch_alloc(scratch_t *s, size_t n)
-{
-    n = (n + 7) & ~(size_t)7;
-    if (SCRATCH_STACK - s->used >= n) {
-        void *p = s->stack + s->used;
-        s->used += n;
-        return p;
-    }
-    void *p = malloc(n);
-    if (!p) return NULL;
-    if (s->nheap < SCRATCH_HEAP) {
-        s->heap[s->nheap++] = p;
-        return p;
-    }
-    /* A long URL with options can take more blocks than the first few. */
-    void **more = realloc(s->more, (size_t)(s->nmore + 1) * sizeof(*more));
-    if (!more) {
-        free(p);
-        return NULL;
-    }
-    s->more = more;
-    s->more[s->nmore++] = p;
-    return p;
-}
-
-static void scratch_free(scratch_t *s)
-{
-    for (int i = 0; i < s->nheap; i++)
-        free(s->heap[i]);
-    for (int i = 0; i < s->nmore; i++)
-        free(s->more[i]);
-    free(s->more);
-}
-
-/* Bytes RFC 3986 allows nowhere outside the authority: controls, space, non-ASCII
- * and " < > \ ^ ` { | }. ('[' and ']' stay: PHP-style "a[]=1" queries are common
- * and every server takes them raw.) */
-static const uint32_t FORBIDDEN[8] = {0xffffffff, 0x50000005, 0x50000000, 0xb8000001,
-                                      0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff};
-
-static int must_encode(unsigned c)
-{
-    return in_set(FORBIDDEN, c);
-}
-
-static int hexval(unsigned c)
-{
-    if (is_digit(c)) return (int)(c - '0');
-    c |= 0x20;
-    if (c >= 'a' && c <= 'f') return (int)(c - 'a' + 10);
-    return -1;
-}
-
-/* Whether a path segment (s, len bytes) is "." (1) or ".." (2), a '.' also spelled
- * "%2e" as the standard reads it; else 0. */
-static int dot_segment_kind(const char *s, size_t len)
-{
-    int dots = 0;
-    for (size_t i = 0; i < len; dots++) {
-        if (s[i] == '.')
-            i++;
-        else if (len - i >= 3 && s[i] == '%' && s[i + 1] == '2' && (s[i + 2] | 0x20) == 'e')
-            i += 3;
-        else
-            return 0;
-        if (dots == 2) return 0;
-    }
-    return dots;
-}
-
 /* What the standard percent-encodes in userinfo: C0 controls, space, non-ASCII and
  * " # < > ? ` { } / : ; = @ [ \ ] ^ | */
 static const uint32_t USERINFO_ENC[8] = {0xffffffff, 0xfc00800d, 0x78000001, 0xb8000001,
                                          0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff};
 
-/* Where clean() cuts a URL: the authority from auth (userinfo up to at, the '@'
+/* Where url_clean() cuts a URL: the authority from auth (userinfo up to at, the '@'
  * whose first ':' is colon; host and port to auth_end), the query from query, the
  * fragment from frag. Without an authority auth, at and auth_end are where the path
  * starts; without a userinfo at is auth. */
@@ -145,11 +60,11 @@ typedef struct layout {
     int special;
 } layout_t;
 
-/* The bytes clean() looks at twice after the authority: FORBIDDEN, # ? and '. */
+/* The bytes url_clean() looks at twice after the authority: FORBIDDEN, # ? and '. */
 static const uint32_t CLEAN_STOP[8] = {0xffffffff, 0xd000008d, 0x50000000, 0xb8000001,
                                        0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff};
 
-/* Whether clean() writes dst[i] == c percent-encoded. */
+/* Whether url_clean() writes dst[i] == c percent-encoded. */
 static int clean_encodes(const layout_t *l, size_t i, unsigned c)
 {
     if (i < l->at) return in_set(USERINFO_ENC, c) && i != l->colon;
@@ -237,7 +152,7 @@ static size_t spelled_dots(char *dst, size_t m, size_t path)
  * bytes must_encode() names percent-encoded outside the authority, which keeps raw
  * UTF-8 for IDN, '#' inside the fragment, and '\'' in the query of http(s). dst
  * must hold 3 * n + 1 bytes. Returns the length. */
-static size_t clean(const char *src, size_t n, const char *base, size_t base_sl, char *dst)
+size_t url_clean(const char *src, size_t n, const char *base, size_t base_sl, char *dst)
 {
     size_t a = 0, b = n, m = 0;
     while (a < b && (unsigned char)src[a] <= 0x20)
@@ -318,7 +233,7 @@ static size_t clean(const char *src, size_t n, const char *base, size_t base_sl,
     return m + extra;
 }
 
-static int from_curl(CURLUcode rc)
+int url_from_curl(CURLUcode rc)
 {
     switch (rc) {
     case CURLUE_OK:
@@ -357,7 +272,7 @@ static void utf8_init(void)
 
 /* curl_url_get, IDN hosts converted to punycode. (A host can be non-ASCII even
  * when the input is not: curl decodes "%C3%A9" in hosts.) */
-static CURLUcode get_part(CURLU *h, CURLUPart part, char **out, unsigned flags)
+CURLUcode url_get_part(CURLU *h, CURLUPart part, char **out, unsigned flags)
 {
     pthread_once(&utf8_once, utf8_init);
     locale_t old = utf8_locale ? uselocale(utf8_locale) : (locale_t)0;
@@ -366,13 +281,70 @@ static CURLUcode get_part(CURLU *h, CURLUPart part, char **out, unsigned flags)
     return rc == CURLUE_OUT_OF_MEMORY ? CURLUE_BAD_HOSTNAME : rc;
 }
 
-/* Offsets into a URL as curl renders it: "scheme://authority/path?query#fragment".
- * Each field is the index where that part starts (or would start) and ends. */
-typedef struct split {
-    size_t auth, path, query, frag, len;
-} split_t;
+/* Where the host of a URL rendered by curl starts, and ends (before any port). */
+size_t url_host_start(const char *u, const split_t *s)
+{
+    size_t h = s->auth;
+    for (size_t i = s->auth; i < s->path; i++)
+        if (u[i] == '@') h = i + 1;
+    return h;
+}
 
-static void split_curl_url(const char *u, split_t *s)
+size_t url_host_end(const char *u, size_t h, const split_t *s)
+{
+    size_t e = s->path;
+    if (u[h] == '[') {
+        const char *b = memchr(u + h, ']', s->path - h);
+        return b ? (size_t)(b - u) + 1 : e;
+    }
+    for (size_t i = h; i < s->path; i++)
+        if (u[i] == ':') return i;
+    return e;
+}
+
+int url_too_long(const char *s, size_t *n)
+{
+    *n = strlen(s);
+    return *n > URL_MAX_LENGTH;
+}
+
+/* Scratch memory ------------------------------------------------------------- */
+
+void *url_scratch_alloc(scratch_t *s, size_t n)
+{
+    n = (n + 7) & ~(size_t)7;
+    if (SCRATCH_STACK - s->used >= n) {
+        void *p = s->stack + s->used;
+        s->used += n;
+        return p;
+    }
+    void *p = malloc(n);
+    if (!p) return NULL;
+    if (s->nheap < SCRATCH_HEAP) {
+        s->heap[s->nheap++] = p;
+        return p;
+    }
+    /* A long URL with options can take more blocks than the first few. */
+    void **more = realloc(s->more, (size_t)(s->nmore + 1) * sizeof(*more));
+    if (!more) {
+        free(p);
+        return NULL;
+    }
+    s->more = more;
+    s->more[s->nmore++] = p;
+    return p;
+}
+
+void url_scratch_free(scratch_t *s)
+{
+    for (int i = 0; i < s->nheap; i++)
+        free(s->heap[i]);
+    for (int i = 0; i < s->nmore; i++)
+        free(s->more[i]);
+    free(s->more);
+}
+
+void url_split_rendered(const char *u, split_t *s)
 {
     const char *p = strstr(u, "://");
     size_t i = p ? (size_t)(p - u) + 3 : 0;
@@ -389,39 +361,12 @@ static void split_curl_url(const char *u, split_t *s)
     s->len = i + strlen(u + i);
 }
 
-/* Where the host of a URL rendered by curl starts, and ends (before any port). */
-static size_t host_start(const char *u, const split_t *s)
-{
-    size_t h = s->auth;
-    for (size_t i = s->auth; i < s->path; i++)
-        if (u[i] == '@') h = i + 1;
-    return h;
-}
-
-static size_t host_end(const char *u, size_t h, const split_t *s)
-{
-    size_t e = s->path;
-    if (u[h] == '[') {
-        const char *b = memchr(u + h, ']', s->path - h);
-        return b ? (size_t)(b - u) + 1 : e;
-    }
-    for (size_t i = h; i < s->path; i++)
-        if (u[i] == ':') return i;
-    return e;
-}
-
-static int too_long(const char *s, size_t *n)
-{
-    *n = strlen(s);
-    return *n > URL_MAX_LENGTH;
-}
-
 /* Resolution ------------------------------------------------------------------ */
 
 static char *concat3(scratch_t *sc, const char *a, size_t an, const char *b, size_t bn,
                      const char *c, size_t cn)
 {
-    char *t = scratch_alloc(sc, an + bn + cn + 1);
+    char *t = url_scratch_alloc(sc, an + bn + cn + 1);
     if (!t) return NULL;
     memcpy(t, a, an);
     memcpy(t + an, b, bn);
@@ -455,15 +400,15 @@ static char *merge(scratch_t *sc, const char *b, const split_t *bs, const char *
 static int finish(char *u, char **out)
 {
     split_t s;
-    split_curl_url(u, &s);
+    url_split_rendered(u, &s);
     if (s.len > URL_MAX_LENGTH) return URL_E_TOO_LONG;
-    size_t h = host_start(u, &s), e = host_end(u, h, &s), cn = 0;
+    size_t h = url_host_start(u, &s), e = url_host_end(u, h, &s), cn = 0;
     char canon[URL_HOST_CANON_MAX];
     int kind = url_host_canon(u + h, e - h, canon, &cn);
     if (kind < 0) return URL_E_HOST;
     if (kind == URL_HOST_NAME) {
         for (size_t i = h; i < e; i++)
-            u[i] = (char)lower((unsigned char)u[i]);
+            u[i] = (char)ascii_lower((unsigned char)u[i]);
         cn = e - h;
     }
     size_t len = s.len - (e - h) + cn;
@@ -476,11 +421,6 @@ static int finish(char *u, char **out)
     return URL_OK;
 }
 
-/* Defined with normalization, below. */
-static int render_normalized(CURLU *h, scratch_t *sc, const url_norm_opts_t *opts, char **res,
-                             size_t *reslen);
-static int malloc_copy(int err, const char *s, size_t len, char **out);
-
 /* A request to normalize the result; opts may be NULL. */
 struct norm {
     const url_norm_opts_t *opts;
@@ -490,19 +430,19 @@ struct norm {
 static int resolve(CURLU *h, scratch_t *sc, const char *base, size_t bn, const char *ref, size_t rn,
                    const struct norm *norm, char **out)
 {
-    char *b = scratch_alloc(sc, 3 * bn + 1);
-    char *r = scratch_alloc(sc, 3 * rn + 1);
+    char *b = url_scratch_alloc(sc, 3 * bn + 1);
+    char *r = url_scratch_alloc(sc, 3 * rn + 1);
     if (!b || !r) return URL_E_NOMEM;
-    bn = clean(base, bn, NULL, 0, b);
+    bn = url_clean(base, bn, NULL, 0, b);
     size_t bsl = scheme_len(b, bn);
     if (!bsl) return URL_E_SCHEME;
     CURLUcode rc = curl_url_set(h, CURLUPART_URL, b, CURLU_NON_SUPPORT_SCHEME);
-    if (rc) return from_curl(rc);
+    if (rc) return url_from_curl(rc);
     char *bu = NULL;
     rc = curl_url_get(h, CURLUPART_URL, &bu, 0);
-    if (rc) return from_curl(rc);
+    if (rc) return url_from_curl(rc);
     split_t bs;
-    split_curl_url(bu, &bs);
+    url_split_rendered(bu, &bs);
     if (bs.auth != bsl + 3) { /* not "scheme://": curl renders every URL so */
         curl_free(bu);
         return URL_E_MALFORMED;
@@ -510,15 +450,15 @@ static int resolve(CURLU *h, scratch_t *sc, const char *base, size_t bn, const c
 
     int err = URL_OK, parsed = 0;
     char *t = NULL;
-    /* "https:g" against an http base comes out of clean() as "https://g". */
-    rn = clean(ref, rn, bu, bsl, r);
+    /* "https:g" against an http base comes out of url_clean() as "https://g". */
+    rn = url_clean(ref, rn, bu, bsl, r);
     size_t sl = scheme_len(r, rn);
     int slashes = sl && rn >= sl + 3 && r[sl + 1] == '/' && r[sl + 2] == '/';
     if (sl && !is_special(r, sl)) {
         /* mailto:, javascript:, g:h... are absolute as written; other schemes with
          * an authority ("ftp://") go through curl when it knows them. */
         for (size_t i = 0; i < sl; i++)
-            r[i] = (char)lower((unsigned char)r[i]);
+            r[i] = (char)ascii_lower((unsigned char)r[i]);
         if (norm) {
             err = URL_E_SCHEME;
             goto done;
@@ -549,21 +489,21 @@ static int resolve(CURLU *h, scratch_t *sc, const char *base, size_t bn, const c
         }
         rc = curl_url_set(h, CURLUPART_URL, t, CURLU_NON_SUPPORT_SCHEME);
         if (rc) {
-            err = from_curl(rc);
+            err = url_from_curl(rc);
             goto done;
         }
     }
     if (norm) {
         char *res = NULL;
         size_t len = 0;
-        err = render_normalized(h, sc, norm->opts, &res, &len);
-        err = malloc_copy(err, res, len, out);
+        err = url_render_normalized(h, sc, norm->opts, &res, &len);
+        err = url_malloc_copy(err, res, len, out);
         goto done;
     }
     char *u = NULL;
-    rc = get_part(h, CURLUPART_URL, &u, 0);
+    rc = url_get_part(h, CURLUPART_URL, &u, 0);
     if (rc) {
-        err = from_curl(rc);
+        err = url_from_curl(rc);
         goto done;
     }
     err = finish(u, out);
@@ -577,16 +517,13 @@ static int resolve_call(const char *base, const char *ref, const struct norm *no
 {
     *out = NULL;
     size_t bn, rn;
-    if (too_long(base, &bn) || too_long(ref, &rn)) return URL_E_TOO_LONG;
+    if (url_too_long(base, &bn) || url_too_long(ref, &rn)) return URL_E_TOO_LONG;
     CURLU *h = curl_url();
     if (!h) return URL_E_NOMEM;
     scratch_t sc;
-    sc.used = 0;
-    sc.nheap = 0;
-    sc.more = NULL;
-    sc.nmore = 0;
+    url_scratch_init(&sc);
     int err = resolve(h, &sc, base, bn, ref, rn, norm, out);
-    scratch_free(&sc);
+    url_scratch_free(&sc);
     curl_url_cleanup(h);
     return err;
 }
@@ -595,7 +532,7 @@ static int resolve_call(const char *base, const char *ref, const struct norm *no
  * write another way on a second pass ("671" -> "0.0.2.159"): a host it became only
  * after curl's own check for numbers, by decoding escapes ("%39") or by IDNA mapping
  * characters away ("671\xcd\x8f"). */
-static int host_reparses(const char *out)
+int url_host_reparses(const char *out)
 {
     const char *h = strstr(out, "://");
     if (!h) return 0;
@@ -616,7 +553,7 @@ int url_resolve(const char *base, const char *ref, char **out)
 {
     int err = resolve_call(base, ref, NULL, out);
     /* An escape curl decoded in a host needs one more pass (see url_normalize_slow). */
-    if (err == URL_OK && *out && (strchr(ref, '%') || host_reparses(*out))) {
+    if (err == URL_OK && *out && (strchr(ref, '%') || url_host_reparses(*out))) {
         char *again = NULL;
         if (resolve_call(*out, *out, NULL, &again) == URL_OK) {
             free(*out);
@@ -634,318 +571,9 @@ int url_resolve_normalize_slow(const char *base, const char *ref, const url_norm
     int err = resolve_call(base, ref, &norm, out);
     /* As in url_normalize_slow: an escape curl decoded in a host ("0%36" -> "06")
      * needs one more pass to reach the form a later pass would keep ("0.0.0.6"). */
-    if (err == URL_OK && *out && (strchr(ref, '%') || host_reparses(*out))) {
+    if (err == URL_OK && *out && (strchr(ref, '%') || url_host_reparses(*out))) {
         char *again = NULL;
         if (url_normalize_slow(*out, opts, &again) == URL_OK) {
-            free(*out);
-            *out = again;
-        }
-    }
-    return err;
-}
-
-/* Normalization --------------------------------------------------------------- */
-
-/* Copy s (n bytes) to out with escapes normalized: hex digits upper-cased, escaped
- * unreserved characters decoded, forbidden bytes encoded, and also (the byte the part
- * adds to them: '#' in a fragment, '\'' in the query of http(s), or 0).
- * A '%' not followed by two hex digits becomes "%25" (browsers leave it, but then
- * "%%41" would change again on a second pass). out must hold 3 * n bytes. *dot is
- * set when an escaped '.' was decoded. */
-static size_t norm_escapes(const char *s, size_t n, char *out, unsigned also, int *dot)
-{
-    size_t w = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned c = (unsigned char)s[i];
-        int hi, lo;
-        if (c == '%' && i + 2 < n && (hi = hexval((unsigned char)s[i + 1])) >= 0 &&
-            (lo = hexval((unsigned char)s[i + 2])) >= 0) {
-            unsigned v = (unsigned)(hi << 4 | lo);
-            if (is_unreserved(v)) {
-                out[w++] = (char)v;
-                if (v == '.') *dot = 1;
-            } else {
-                out[w++] = '%';
-                out[w++] = HEX[hi];
-                out[w++] = HEX[lo];
-            }
-            i += 2;
-        } else if (must_encode(c) || c == '%' || (also && c == also)) {
-            out[w++] = '%';
-            out[w++] = HEX[c >> 4];
-            out[w++] = HEX[c & 15];
-        } else {
-            out[w++] = (char)c;
-        }
-    }
-    return w;
-}
-
-/* RFC 3986 section 5.2.4 on an absolute path, in place; returns the new length.
- * curl has already done it once; this runs again only when decoding "%2E" made
- * new dot segments ("%2E" segments are dots before curl sees them: clean()), or on
- * a target of url_fast.c. */
-size_t url_remove_dots(char *p, size_t n)
-{
-    size_t w = 0, i = 0;
-    while (i < n) { /* p[i] == '/' */
-        size_t j = i + 1;
-        while (j < n && p[j] != '/')
-            j++;
-        int kind = dot_segment_kind(p + i + 1, j - i - 1);
-        if (kind) {
-            if (kind == 2)
-                while (w > 0 && p[--w] != '/') {
-                }
-            if (j == n) p[w++] = '/';
-        } else {
-            memmove(p + w, p + i, j - i);
-            w += j - i;
-        }
-        i = j;
-    }
-    return w;
-}
-
-static int strip_match(const char *const *pats, const char *name, size_t n)
-{
-    for (; *pats; pats++) {
-        size_t pl = strlen(*pats);
-        if (pl && (*pats)[pl - 1] == '*') {
-            if (n >= pl - 1 && ascii_caseeq(name, *pats, pl - 1)) return 1;
-        } else if (pl == n && ascii_caseeq(name, *pats, n)) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Drop path parameters (";jsessionid=...") whose names match, in place. */
-static size_t strip_path_params(char *p, size_t n, const char *const *pats)
-{
-    size_t w = 0, i = 0;
-    while (i < n) {
-        if (p[i] != ';') {
-            p[w++] = p[i++];
-            continue;
-        }
-        size_t j = i + 1;
-        while (j < n && p[j] != ';' && p[j] != '/')
-            j++;
-        /* The name ends at '=' within the parameter (p is not NUL-terminated). */
-        size_t name = 0;
-        while (i + 1 + name < j && p[i + 1 + name] != '=')
-            name++;
-        if (!strip_match(pats, p + i + 1, name)) {
-            memmove(p + w, p + i, j - i);
-            w += j - i;
-        }
-        i = j;
-    }
-    return w;
-}
-
-typedef struct param {
-    const char *s;
-    size_t len, name;
-    size_t index; /* the original position: a stable sort keeps repeated names in order */
-} param_t;
-
-static int param_cmp(const void *a, const void *b)
-{
-    const param_t *x = a, *y = b;
-    size_t n = x->name < y->name ? x->name : y->name;
-    int c = memcmp(x->s, y->s, n);
-    if (c) return c;
-    if (x->name != y->name) return x->name < y->name ? -1 : 1;
-    return x->index < y->index ? -1 : 1;
-}
-
-/* Rewrite the query q (n bytes) into out: empty parameters and those opts strips
- * dropped, sorted by name if asked. Returns the new length. */
-static int rewrite_query(scratch_t *sc, const char *q, size_t n, const url_norm_opts_t *opts,
-                         char *out, size_t *outlen)
-{
-    size_t count = 1;
-    for (size_t i = 0; i < n; i++)
-        count += q[i] == '&';
-    param_t *ps = scratch_alloc(sc, count * sizeof(*ps));
-    if (!ps) return URL_E_NOMEM;
-    size_t np = 0;
-    for (size_t i = 0; i <= n;) {
-        size_t j = i;
-        while (j < n && q[j] != '&')
-            j++;
-        if (j > i) {
-            param_t *p = &ps[np];
-            p->s = q + i;
-            p->len = j - i;
-            p->name = 0;
-            while (p->name < p->len && p->s[p->name] != '=')
-                p->name++;
-            p->index = np;
-            if (!opts->strip || !strip_match(opts->strip, p->s, p->name)) np++;
-        }
-        i = j + 1;
-    }
-    if (opts->sort_query && np > 1) qsort(ps, np, sizeof(*ps), param_cmp);
-    size_t w = 0;
-    for (size_t k = 0; k < np; k++) {
-        if (k) out[w++] = '&';
-        memcpy(out + w, ps[k].s, ps[k].len);
-        w += ps[k].len;
-    }
-    *outlen = w;
-    return URL_OK;
-}
-
-/* Normalize the URL curl rendered (u, split by s) into out (3 * s->len + 1 bytes). */
-static int rebuild(scratch_t *sc, const char *u, const split_t *s, const url_norm_opts_t *opts,
-                   char *out, size_t *outlen)
-{
-    static const url_norm_opts_t none = {0, NULL, 0};
-    if (!opts) opts = &none;
-    size_t w = s->auth, at = host_start(u, s), e = host_end(u, at, s), cn;
-    int dot = 0;
-    char canon[URL_HOST_CANON_MAX];
-    int kind = url_host_canon(u + at, e - at, canon, &cn);
-    if (kind < 0) return URL_E_HOST;
-    memcpy(out, u, s->auth); /* "http://", lower-cased by curl */
-    if (at > s->auth) w += norm_escapes(u + s->auth, at - s->auth, out + w, 0, &dot);
-    if (kind != URL_HOST_NAME) {
-        memcpy(out + w, canon, cn);
-        w += cn;
-        at = e;
-    }
-    for (size_t i = at; i < s->path; i++)
-        out[w++] = (char)lower((unsigned char)u[i]);
-
-    size_t path = w;
-    dot = 0;
-    w += norm_escapes(u + s->path, s->query - s->path, out + w, 0, &dot);
-    if (w == path) out[w++] = '/';
-    if (opts->strip && memchr(out + path, ';', w - path)) {
-        size_t n = strip_path_params(out + path, w - path, opts->strip);
-        dot |= n != w - path; /* "/.;sid=1" leaves a dot segment */
-        w = path + n;
-    }
-    if (dot) w = path + url_remove_dots(out + path, w - path);
-
-    if (s->frag > s->query + 1) {
-        out[w++] = '?';
-        size_t q = w;
-        w += norm_escapes(u + s->query + 1, s->frag - s->query - 1, out + w, '\'', &dot);
-        if (opts->sort_query || opts->strip) {
-            char *tmp = scratch_alloc(sc, w - q);
-            if (!tmp) return URL_E_NOMEM;
-            memcpy(tmp, out + q, w - q);
-            size_t qn;
-            int err = rewrite_query(sc, tmp, w - q, opts, out + q, &qn);
-            if (err) return err;
-            w = q + qn;
-        }
-        if (w == q) w--; /* an empty query is no query */
-    }
-    if (opts->keep_fragment && s->len > s->frag + 1) {
-        out[w++] = '#';
-        w += norm_escapes(u + s->frag + 1, s->len - s->frag - 1, out + w, '#', &dot);
-    }
-    out[w] = '\0';
-    if (w > URL_MAX_LENGTH) return URL_E_TOO_LONG;
-    *outlen = w;
-    return URL_OK;
-}
-
-/* Normalize url into scratch memory: *res points into sc. */
-/* The URL parsed in h, normalized into scratch memory (*res points into sc). */
-static int render_normalized(CURLU *h, scratch_t *sc, const url_norm_opts_t *opts, char **res,
-                             size_t *reslen)
-{
-    char *u = NULL;
-    CURLUcode rc = get_part(h, CURLUPART_URL, &u, CURLU_NO_DEFAULT_PORT);
-    if (rc) return from_curl(rc);
-    split_t s;
-    split_curl_url(u, &s);
-    int err = URL_E_SCHEME;
-    if (s.auth >= 3 && is_special(u, s.auth - 3)) {
-        err = URL_E_NOMEM;
-        *res = scratch_alloc(sc, 3 * s.len + 2 + URL_HOST_CANON_MAX);
-        if (*res) err = rebuild(sc, u, &s, opts, *res, reslen);
-    }
-    curl_free(u);
-    return err;
-}
-
-static int malloc_copy(int err, const char *s, size_t len, char **out)
-{
-    if (err) return err;
-    *out = malloc(len + 1);
-    if (!*out) return URL_E_NOMEM;
-    /* s is set when err is URL_OK: the analyzer, short of inlining from_curl deep in
-     * url_normalize, takes a failed curl_url_set for success. */
-    memcpy(*out, s, len + 1); /* NOLINT(clang-analyzer-core.NonNullParamChecker) */
-    return URL_OK;
-}
-
-static int normalize(CURLU *h, scratch_t *sc, const char *url, const url_norm_opts_t *opts,
-                     char **res, size_t *reslen)
-{
-    size_t n;
-    if (too_long(url, &n)) return URL_E_TOO_LONG;
-    char *buf = scratch_alloc(sc, 3 * n + 1);
-    if (!buf) return URL_E_NOMEM;
-    n = clean(url, n, NULL, 0, buf);
-    size_t sl = scheme_len(buf, n);
-    if (!sl || !is_special(buf, sl)) return URL_E_SCHEME;
-    CURLUcode rc = curl_url_set(h, CURLUPART_URL, buf, 0);
-    if (rc) return from_curl(rc);
-    return render_normalized(h, sc, opts, res, reslen);
-}
-
-/* url_normalize without the fast path (url_fast.c). */
-static int url_normalize_slow_once(const char *url, const url_norm_opts_t *opts, char **out)
-{
-    *out = NULL;
-    CURLU *h = curl_url();
-    if (!h) return URL_E_NOMEM;
-    scratch_t sc;
-    sc.used = 0;
-    sc.nheap = 0;
-    sc.more = NULL;
-    sc.nmore = 0;
-    char *res = NULL;
-    size_t len = 0;
-    int err = normalize(h, &sc, url, opts, &res, &len);
-    err = malloc_copy(err, res, len, out);
-    scratch_free(&sc);
-    curl_url_cleanup(h);
-    return err;
-}
-
-/* Whether the host part of url may hold a percent sign: anything before the path,
- * query or fragment after the scheme ("http:0%36/" has no "//" but a host). */
-static int host_has_escape(const char *url)
-{
-    const char *a = strchr(url, ':');
-    if (!a) return 0;
-    /* Tabs and newlines are dropped anywhere in a URL: "https:\n//%39/" has a host. */
-    for (a++; *a == '/' || *a == '\\' || *a == '\t' || *a == '\n' || *a == '\r'; a++) {
-    }
-    for (; *a && *a != '/' && *a != '\\' && *a != '?' && *a != '#'; a++)
-        if (*a == '%') return 1;
-    return 0;
-}
-
-int url_normalize_slow(const char *url, const url_norm_opts_t *opts, char **out)
-{
-    int err = url_normalize_slow_once(url, opts, out);
-    /* curl decodes escapes in hosts ("%39" -> "9") after its own checks of numeric
-     * hosts: a second pass gives the form a third would keep ("0.0.0.9"), so
-     * normalizing stays idempotent. */
-    if (err == URL_OK && (host_has_escape(url) || host_reparses(*out))) {
-        char *again = NULL;
-        int err2 = url_normalize_slow_once(*out, opts, &again);
-        if (err2 == URL_OK) {
             free(*out);
             *out = again;
         }
@@ -978,21 +606,18 @@ size_t url_escape_nul(const char *s, size_t len, char *out)
 static int parse_into(CURLU *h, const char *url)
 {
     size_t n;
-    if (too_long(url, &n)) return URL_E_TOO_LONG;
+    if (url_too_long(url, &n)) return URL_E_TOO_LONG;
     scratch_t sc;
-    sc.used = 0;
-    sc.nheap = 0;
-    sc.more = NULL;
-    sc.nmore = 0;
+    url_scratch_init(&sc);
     int err = URL_E_NOMEM;
-    char *buf = scratch_alloc(&sc, 3 * n + 1);
+    char *buf = url_scratch_alloc(&sc, 3 * n + 1);
     if (buf) {
-        n = clean(url, n, NULL, 0, buf);
+        n = url_clean(url, n, NULL, 0, buf);
         err = scheme_len(buf, n)
-                  ? from_curl(curl_url_set(h, CURLUPART_URL, buf, CURLU_NON_SUPPORT_SCHEME))
+                  ? url_from_curl(curl_url_set(h, CURLUPART_URL, buf, CURLU_NON_SUPPORT_SCHEME))
                   : URL_E_SCHEME;
     }
-    scratch_free(&sc);
+    url_scratch_free(&sc);
     return err;
 }
 
@@ -1000,8 +625,8 @@ static int parse_into(CURLU *h, const char *url)
  * whether it is an IP address. */
 static int get_host(CURLU *h, char **host, int *ip)
 {
-    CURLUcode rc = get_part(h, CURLUPART_HOST, host, 0);
-    if (rc) return from_curl(rc);
+    CURLUcode rc = url_get_part(h, CURLUPART_HOST, host, 0);
+    if (rc) return url_from_curl(rc);
     char canon[URL_HOST_CANON_MAX + 1];
     size_t cn;
     int kind = url_host_canon(*host, strlen(*host), canon, &cn);
@@ -1013,7 +638,7 @@ static int get_host(CURLU *h, char **host, int *ip)
         *host = NULL;
         rc = curl_url_set(h, CURLUPART_HOST, canon, 0);
         if (!rc) rc = curl_url_get(h, CURLUPART_HOST, host, 0);
-        if (rc) return from_curl(rc);
+        if (rc) return url_from_curl(rc);
     }
     char *p = *host;
     size_t n = strlen(p);
@@ -1023,7 +648,7 @@ static int get_host(CURLU *h, char **host, int *ip)
         p[n - 2] = '\0';
     }
     for (; *p; p++)
-        *p = (char)lower((unsigned char)*p);
+        *p = (char)ascii_lower((unsigned char)*p);
     return URL_OK;
 }
 

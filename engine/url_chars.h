@@ -4,6 +4,8 @@
 #ifndef LUACRAWL_URL_CHARS_H
 #define LUACRAWL_URL_CHARS_H
 
+#include "ascii.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,16 +34,11 @@ static inline int is_unreserved(unsigned c)
     return in_set(UNRESERVED, c);
 }
 
-static inline unsigned char lower(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c | 0x20) : c;
-}
-
 static inline int ascii_caseeq(const char *a, const char *b, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         /* NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage): see clean() in url.c */
-        if (lower((unsigned char)a[i]) != lower((unsigned char)b[i])) return 0;
+        if (ascii_lower((unsigned char)a[i]) != ascii_lower((unsigned char)b[i])) return 0;
     return 1;
 }
 
@@ -82,6 +79,45 @@ static inline int is_special(const char *scheme, size_t n)
 {
     return (n == 4 && ascii_caseeq(scheme, "http", 4)) ||
            (n == 5 && ascii_caseeq(scheme, "https", 5));
+}
+
+/* Upper-case hex digits, as percent-escapes are written. */
+static const char HEX[] __attribute__((unused)) = "0123456789ABCDEF";
+
+/* Bytes RFC 3986 allows nowhere outside the authority: controls, space, non-ASCII
+ * and " < > \ ^ ` { | }. ('[' and ']' stay: PHP-style "a[]=1" queries are common
+ * and every server takes them raw.) */
+static const uint32_t FORBIDDEN[8] = {0xffffffff, 0x50000005, 0x50000000, 0xb8000001,
+                                      0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff};
+
+static inline int must_encode(unsigned c)
+{
+    return in_set(FORBIDDEN, c);
+}
+
+static inline int hexval(unsigned c)
+{
+    if (is_digit(c)) return (int)(c - '0');
+    c |= 0x20;
+    if (c >= 'a' && c <= 'f') return (int)(c - 'a' + 10);
+    return -1;
+}
+
+/* Whether a path segment (s, len bytes) is "." (1) or ".." (2), a '.' also spelled
+ * "%2e" as the standard reads it; else 0. */
+static inline int dot_segment_kind(const char *s, size_t len)
+{
+    int dots = 0;
+    for (size_t i = 0; i < len; dots++) {
+        if (s[i] == '.')
+            i++;
+        else if (len - i >= 3 && s[i] == '%' && s[i + 1] == '2' && (s[i + 2] | 0x20) == 'e')
+            i += 3;
+        else
+            return 0;
+        if (dots == 2) return 0;
+    }
+    return dots;
 }
 
 #endif
