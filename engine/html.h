@@ -16,7 +16,8 @@
  * browser shows them). The encoding is chosen in the HTML spec's order: a byte order
  * mark (UTF-8, UTF-16LE, UTF-16BE); the transport's charset label (http_charset, may
  * be NULL); a <meta charset> or <meta http-equiv=Content-Type> found by the spec's
- * prescan of the first 1024 bytes; windows-1252. *encoding (if not NULL) gets the
+ * prescan of the first 1024 bytes, or of the whole body (a browser meeting a
+ * late <meta> decodes again in its encoding); windows-1252. *encoding (if not NULL) gets the
  * WHATWG name used. NULL only when out of memory. Free with xmlFreeDoc. */
 xmlDocPtr html_parse(const char *body, size_t len, const char *http_charset, const char **encoding);
 

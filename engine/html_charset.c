@@ -283,9 +283,14 @@ static int scan_meta(struct scan *p, const struct encoding **enc)
     return 1;
 }
 
-static const struct encoding *prescan(const unsigned char *s, size_t n)
+/* The HTML spec's prescan of s's first limit bytes (of n): the encoding its first
+ * <meta> declares, or NULL. */
+/* How far the prescan looks before the parser starts (the HTML spec's 1024 bytes). */
+#define PRESCAN_BYTES 1024
+
+static const struct encoding *prescan(const unsigned char *s, size_t n, size_t limit)
 {
-    struct scan p = {s, n < 1024 ? n : 1024, 0};
+    struct scan p = {s, n < limit ? n : limit, 0};
     char name[32], value[8];
     while (p.i < p.n) {
         if (p.s[p.i] != '<') { /* every case below starts at a '<' */
@@ -348,7 +353,13 @@ static const struct encoding *sniff(const unsigned char *s, size_t n, const char
     }
     const struct encoding *e = http_charset ? find_label(http_charset, strlen(http_charset)) : NULL;
     if (e) return e;
-    e = prescan(s, n);
+    e = prescan(s, n, PRESCAN_BYTES);
+    /* Nothing in the first bytes: a browser goes on with windows-1252, tentatively, and
+     * when its parser meets a <meta> that declares another encoding it starts again in
+     * that one. The same prescan over the whole body finds that <meta> (html5lib-tests'
+     * encoding cases agree with it, a <meta> written in a script's text included), so
+     * the body is decoded once, in the encoding the browser ends with. */
+    if (!e && n > PRESCAN_BYTES) e = prescan(s, n, n);
     return e ? e : &encodings[E_WIN1252];
 }
 

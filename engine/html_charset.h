@@ -23,9 +23,9 @@ typedef struct html_decoded {
 
 /* Decode body (len bytes) as html_parse documents it (html.h): the encoding from a
  * byte order mark, else from http_charset (may be NULL), else from the prescan of the
- * first 1024 bytes, else windows-1252; undecodable bytes become U+FFFD, NULs are
- * dropped. d->encoding is set in every case; 0, or -1 when out of memory (d->buf.p
- * is still the caller's to free). */
+ * first 1024 bytes, else of the whole body, else windows-1252; undecodable bytes become U+FFFD,
+ * NULs are dropped. d->encoding is set in every case; 0, or -1 when out of memory (d->buf.p is
+ * still the caller's to free). */
 int html_charset_decode(const char *body, size_t len, const char *http_charset, html_decoded_t *d);
 
 #endif

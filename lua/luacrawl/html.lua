@@ -4,7 +4,7 @@
 --   html.parse(body [, {url=, charset=}]) -> doc
 --       Never fails on malformed markup. Decoding follows the HTML spec: a byte order
 --       mark wins, then `charset` (the HTTP one), then a <meta> in the first 1024
---       bytes, else windows-1252. doc.encoding names what was used; doc.url is `url`.
+--       bytes, then one later in the page, else windows-1252. doc.encoding names what was used; doc.url is `url`.
 --   res:html() -> doc         for a fetch response: parsed once with res.url and the
 --                             charset of res.headers["content-type"], then cached;
 --                             the tree is built on first need; doc:links() and

@@ -93,8 +93,14 @@ describe("html.parse encoding detection", function()
     assert.equal("UTF-8", parse('<meta charset="utf-16"><p>x</p>').encoding)
   end)
 
-  it("only looks for <meta> in the first 1024 bytes", function()
+  it("switches to a <meta> met after the first 1024 bytes, as a browser's parser does", function()
     local doc = parse(string.rep(" ", 1100) .. '<meta charset="utf-8"><p>' .. CAFE .. "</p>")
+    assert.equal("UTF-8", doc.encoding)
+    assert.equal(CAFE, doc:css1("p"):text())
+  end)
+
+  it("keeps windows-1252 when no <meta> anywhere declares an encoding", function()
+    local doc = parse(string.rep(" ", 1100) .. "<p>" .. CAFE .. "</p>")
     assert.equal("windows-1252", doc.encoding)
     assert.equal("caf\195\131\194\169", doc:css1("p"):text()) -- read as windows-1252
   end)
