@@ -289,6 +289,7 @@ int luaopen_luacrawl(lua_State *L)
     lc_register_sitemap(L);
     lc_register_regex(L);
     lc_register_readline(L);
+    lc_register_fs(L);
     lc_register_signal(L);
     lc_register_limits(L);
     lc_register_body(L);

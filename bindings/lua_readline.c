@@ -1,6 +1,8 @@
 /* lua_readline.c: line editing for the interactive shell, through libedit's
  * readline-compatible API. core.readline(prompt) -> line | nil at end of input,
- * core.add_history(line), core.isatty(fd) -> boolean.
+ * core.add_history(line), core.read_history(path), core.write_history(path) (the
+ * history kept between sessions: true, or false when the file cannot be read or
+ * written, which only costs the history), core.isatty(fd) -> boolean.
  *
  * readline blocks the whole process, loop included: no transfer, timer or task moves
  * while a prompt waits. That is acceptable for the interactive shell only, which runs its
@@ -20,10 +22,14 @@
 
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
+/* The most lines the history keeps, in memory and in its file. */
+#define HISTORY_LINES 1000
+
 static void setup_editor(void)
 {
     rl_readline_name = "luacrawl";
     using_history();
+    stifle_history(HISTORY_LINES);
 }
 
 static void setup(void)
@@ -54,6 +60,22 @@ static int core_add_history(lua_State *L)
     return 0;
 }
 
+static int core_read_history(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    setup();
+    lua_pushboolean(L, read_history(path) == 0);
+    return 1;
+}
+
+static int core_write_history(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    setup();
+    lua_pushboolean(L, write_history(path) == 0);
+    return 1;
+}
+
 static int core_isatty(lua_State *L)
 {
     long long fd = lc_check_integer(L, 1, "isatty: fd", -LC_INT_MAX, LC_INT_MAX);
@@ -64,6 +86,8 @@ static int core_isatty(lua_State *L)
 static const luaL_Reg funcs[] = {
     {"readline", core_readline},
     {"add_history", core_add_history},
+    {"read_history", core_read_history},
+    {"write_history", core_write_history},
     {"isatty", core_isatty},
     {NULL, NULL},
 };

@@ -78,6 +78,7 @@ void lc_register_digest(lua_State *L);
 void lc_register_sitemap(lua_State *L);
 void lc_register_regex(lua_State *L);
 void lc_register_readline(lua_State *L);
+void lc_register_fs(lua_State *L);
 void lc_register_signal(lua_State *L);
 void lc_register_limits(lua_State *L);
 void lc_register_body(lua_State *L);

@@ -45,7 +45,7 @@ commands:
       --dns-server S         DNS servers, HOST[:PORT][,...]
       --insecure             do not verify TLS certificates
       --css SEL, --xpath EXPR  print the matches (one per line) instead of the body
-  shell [URL]            a Lua REPL with fetch(url), css(sel), xpath(expr), links()
+  shell [URL]            a Lua REPL with fetch(url), css(sel), xpath(expr), page; help
   --version              print the versions of luacrawl and its libraries
   --help                 this text
 

@@ -1,8 +1,12 @@
 -- luacrawl.shell: `luacrawl shell [URL]`, a Lua REPL for trying selectors.
--- Helpers: fetch(url [, opts]) sets `res` and `doc`; css(sel), css1(sel),
--- xpath(expr), links() query `doc`; view(x) pretty-prints. Every global of a
--- script (lc = require "luacrawl" included) is there too. Results are printed
--- pretty. Line editing and history on a terminal (libedit); plain stdin otherwise.
+-- Helpers: fetch(url [, opts]) sets `res`, `doc` and `page` (a failed fetch clears
+-- them); css(sel), css1(sel), xpath(expr), xpath1(expr), links() query `doc`; `page`
+-- is the page a spec's parse gets (crawl.page), so parse(page) can be tried on it;
+-- view(x) pretty-prints; help lists all this; exit() and quit() end the shell. Every
+-- global of a script (lc = require "luacrawl" included) is there too. Results are
+-- printed pretty. Line editing on a terminal (libedit), with the history kept
+-- between sessions in $XDG_STATE_HOME/luacrawl/shell_history (~/.local/state when
+-- unset); plain stdin otherwise.
 -- Reading a line blocks the whole process: fetches run between prompts.
 -- Nothing a server sent reaches the terminal raw: strings are printed as Lua
 -- literals (control characters, and every byte of a string that is not UTF-8, as
@@ -71,30 +75,97 @@ function M.describe(res, env)
   return "<response " .. s .. ">"
 end
 
+M.HELP = [[
+luacrawl shell: Lua with these helpers (and every global a script has: lc, ...)
+  fetch(url [, opts])  fetch a page: sets res, doc and page (a failed fetch clears them)
+  res                  the last response: res.status, res.headers, res.body, res.url
+  doc                  its HTML document (res:html())
+  css(sel), css1(sel)  CSS matches in doc, all or the first ("a::attr(href)", "h1::text")
+  xpath(e), xpath1(e)  XPath matches in doc, all or the first
+  links([opts])        the links of doc, absolute
+  page                 the page a crawl spec's parse gets: try parse(page), page.items
+  view(x)              print x pretty
+  help                 this text
+  exit(), quit()       end the shell (so does Ctrl-D)]]
+
+-- The page crawl.page makes of res, as a crawl's parse would get it.
+local function page_of(res)
+  return require("luacrawl.crawl").page {
+    url = res.url, body = res.body, status = res.status, headers = res.headers,
+  }
+end
+
+-- The environment lines run in. `page` is made on first use after each fetch.
 local function new_env(out)
-  local env = setmetatable({}, { __index = _G })
+  local env
+  env = setmetatable({}, {
+    __index = function(_, k)
+      if k == "page" and rawget(env, "res") then
+        local page = page_of(env.res)
+        rawset(env, "page", page)
+        return page
+      end
+      return _G[k]
+    end,
+  })
   env.lc = lc
   env.view = function(v) out(M.pretty(v)) end
+  env.help = setmetatable({}, {
+    __tostring = function() return M.HELP end,
+    __call = function() out(M.HELP) end,
+  })
+  local function leave(code) env.exit_code = code or 0 end
+  env.exit, env.quit = leave, leave
   -- fetch(url [, opts]): sets res and doc, and says so as the first fetch does;
-  -- returns the response for `r = fetch(url)` (shown as M.describe shows it).
+  -- returns the response for `r = fetch(url)` (shown as M.describe shows it). A
+  -- failed fetch clears them: a query then says so, rather than answer from the
+  -- page before.
   env.fetch = function(url, opts)
     local res, err = lc.fetch(url, opts)
-    if not res then return nil, err end
-    env.res = res
-    env.doc = nil
+    env.res, env.doc, env.page = nil, nil, nil
+    if not res then
+      env.failed = url
+      return nil, err
+    end
+    env.res, env.failed = res, nil
     local ct = res.headers["content-type"] or ""
     if ct:find("html", 1, true) or ct == "" then env.doc = res:html() end
     return res
   end
   local function need_doc()
-    if not env.doc then error("no document yet: fetch(url) first", 3) end
-    return env.doc
+    if env.doc then return env.doc end
+    if env.failed then error("no document: the fetch of " .. env.failed .. " failed", 3) end
+    if env.res then error("no document: the response is not HTML", 3) end
+    error("no document yet: fetch(url) first", 3)
   end
   env.css = function(sel) return need_doc():css(sel) end
   env.css1 = function(sel) return need_doc():css1(sel) end
   env.xpath = function(expr) return need_doc():xpath(expr) end
+  env.xpath1 = function(expr) return need_doc():xpath1(expr) end
   env.links = function(opts) return need_doc():links(opts) end
   return env
+end
+
+-- Where the history is kept between sessions: $XDG_STATE_HOME/luacrawl/shell_history,
+-- or ~/.local/state/luacrawl/shell_history; nil when neither is known.
+function M.history_path()
+  local base = os.getenv("XDG_STATE_HOME")
+  if not base or base == "" then
+    local home = os.getenv("HOME")
+    if not home or home == "" then return nil end
+    base = home .. "/.local/state"
+  end
+  return base .. "/luacrawl/shell_history"
+end
+
+-- The history file, its folder made when missing; nil when it cannot be.
+local function open_history()
+  local path = M.history_path()
+  if not path then return nil end
+  local dir = path:match("^(.*)/[^/]*$")
+  if not core.mkdirs(dir) then return nil end
+  core.read_history(path)
+  return path
 end
 
 -- Compile a line as an expression first ("1+1" prints 2), then as a statement.
@@ -131,7 +202,8 @@ function M.main(args)
       out("fetch failed: " .. tostring(err))
     end
   end
-  if interactive then out("luacrawl shell: fetch(url), css(sel), css1(sel), xpath(expr), links(); Ctrl-D quits") end
+  local history = interactive and open_history() or nil
+  if interactive then out("luacrawl shell: fetch(url), css(sel), xpath(expr), links(), page; help lists all; Ctrl-D quits") end
   local buffer = ""
   while true do
     local line = read(buffer == "" and "lc> " or ".. ")
@@ -141,7 +213,10 @@ function M.main(args)
     if not fn and incomplete(err) then
       -- wait for the rest of the statement
     else
-      if interactive and buffer:find("%S") then core.add_history(buffer) end
+      if interactive and buffer:find("%S") then
+        core.add_history(buffer)
+        if history then core.write_history(history) end
+      end
       if not fn then
         out(err)
       elseif buffer:find("%S") then
@@ -160,10 +235,11 @@ function M.main(args)
         end
       end
       buffer = ""
+      if env.exit_code then break end
     end
   end
   if interactive then out("") end
-  return 0
+  return tonumber(env.exit_code) or 0
 end
 
 return M
