@@ -391,7 +391,11 @@ local SEE_HELP = " (see luacrawl crawl --help)"
 local function as_option(msg)
   local field, rest = msg:match("^crawl%.run: ([%w_]+)(.*)$")
   local flag = field and option_of[field]
-  if flag and (rest == "" or rest:match("^[ :]")) then return flag .. rest .. SEE_HELP end
+  if flag and (rest == "" or rest:match("^[ :]")) then
+    -- "state X and output X are the same file": the second field an option too.
+    rest = rest:gsub("^( %S+ and )([%w_]+) ", function(pre, f) return pre .. (option_of[f] or f) .. " " end)
+    return flag .. rest .. SEE_HELP
+  end
   return msg
 end
 
