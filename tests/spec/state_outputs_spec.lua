@@ -131,3 +131,31 @@ describe("two files of one crawl that are one file", function()
     end)
   end
 end)
+
+describe("two first starts on one new state", function()
+  it("one crawls, the other is told the state is in use (never a state that cannot be made)", function()
+    local dir = new_dir()
+    for i = 1, 10 do
+      local state, out = ("s%d.db"):format(i), ("o%d"):format(i)
+      -- One output for both, as one command started twice: the one that does not
+      -- have the state must not touch it.
+      local run = ("(%s crawl %s -q -n 2 --state %s -o %s.jsonl 2>%%s.err; echo $? >%%s.code)"):format(
+        h.luacrawl_bin, q(h.url("/site/")), state, out)
+      local cmd = ("cd %s || exit 1; %s & %s & wait"):format(q(dir), run:format(out .. "a", out .. "a"),
+        run:format(out .. "b", out .. "b"))
+      assert.equal(0, (h.sh("bash -c " .. q(cmd))))
+      local crawled = 0
+      for _, who in ipairs({ "a", "b" }) do
+        local code = tonumber(h.read_file(("%s/%s%s.code"):format(dir, out, who)))
+        local err = h.read_file(("%s/%s%s.err"):format(dir, out, who))
+        if code == 0 then
+          crawled = crawled + 1
+        else
+          assert.equal(2, code, err)
+          assert.matches("is in use: another crawl has it open", err)
+        end
+      end
+      assert.is_true(crawled >= 1, "neither crawled, run " .. i)
+    end
+  end)
+end)
