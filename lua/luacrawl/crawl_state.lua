@@ -179,6 +179,8 @@ function M.open(crawler)
     -- of the rows a recrawl replaces.
     ndone = 0, d_url = {}, d_status = {}, d_final = {}, d_at = {}, d_etag = {}, d_lm = {}, d_digest = {},
     d_error = {}, d_depth = {}, nforget = 0, forget_id = {},
+    -- Pages done in this run: committed, and since the last commit (the totals' pages).
+    pages_committed = 0, pages_pending = 0,
   }, State)
   local ok, oerr = pcall(self.setup, self, crawler)
   if not ok then
@@ -324,6 +326,7 @@ end
 -- written with the others at the next commit (or when BATCH wait: flush_done).
 function State:done_row(req, url, status, final_url, at, etag, lm, digest, err, depth)
   if self.error then return end
+  if status ~= nil then self.pages_pending = self.pages_pending + 1 end
   local n = self.ndone + 1
   self.ndone = n
   self.d_url[n], self.d_status[n], self.d_final[n], self.d_at[n], self.d_etag[n] = url, status, final_url, at, etag
@@ -367,9 +370,12 @@ end
 -- Cumulative counts over every run of this state.
 local TOTALS = { "pages", "requests", "items", "bytes", "errors_total", "retries" }
 
+-- The pages are those the commit makes done (stats.pages also counts pages whose
+-- rows are not committed yet, which a kill makes fetched again).
 function State:totals_now(stats)
   local t = {}
   for _, k in ipairs(TOTALS) do t[k] = (self.totals[k] or 0) + (stats[k] or 0) end
+  t.pages = (self.totals.pages or 0) + self.pages_committed + self.pages_pending
   t.runs = (self.totals.runs or 0) + 1
   return t
 end
@@ -401,15 +407,15 @@ function State:commit(crawler)
       if out.file and out.path then lengths[#lengths + 1] = output_entry(out) end
     end
     self:set_meta("crawl.outputs", lengths)
-    -- The totals and the time of the commit, for luacrawl state: once a second.
-    local t = os.time()
-    if t ~= self.meta_time then
-      self.meta_time = t
-      self:set_meta("crawl.totals", self:totals_now(crawler.stats))
-      self:set_meta("crawl.committed_at", t)
-    end
+    -- The totals and the time of the commit, for luacrawl state: at every commit,
+    -- so that they agree with the pages done after a kill too (the meta table's
+    -- page is written anyway, for the outputs' lengths).
+    self:set_meta("crawl.totals", self:totals_now(crawler.stats))
+    self:set_meta("crawl.committed_at", os.time())
     local cok, cerr = self.db:commit()
     if not cok then error(cerr, 0) end
+    self.pages_committed = self.pages_committed + self.pages_pending
+    self.pages_pending = 0
   end)
   if not ok then
     self:failed_write(err)
@@ -464,7 +470,6 @@ end
 -- and the crawl not stopped early). Then the store is closed.
 function State:finish(crawler, done)
   if self.closed then return end
-  self.meta_time = nil -- the last commit writes the totals, whatever the second
   local ok = self:commit(crawler)
   if not ok then return self:close(true) end
   if ok and done and crawler.frontier:empty() then
