@@ -10,8 +10,10 @@
 #include "url.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char STORE_METATABLE[] = "luacrawl.store";
@@ -604,6 +606,57 @@ static int l_truncate(lua_State *L)
     return 1;
 }
 
+/* path's directory resolved (realpath: links, "..", the working directory), with
+ * its last part appended: one name for a file however its path was typed, also
+ * for a file not made yet. NULL (errno set) when the directory cannot be resolved. */
+static char *absolute_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    if (!dir) return NULL;
+    char *real = realpath(dir, NULL);
+    free(dir);
+    if (!real) return NULL;
+    size_t n = strlen(real) + strlen(base) + 2;
+    char *abs = malloc(n);
+    if (abs) snprintf(abs, n, "%s%s%s", real, strcmp(real, "/") == 0 ? "" : "/", base);
+    free(real);
+    return abs;
+}
+
+/* core.file_id(path) -> id, name, kind: what a file is, whatever the spelling of its
+ * path. id is "DEV:INO" (false when there is no such file), name absolute_name's,
+ * kind "file" (a regular file), "missing" or "other" (a device, a FIFO, ...).
+ * nil and a message when its directory cannot be resolved. A crawl tells its
+ * files apart, and a state finds its outputs again, by these. */
+static int l_file_id(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    char *abs = absolute_name(path);
+    if (!abs) {
+        int e = errno;
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: %s", path, strerror(e));
+        return 2;
+    }
+    struct stat st;
+    const char *kind = "missing";
+    if (stat(path, &st) == 0) {
+        char id[48];
+        snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long)st.st_dev,
+                 (unsigned long long)st.st_ino);
+        lua_pushstring(L, id);
+        kind = S_ISREG(st.st_mode) ? "file" : "other";
+    } else {
+        lua_pushboolean(L, 0);
+    }
+    lua_pushstring(L, abs);
+    free(abs);
+    lua_pushstring(L, kind);
+    return 3;
+}
+
 /* stmt:seen_urls(set, ...) -> n: add the URL in the first column of every row to the
  * lc.seen set, as the crawl's filter adds a normalized URL (url_hash of its text);
  * the crawl's state makes its seen set so at open, with no Lua value a row. */
@@ -666,6 +719,7 @@ void lc_register_store(lua_State *L)
     static const luaL_Reg funcs[] = {
         {"store_open", l_store_open},
         {"truncate", l_truncate},
+        {"file_id", l_file_id},
         {NULL, NULL},
     };
     new_metatable(L, STORE_METATABLE, store_methods);

@@ -405,23 +405,53 @@ static void sync_dir_of(const char *path)
     free(dir);
 }
 
-/* A new state is made whole beside its path (PATH.new: opened, its schema written,
- * closed) and then linked into place. SQLite creates its file empty and writes it
- * later; a kill in between would leave an empty file at PATH, which the next open
- * must refuse (an empty state is a truncated one). This way PATH is whole or not
- * there; a PATH.new left by a kill is made again, or removed by the next open of a
- * whole PATH. When another process linked PATH
- * first, its state is the one opened. */
+/* The temporary new file of a process making a new state at path: PATH.new.PID, its
+ * own, so that two processes making one state do not unlink each other's. */
+static char *new_name(const char *path)
+{
+    char suffix[32];
+    snprintf(suffix, sizeof(suffix), ".new.%ld", (long)getpid());
+    return with_suffix(path, suffix);
+}
+
+/* Close a state made under a temporary name, its WAL written into the file first
+ * and checked: SQLite's close ignores a checkpoint that fails (a full disk), and
+ * a file linked without its WAL would be a damaged state, refused by every run. */
+static int close_whole(store_t *s, const char *path, store_err_t *err)
+{
+    int r = store_commit(s, err);
+    int rc = SQLITE_OK, log = -1, done = -1;
+    if (r == 0) rc = exec(s->db, "COMMIT"); /* the empty transaction store_commit began */
+    if (r == 0 && rc == SQLITE_OK)
+        rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
+    if (r == 0 && (rc != SQLITE_OK || log != 0)) {
+        int sys = sqlite3_system_errno(s->db);
+        r = set_err(err, rc == SQLITE_OK ? STORE_IO : kind_of(rc, sys),
+                    "state %s cannot be created: %s%s%s; nothing was made", path,
+                    rc == SQLITE_OK ? "its file could not be written whole" : sqlite3_errmsg(s->db),
+                    sys ? ": " : "", sys ? strerror(sys) : "");
+    }
+    store_abandon(s);
+    return r;
+}
+
+/* A new state is made whole beside its path (PATH.new.PID: opened, its schema
+ * written, closed) and then linked into place. SQLite creates its file empty and
+ * writes it later; a kill in between would leave an empty file at PATH, which the
+ * next open must refuse (an empty state is a truncated one). This way PATH is whole
+ * or not there. When another process linked PATH first, its state is the one opened
+ * (and found locked while that process crawls). A kill while the new file is made
+ * leaves PATH.new.PID, which nothing reads. */
 static int create_whole(const char *path, const store_opts_t *o, store_err_t *err)
 {
     if (new_in_read_only_dir(path, err)) return -1;
-    char *tmp = with_suffix(path, ".new");
+    char *tmp = new_name(path);
     if (!tmp) return set_err(err, STORE_NOMEM, "state %s: out of memory", path);
     remove_db_files(tmp);
     store_opts_t t = *o;
     t.skip_check = 1;
     store_t *s = open_file(tmp, &t, err);
-    int r = s ? store_close(s, err) : -1;
+    int r = s ? close_whole(s, path, err) : -1;
     if (r == 0 && link(tmp, path) != 0 && errno != EEXIST) {
         /* A file system without hard links: rename, which would replace a PATH
          * another process made meanwhile (it then holds the file open and locked,
@@ -444,8 +474,8 @@ store_t *store_open(const char *path, const store_opts_t *opts, store_err_t *err
     if (stat(path, &st) != 0 && errno == ENOENT && create_whole(path, o, err) != 0) return NULL;
     store_t *s = open_file(path, o, err);
     if (s) {
-        /* A kill between the link and the unlink of PATH.new leaves it beside a
-         * whole PATH, which this process now holds locked: it goes. */
+        /* PATH.new, the temporary file of an older luacrawl, left beside a whole
+         * PATH by a kill between its link and its unlink: it goes. */
         char *tmp = with_suffix(path, ".new");
         if (tmp) remove_db_files(tmp);
         free(tmp);

@@ -5,8 +5,8 @@
 --   luacrawl crawl URL... [options]   (cli_crawl.lua)
 --   luacrawl state FILE [--json]      (cli_state.lua; also --redis URL --crawl-id NAME)
 --   luacrawl --version | --help
--- Exit status: 0 ok, 1 script error, 2 usage, 3 the fetch failed, 4 output could not
--- be written (cli/main.c says so too for anything left in stdout at exit).
+-- Exit status: M.EXIT_STATUS (cli/main.c gives 4 too for anything left in stdout
+-- that cannot be written at exit).
 -- What a server sent (headers, URLs, error messages) is printed through
 -- core.plain_text: its control characters never reach the terminal raw.
 local lc = require "luacrawl"
@@ -49,10 +49,20 @@ commands:
   --version              print the versions of luacrawl and its libraries
   --help                 this text
 
-Exit status: 0 success, 1 script error, 2 usage error, 3 the fetch failed,
-4 the output could not be written (a full disk, a closed pipe).
 DNS servers come from --dns-server, LUACRAWL_DNS_SERVERS, or /etc/resolv.conf.
 ]==]
+
+-- The exit statuses of every command, one list: the end of both --help texts, and
+-- the README's words (cli_spec checks that they agree).
+M.EXIT_STATUS = [==[
+Exit status: 0 success; 1 the script failed; 2 a usage error (also: an output,
+stats file, state or Redis that cannot be used); 3 the fetch failed; 4 an output
+or the stats file could not be written (a full disk, a closed pipe); 5 a crawl
+did nothing useful (no page fetched, every start URL refused, parse failed on
+every page); 130/143 a crawl stopped by SIGINT/SIGTERM. A script (run) exits
+with the status of its last crawl that failed, unless it returns a number.
+]==]
+USAGE = USAGE .. M.EXIT_STATUS
 
 -- An error's message for a user: without the position of the Lua line that raised
 -- it ("luacrawl/init.lua:152: "), which says nothing to someone at a command line.
@@ -98,6 +108,20 @@ local function run_main(fn, ...)
   return unpack(r)
 end
 
+-- The exit status of a script run by `luacrawl run`: the number its main chunk
+-- returned (0 to 255), else that of its last crawl that failed (crawl.exit_status:
+-- stopped by a signal, nothing useful done, ...), said once more, else 0.
+local function script_status(returned)
+  if type(returned) == "number" and returned == math.floor(returned) and returned >= 0 and returned <= 255 then
+    return returned
+  end
+  local crawl = package.loaded["luacrawl.crawl"]
+  local failure = type(crawl) == "table" and crawl.last_failure
+  if not failure then return EXIT_OK end
+  if failure[2] then io.stderr:write("luacrawl: ", plain_text(tostring(failure[2])), "\n") end
+  return failure[1]
+end
+
 function M.run_file(args)
   local script = args[1]
   if not script then return usage_error("run: missing SCRIPT") end
@@ -109,8 +133,9 @@ function M.run_file(args)
   local script_args = { [0] = script }
   for i = 2, #args do script_args[i - 1] = args[i] end
   _G.arg = script_args
-  local ok = run_main(chunk, unpack(script_args))
-  return ok and EXIT_OK or EXIT_SCRIPT
+  local r = { run_main(chunk, unpack(script_args)) }
+  if not r[1] then return EXIT_SCRIPT end
+  return script_status(r[2])
 end
 
 -- As `luajit SCRIPT ARGS...` with `require "luacrawl"` answered by the binary:

@@ -120,10 +120,6 @@ usage: luacrawl crawl URL... [options]
   --lease S              seconds a worker's claimed requests stay its own unless
                          renewed (default 30): a worker gone for longer has them
                          given to the others
-Exit status: 0 done, 1 error, 2 usage (also: an output or stats file that cannot be
-created; a state file that cannot be used or written; Redis that cannot be
-reached or used), 4 a write to the output or
-stats file failed (the crawl stops), 130/143 stopped by SIGINT/SIGTERM.
 ]==]
 
 local flags = {
@@ -391,14 +387,18 @@ local SEE_HELP = " (see luacrawl crawl --help)"
 local function as_option(msg)
   local field, rest = msg:match("^crawl%.run: ([%w_]+)(.*)$")
   local flag = field and option_of[field]
-  if flag and (rest == "" or rest:match("^[ :]")) then return flag .. rest .. SEE_HELP end
+  if flag and (rest == "" or rest:match("^[ :]")) then
+    -- "state X and output X are the same file": the second field an option too.
+    rest = rest:gsub("^( %S+ and )([%w_]+) ", function(pre, f) return pre .. (option_of[f] or f) .. " " end)
+    return flag .. rest .. SEE_HELP
+  end
   return msg
 end
 
 function M.main(args)
   for _, a in ipairs(args) do
     if a == "--help" or a == "-h" then
-      io.stdout:write(M.usage)
+      io.stdout:write(M.usage, require("luacrawl.cli").EXIT_STATUS)
       return 0
     end
   end
@@ -431,33 +431,11 @@ function M.main(args)
     return 2
   end
   local stats = crawler:run()
-  -- The state could not be written (disk full, ...): its last commit is intact.
-  if crawler.state_error then
-    if o.quiet then io.stderr:write("luacrawl: ", crawler.state_error, "\n") end
-    return 2
-  end
-  -- The fleet's Redis failed (an error reply, or gone at the end).
-  if crawler.fleet_error then
-    if o.quiet then io.stderr:write("luacrawl: ", crawler.fleet_error, "\n") end
-    return 2
-  end
-  -- Records that could not be written: the run failed, whatever stopped it.
-  if crawler.write_error then
-    -- Logged already, unless -q; an error that fails the run is said in any case.
-    if o.quiet then io.stderr:write("luacrawl: ", crawler.write_error, "\n") end
-    return 4
-  end
-  if stats.signal == "INT" then return 130 end
-  if stats.signal == "TERM" then return 143 end
-  -- A crawl that did nothing useful fails (report.failure: no page fetched, every
-  -- start URL refused, parse failed on every page), even with -q.
-  -- A worker of a fleet that found nothing left to fetch has not failed.
-  local failed = not o.redis and require("luacrawl.report").failure(stats)
-  if failed then
-    io.stderr:write("luacrawl: ", failed, "\n")
-    return 5
-  end
-  return 0
+  local status, why = crawl.exit_status(crawler, stats)
+  -- Said even with -q when the crawl did nothing useful; the other failures are
+  -- logged already, unless -q.
+  if why and (status == 5 or o.quiet) then io.stderr:write("luacrawl: ", why, "\n") end
+  return status
 end
 
 return M

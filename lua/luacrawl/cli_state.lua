@@ -35,6 +35,20 @@ local function counts(db, sql)
   return t
 end
 
+-- The outputs' committed lengths by path: a state keeps a list of {path =, id =,
+-- length =} (one of an older luacrawl, {path = length}).
+local function output_lengths(stored)
+  local t = {}
+  for k, v in pairs(stored or {}) do
+    if type(v) == "table" and v.path then
+      t[v.path] = v.length
+    elseif type(v) == "number" then
+      t[k] = v
+    end
+  end
+  return t
+end
+
 -- The report of the state open in db, as a table (--json prints it as it is).
 function M.report(db, path)
   local function meta(key)
@@ -46,7 +60,7 @@ function M.report(db, path)
     identity = meta("crawl.identity"),
     finished_at = meta("crawl.finished"),
     committed_at = meta("crawl.committed_at"),
-    outputs = meta("crawl.outputs") or {},
+    outputs = output_lengths(meta("crawl.outputs")),
     totals = meta("crawl.totals") or {},
     statuses = {}, errors = {}, hosts = {}, done = 0, frontier = 0, retries_pending = 0,
   }

@@ -1156,6 +1156,38 @@ local function check_spec(spec)
   return s
 end
 
+-- The files a spec names, as {what, path}: the state, the file outputs, the stats
+-- file.
+local function named_files(spec)
+  local files = {}
+  if spec.state then files[1] = { "state", spec.state } end
+  local outputs = spec.output
+  if type(outputs) ~= "table" or outputs.path then outputs = { outputs } end
+  for _, o in ipairs(outputs) do
+    local path = type(o) == "table" and o.path or o
+    if type(path) == "string" and path ~= "-" then files[#files + 1] = { "output", path } end
+  end
+  if spec.stats_json then files[#files + 1] = { "stats_json", spec.stats_json } end
+  return files
+end
+
+-- Two of the crawl's files that are one file (however their paths are spelled)
+-- would be written over each other: refused before any is opened. Devices and
+-- FIFOs (/dev/stdout, /dev/null) may be shared.
+local function check_files(spec, level)
+  local seen = {}
+  for _, f in ipairs(named_files(spec)) do
+    local id, name, kind = core.file_id(f[2])
+    local key = kind == "file" and id or kind == "missing" and name or nil
+    local other = key and seen[key]
+    if other then
+      error(("crawl.run: %s %s and %s %s are the same file: give each its own"):format(other[1], other[2], f[1],
+        f[2]), level)
+    end
+    if key then seen[key] = f end
+  end
+end
+
 -- The crawler of a spec check_spec has checked and filled. An output that cannot be
 -- opened is an error at level (the caller of crawl.new or crawl.run, so that its
 -- message names the user's line, as check_spec's do).
@@ -1187,6 +1219,7 @@ local function create(spec, level)
   -- spec.state (crawl_state.lua): the frontier, the seen set and the outputs' lengths
   -- from the state file; else the frontier in memory.
   local fopts = { per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first }
+  check_files(spec, level + 1)
   self.state = spec.state and require("luacrawl.crawl_state").open(self) or false
   if self.state then
     self.frontier = self.state:frontier(fopts, function(req) return self:resume_gate(req) end)
@@ -1200,7 +1233,9 @@ local function create(spec, level)
     self.frontier = frontier.new(fopts)
   end
   local ok, err = pcall(self.open_outputs, self)
+  if ok then ok, err = pcall(self.start_outputs, self) end
   if not ok then
+    self:discard_outputs()
     if self.state then self.state:close() end
     if self.fleet then self.fleet:finish() end
     -- The position export.open gave is a line of this file: the caller's replaces it.
@@ -1227,19 +1262,45 @@ function Crawler:open_outputs()
   local state = self.state
   for _, o in ipairs(outputs) do
     local path = type(o) == "table" and o.path or o
-    local resume_at = state and type(path) == "string" and path ~= "-" and (state:output_length(path) or 0) or nil
+    local resume_at = state and type(path) == "string" and path ~= "-" and state:output_length(path) or nil
     self.outputs[#self.outputs + 1] = export.open(o, { fields = spec.fields, resume_at = resume_at })
   end
+  if state then state:check_outputs() end
   if spec.items then self.outputs[#self.outputs + 1] = export.open(spec.items) end
   if spec.stats_json then
-    -- Created now, as the outputs are: a path that cannot be written fails at once.
-    local f, err = io.open(spec.stats_json, "w")
+    -- Opened now, as the outputs are: a path that cannot be written fails at once.
+    local f, err, created = export.open_file(spec.stats_json)
     if not f then error(("stats_json: %s"):format(err), 2) end
-    self.stats_file = f
+    self.stats_file, self.stats_created = f, created
   end
   -- spec.warc, spec.from_warc (crawl_warc.lua): last, so that an output that cannot be
   -- created leaves no archive behind.
   if spec.warc or spec.from_warc then require("luacrawl.crawl_warc").attach(self) end
+end
+
+-- Every file of the crawl opened: now the outputs and the stats file are cut to
+-- where this run writes from. Not before: a start that fails on its archive or its
+-- state must leave a user's files as they were.
+function Crawler:start_outputs()
+  for _, out in ipairs(self.outputs) do
+    if out.start then out:start() end
+  end
+  if self.stats_file then
+    local ok, err = export.cut_file(self.stats_file, self.spec.stats_json, 0)
+    if not ok then error(("stats_json: %s"):format(err), 0) end
+  end
+end
+
+-- The start failed: the files it opened are closed, those it created removed.
+function Crawler:discard_outputs()
+  for _, out in ipairs(self.outputs) do
+    if out.discard then out:discard() end
+  end
+  if self.stats_file then
+    self.stats_file:close()
+    if self.stats_created then os.remove(self.spec.stats_json) end
+    self.stats_file = nil
+  end
 end
 
 -- A request of an earlier run, read back from the state: through the rules of
@@ -1382,6 +1443,8 @@ function Crawler:run()
     end
   end
   self.write_error = self.write_error or st.output_failed
+  local status, why = M.exit_status(self, st)
+  if status ~= 0 then M.last_failure = { status, why } end
   if not self.spec.quiet then
     io.stderr:write(plain_text(report.format(st), "\n"), "\n")
   elseif report.losses(st) then
@@ -1390,6 +1453,26 @@ function Crawler:run()
   end
   return st
 end
+
+-- The exit status of a crawl that ran (luacrawl crawl's, and luacrawl run's for a
+-- script's crawls), and, when it is not 0, why (the crawl logged it, unless quiet):
+-- 2 its state or its fleet's Redis failed, 4 records could not be written, 130/143
+-- stopped by SIGINT/SIGTERM, 5 it did nothing useful (report.failure; a worker of a
+-- fleet that found nothing left to fetch has not failed).
+function M.exit_status(c, st)
+  if c.state_error then return 2, c.state_error end
+  if c.fleet_error then return 2, c.fleet_error end
+  if c.write_error then return 4, c.write_error end
+  if st.signal == "INT" then return 130 end
+  if st.signal == "TERM" then return 143 end
+  local failed = not c.spec.redis and report.failure(st)
+  if failed then return 5, failed end
+  return 0
+end
+
+-- The status of the last crawl of this process that failed ({status, why}), which
+-- luacrawl run exits with when its script returns no status of its own.
+M.last_failure = false
 
 -- crawl.run(spec) -> stats. Inside a task (luacrawl run) it runs there; from plain
 -- Lua (module mode) it drives the loop itself.

@@ -138,6 +138,22 @@ function M.differences(stored, current)
   return #parts > 0 and table.concat(parts, "; ") or "another identity"
 end
 
+-- The outputs an earlier run committed, as a list of {path = its absolute name, id =
+-- its device and inode, length = its committed bytes}. A state of an older luacrawl
+-- kept {path = length}, the path as it was typed: resolved from here.
+local function committed_outputs(stored)
+  local list = {}
+  for k, v in pairs(stored or {}) do
+    if type(k) == "number" then
+      list[#list + 1] = v
+    elseif type(v) == "number" then
+      local id, name = core.file_id(k)
+      list[#list + 1] = { path = name or k, id = id or nil, length = v }
+    end
+  end
+  return list
+end
+
 local State = {}
 State.__index = State
 
@@ -163,6 +179,8 @@ function M.open(crawler)
     -- of the rows a recrawl replaces.
     ndone = 0, d_url = {}, d_status = {}, d_final = {}, d_at = {}, d_etag = {}, d_lm = {}, d_digest = {},
     d_error = {}, d_depth = {}, nforget = 0, forget_id = {},
+    -- Pages done in this run: committed, and since the last commit (the totals' pages).
+    pages_committed = 0, pages_pending = 0,
   }, State)
   local ok, oerr = pcall(self.setup, self, crawler)
   if not ok then
@@ -195,7 +213,7 @@ function State:setup(crawler)
   db:set_meta("crawl.identity", id)
   self.finished_at = self:meta("crawl.finished")
   self.totals = self:meta("crawl.totals") or {}
-  self.outputs = self:meta("crawl.outputs") or {}
+  self.outputs = committed_outputs(self:meta("crawl.outputs"))
   local insert_done = "INSERT INTO crawl_done(url, status, final_url, fetched_at, etag, last_modified, digest,"
     .. " error, depth) VALUES "
   self.record_done = db:sql(insert_done .. frontier_sqlite.values(9, 1))
@@ -249,9 +267,44 @@ function State:restore_seen(seen)
   end
 end
 
--- The committed length of an output file (nil: not a file this state knows).
-function State:output_length(name)
-  return self.outputs[name]
+-- The committed length of the output at path (0: an output this state has not
+-- written to). The file is found by what it is (its device and inode, else its
+-- absolute name), not by how its path was typed: ./out.jsonl, its absolute path or
+-- a path from another working directory are the same output.
+function State:output_length(path)
+  local id, name = core.file_id(path)
+  for _, e in ipairs(self.outputs) do
+    if (id and e.id == id) or (name and e.path == name) then
+      e.claimed = true
+      return e.length
+    end
+  end
+  return 0
+end
+
+-- Every output with committed records is an output of this run too: records
+-- written elsewhere would leave them without the pages done since, and a state
+-- that no longer knows them would say nothing. Raises (crawl.new refuses the run).
+function State:check_outputs()
+  for _, e in ipairs(self.outputs) do
+    if not e.claimed and (e.length or 0) > 0 then
+      error(("state %s: its crawl wrote %d bytes of records to %s, which this run does not write to: "
+        .. "give that output again (-o) to go on, or start afresh with another state file"):format(
+        self.path, e.length, e.path), 0)
+    end
+  end
+end
+
+-- An output as a commit records it: its identity (made once, the file open) and length.
+local function output_entry(out)
+  local e = out.state_entry
+  if not e then
+    local id, name = core.file_id(out.path)
+    e = { path = name or out.path, id = id or nil, format = out.format }
+    out.state_entry = e
+  end
+  e.length = out.file:seek("end")
+  return e
 end
 
 function State:fetched(req, res)
@@ -273,6 +326,7 @@ end
 -- written with the others at the next commit (or when BATCH wait: flush_done).
 function State:done_row(req, url, status, final_url, at, etag, lm, digest, err, depth)
   if self.error then return end
+  if status ~= nil then self.pages_pending = self.pages_pending + 1 end
   local n = self.ndone + 1
   self.ndone = n
   self.d_url[n], self.d_status[n], self.d_final[n], self.d_at[n], self.d_etag[n] = url, status, final_url, at, etag
@@ -316,9 +370,12 @@ end
 -- Cumulative counts over every run of this state.
 local TOTALS = { "pages", "requests", "items", "bytes", "errors_total", "retries" }
 
+-- The pages are those the commit makes done (stats.pages also counts pages whose
+-- rows are not committed yet, which a kill makes fetched again).
 function State:totals_now(stats)
   local t = {}
   for _, k in ipairs(TOTALS) do t[k] = (self.totals[k] or 0) + (stats[k] or 0) end
+  t.pages = (self.totals.pages or 0) + self.pages_committed + self.pages_pending
   t.runs = (self.totals.runs or 0) + 1
   return t
 end
@@ -347,18 +404,18 @@ function State:commit(crawler)
   local ok, err = pcall(function()
     local lengths = {}
     for _, out in ipairs(crawler.outputs) do
-      if out.file and out.path then lengths[out.path] = out.file:seek("end") end
+      if out.file and out.path then lengths[#lengths + 1] = output_entry(out) end
     end
     self:set_meta("crawl.outputs", lengths)
-    -- The totals and the time of the commit, for luacrawl state: once a second.
-    local t = os.time()
-    if t ~= self.meta_time then
-      self.meta_time = t
-      self:set_meta("crawl.totals", self:totals_now(crawler.stats))
-      self:set_meta("crawl.committed_at", t)
-    end
+    -- The totals and the time of the commit, for luacrawl state: at every commit,
+    -- so that they agree with the pages done after a kill too (the meta table's
+    -- page is written anyway, for the outputs' lengths).
+    self:set_meta("crawl.totals", self:totals_now(crawler.stats))
+    self:set_meta("crawl.committed_at", os.time())
     local cok, cerr = self.db:commit()
     if not cok then error(cerr, 0) end
+    self.pages_committed = self.pages_committed + self.pages_pending
+    self.pages_pending = 0
   end)
   if not ok then
     self:failed_write(err)
@@ -413,7 +470,6 @@ end
 -- and the crawl not stopped early). Then the store is closed.
 function State:finish(crawler, done)
   if self.closed then return end
-  self.meta_time = nil -- the last commit writes the totals, whatever the second
   local ok = self:commit(crawler)
   if not ok then return self:close(true) end
   if ok and done and crawler.frontier:empty() then

@@ -235,16 +235,53 @@ function M.open(target, opts)
   end
   o.path = target
   if opts.resume_at then return M.resume(o, target, opts.resume_at) end
-  local f, err = io.open(target, opts.append and "ab" or "wb")
+  local f, err, created = M.open_file(target)
   if not f then error(("output %q: %s"):format(target, err), 2) end
-  o.file = f
+  o.file, o.created = f, created
+  if not opts.append then o.cut_at = 0 end
   return o
 end
 
+-- A file opened to be written without cutting it yet (appending, so that a later
+-- cut_file moves the writes with it), and whether this open created it.
+function M.open_file(path)
+  local before = io.open(path, "rb")
+  if before then before:close() end
+  local f, err = io.open(path, "ab")
+  return f, err, f and not before
+end
+
+-- A file opened by open_file cut back to at bytes, when it holds more (a FIFO or a
+-- device, which has no length, is left alone).
+function M.cut_file(f, path, at)
+  local size = f:seek("end")
+  if not size or size <= at then return true end
+  return core.truncate(path, at)
+end
+
+-- The file cut to where this crawl's writes start (nothing, or a resumed state's
+-- committed length). Called once every output, archive and state of the crawl has
+-- opened: a start that fails on any of them has cut no file.
+function Output:start()
+  local at = self.cut_at
+  if not at or not self.file then return end
+  self.cut_at = nil
+  local ok, err = M.cut_file(self.file, self.path, at)
+  if not ok then error(("output %q: %s"):format(self.path, err), 0) end
+end
+
+-- The start failed: the file is closed, and removed if its open created it.
+function Output:discard()
+  if not self.file or self.file == io.stdout then return end
+  self.file:close()
+  self.file = nil
+  if self.created then os.remove(self.path) end
+end
+
 -- An output of a crawl resumed from its state (luacrawl.crawl_state): the file is cut
--- back to the length the state committed (the records past it are of pages done
--- again now) and written on from there. A file shorter than that, or missing, is
--- refused: what was committed must be there.
+-- back (by Output:start) to the length the state committed (the records past it are
+-- of pages done again now) and written on from there. A file shorter than that, or
+-- missing, is refused: what was committed must be there.
 function M.resume(o, target, at)
   local f = io.open(target, "rb")
   local size = f and f:seek("end")
@@ -257,26 +294,30 @@ function M.resume(o, target, at)
     error(("output %q: %d bytes, shorter than the %d its crawl's state says were written: restore it, or start "
       .. "afresh with another state file"):format(target, size, at), 3)
   end
-  if size and size > at then
-    local ok, err = core.truncate(target, at)
-    if not ok then error(("output %q: %s"):format(target, err), 3) end
-  end
+  if at > 0 and o.format == "csv" then o.fields = M.resumed_columns(o, target) end
   local err
-  o.file, err = io.open(target, at > 0 and "ab" or "wb")
+  o.file, err, o.created = M.open_file(target)
   if not o.file then error(("output %q: %s"):format(target, err), 3) end
+  o.cut_at = at
   if at > 0 and o.format == "json" then o.opened = true end
-  if at > 0 and o.format == "csv" and not o.spec_fields then
-    -- The columns are those of the header the first run wrote.
-    local hf = io.open(target, "rb")
-    local head = hf and hf:read("*l") or ""
-    if hf then hf:close() end
-    local cols = {}
-    for cell in (head:gsub("\r$", "") .. ","):gmatch('("?[^,]*"?),') do cols[#cols + 1] = (cell:gsub('^"(.*)"$', "%1")) end
-    o.fields = cols
-  elseif at > 0 and o.format == "csv" then
-    o.fields = o.spec_fields
-  end
   return o
+end
+
+-- The columns of a CSV output resumed: those of the header the first run wrote. A
+-- spec that names others is refused: its rows would go under the wrong header.
+function M.resumed_columns(o, target)
+  local hf = io.open(target, "rb")
+  local head = hf and hf:read("*l") or ""
+  if hf then hf:close() end
+  local cols = {}
+  for cell in (head:gsub("\r$", "") .. ","):gmatch('("?[^,]*"?),') do cols[#cols + 1] = (cell:gsub('^"(.*)"$', "%1")) end
+  local want = o.spec_fields
+  if want and table.concat(want, ",") ~= table.concat(cols, ",") then
+    error(("output %q: its header has the columns %s, and this crawl's fields are %s: give the same fields "
+      .. "to go on with its state, or write to another output with another state file"):format(target,
+      table.concat(cols, ","), table.concat(want, ",")), 4)
+  end
+  return cols
 end
 
 M.json_line = json_line

@@ -66,6 +66,42 @@ describe("luacrawl run", function()
   end)
 end)
 
+-- A script's crawl, its spec's fields after the start URL (text), then `rest`.
+local function crawl_script(start, fields, rest)
+  return write_script(([[
+    local crawl = require "luacrawl.crawl"
+    crawl.run { start = %q, quiet = true, %s }
+    %s
+  ]]):format(start, fields, rest or ""))
+end
+
+describe("luacrawl run of a script whose crawl failed", function()
+  it("exits 5 when parse failed on every page, saying why", function()
+    local script = crawl_script(h.url("/site/"), 'max_depth = 0, parse = function() error("boom") end')
+    local code, _, err = luacrawl("run " .. script)
+    assert.equal(5, code, err)
+    assert.matches("parse failed on every page", err)
+  end)
+
+  it("exits 5 when the start URL was invalid", function()
+    local code, _, err = luacrawl("run " .. crawl_script("not a url", "max_depth = 0"))
+    assert.equal(5, code, err)
+    assert.matches("every start URL was refused", err)
+  end)
+
+  it("exits 130 when SIGINT stopped its crawl", function()
+    local script = crawl_script(h.url("/slow?delay=5"), "max_depth = 0, robots = false")
+    local code, _, err = h.sh(("bash -c '%s run %s & p=$!; sleep 1; kill -INT $p; wait $p'"):format(bin, script))
+    assert.equal(130, code, err)
+  end)
+
+  it("exits with the number the script returns instead", function()
+    local script = crawl_script(h.url("/site/"), 'max_depth = 0, parse = function() error("boom") end', "return 0")
+    local code, _, err = luacrawl("run " .. script)
+    assert.equal(0, code, err)
+  end)
+end)
+
 -- The binary answers libcurl's readiness probes of kept-alive connections from its
 -- event loop (cli/poll_shim.c): connections must still be reused while alive
 -- and given up when the server closed them, however late that is noticed.
@@ -239,6 +275,25 @@ describe("luacrawl --version and --help", function()
     assert.equal(0, code)
     assert.matches("run SCRIPT", out)
     assert.matches("fetch", out)
+  end)
+
+  it("one list of exit statuses in luacrawl --help, crawl --help, the README and docs/crawl.md", function()
+    -- The list from "Exit status:" to the end of its sentence on SIGTERM, its line
+    -- breaks and Markdown's backquotes aside.
+    local function list(text)
+      local l = text:match("Exit status:.-SIGINT/SIGTERM%.[^.]*%.")
+      assert(l, "no list of exit statuses in: " .. text:sub(1, 200))
+      return (l:gsub("`", ""):gsub("%s+", " "))
+    end
+    local _, main_help = luacrawl("--help")
+    local _, crawl_help = luacrawl("crawl --help")
+    local want = list(main_help)
+    for _, code in ipairs({ "0", "1", "2", "3", "4", "5", "130/143" }) do
+      assert.matches("[:;] " .. code .. " ", want)
+    end
+    assert.equal(want, list(crawl_help))
+    assert.equal(want, list(h.read_file(h.source_dir .. "/README.md")))
+    assert.equal(want, list(h.read_file(h.source_dir .. "/docs/crawl.md")))
   end)
 end)
 

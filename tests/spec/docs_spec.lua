@@ -85,10 +85,10 @@ describe("docs/crawl.md's table of spec fields", function()
       end
     end
     assert.is_true(n >= 30, "only " .. n .. " options in the table")
-    -- The binary's --help is that text.
+    -- The binary's --help is that text, and the exit statuses every command shares.
     local code, out = h.sh(h.luacrawl_bin .. " crawl --help")
     assert.equal(0, code)
-    assert.equal(help, out)
+    assert.equal(help .. require("luacrawl.cli").EXIT_STATUS, out)
   end)
 
   -- A value for each option that takes one, when "1" will not do; and the options

@@ -44,8 +44,9 @@ describe("the final report", function()
       crawl.run { start = "FIXTURE", max_depth = 0, quiet = true,
         parse = function(page) error("boom") end }
     ]])
-    assert.equal(0, code, err)
-    assert.matches("^luacrawl: lost: 1 errors in parse\n$", err)
+    -- luacrawl run exits with the status of the crawl, which failed, and says why.
+    assert.equal(5, code, err)
+    assert.matches("^luacrawl: lost: 1 errors in parse\nluacrawl: parse failed on every page\n$", err)
   end)
 
   it("counts start URLs that were refused, with the reason", function()
@@ -139,7 +140,7 @@ describe("report.failure, the rule of exit status 5", function()
         parse = function(page) page:follow_links() error("boom") end }
       print(require("luacrawl.report").failure(st))
     ]])
-    assert.equal(0, code, err)
+    assert.equal(5, code, err)
     assert.equal("parse failed on every page\n", out)
   end)
 end)

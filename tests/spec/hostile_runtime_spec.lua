@@ -201,7 +201,7 @@ echo "status $status"
       local status = tonumber(stdout:match("status (%d+)"))
       assert.are_not.equal(137, status,
         ("run %d: still running 5 s after SIGINT (sent %.3f s in)\n%s"):format(run, delay, stderr))
-      assert.equal(0, status, ("run %d (%.3f s): %s%s"):format(run, delay, stdout, stderr))
+      assert.equal(130, status, ("run %d (%.3f s): %s%s"):format(run, delay, stdout, stderr))
       assert.matches("stopped SIGINT", stdout)
     end
   end)
