@@ -63,7 +63,8 @@ local losses = require "luacrawl.crawl_losses"
 local http_date = require "luacrawl.http_date"
 local crawl_dupes = require "luacrawl.crawl_dupes"
 -- crawl_warc, crawl_state and crawl_redis are loaded by the specs that use them
--- (optional_parts): a crawl without them starts without parsing them.
+-- (optional_parts, crawl_durable.open): a crawl without them starts without parsing them.
+local crawl_durable = require "luacrawl.crawl_durable"
 local crawl_record = require "luacrawl.crawl_record"
 local plain_text = core.plain_text
 
@@ -316,8 +317,8 @@ function Crawler:fetch_robots(origin, key)
   -- hops) makes the file unavailable: robots.for_status.
   -- With a state, a robots.txt an earlier run read less than a day ago is used again.
   -- With a fleet (redis), it is fetched once for the fleet and kept in Redis.
-  local keeper = self.state or self.fleet
-  local res, err = keeper and keeper:robots(origin)
+  local durable = self.durable
+  local res, err = durable:robots(origin)
   if not res then
     res, err = lc.fetch(origin .. "/robots.txt", self:fetch_opts({
       follow = self.spec.robots_redirects, follow_site = true,
@@ -325,8 +326,7 @@ function Crawler:fetch_robots(origin, key)
     }))
     st.robots_fetched = st.robots_fetched + 1
     if res and self.warc then self.warc:write(res) end
-    if res and self.state then self.state:save_robots(origin, res) end
-    if self.fleet then self.fleet:save_robots(origin, res) end
+    durable:save_robots(origin, res)
   end
   local rules
   if not res and err.kind == "dns" then return self:robots_unresolved(origin, err) end
@@ -488,7 +488,7 @@ function Crawler:emit(item, page)
   -- With a state, a page's items reach the outputs when its request is done
   -- (Crawler:work), in the same step as the state's record of it; with a fleet,
   -- before its acknowledgement (and not at all when it is cancelled: it goes back).
-  local req = (self.state or self.fleet) and page and page.request
+  local req = self.kept and page and page.request
   if req and req.working then
     local held = req.held
     if not held then
@@ -563,7 +563,7 @@ function Crawler:retry(req, res, kind)
   local tries = (req.retries or 0)
   if tries >= self.spec.retries then return false end
   if self.stopping then
-    if not (self.state or self.fleet) then return false end
+    if not self.kept then return false end
     -- Stopping with a state: the request stays in it, and the next run retries it;
     -- with a fleet, it goes back to the fleet's queue.
     req.retries = tries + 1
@@ -667,8 +667,7 @@ function Crawler:process(req)
   local res, err = lc.fetch(req.url, self:request_opts(req))
   if not res then
     if self.spec.retry_kinds[err.kind] and self:retry(req, nil, err.kind) then return end
-    if self.state then self.state:failed(req, err.kind) end
-    if self.fleet then self.fleet:failed(req, err.kind) end
+    self.durable:failed(req, err.kind)
     self:count_error(err.kind)
     if self.spec.on_error then self.spec.on_error(req, err) end
     return
@@ -678,8 +677,7 @@ function Crawler:process(req)
   if self.warc then self.warc:response(req, res) end
   if self.retry_status[res.status] and self:retry(req, res, "http_" .. res.status) then return end
   if self.warc then self.warc:handle(req, res) end
-  if self.state then self.state:fetched(req, res) end
-  if self.fleet then self.fleet:fetched(req, res) end
+  self.durable:fetched(req, res)
   self:throttle(req, res)
   st.pages = st.pages + 1
   if req.recrawl then -- fetched again by a recrawl (crawl_state.lua)
@@ -795,7 +793,7 @@ function Crawler:work(req)
   local me = lc_current()
   local idle = self.idle
   while true do
-    if self.state or self.fleet then req.working = true end
+    if self.kept then req.working = true end
     local ok, err = pcall(self.process, self, req)
     if self.warc then pcall(self.warc.finish, self.warc, req) end -- its metadata record
     -- The request's end is counted before anything that may raise (reporting an
@@ -814,7 +812,7 @@ function Crawler:work(req)
       self:report(req, err, first and "error in parse for %s: %s" or nil)
     end
     if not dok then self:report(req, derr, "error ending %s: %s") end
-    if self.state then self.state:page_ended() end
+    self.durable:page_ended()
     self:poke()
     local n = self.nidle + 1
     idle[n] = me
@@ -891,9 +889,9 @@ function Crawler:dispatch()
     end
     local wait
     -- With a state, pages done and not committed hold their slots (crawl_state.lua).
-    local state = self.state
-    local commit_wait = state and state:commit_due(self, self.active, spec.concurrency)
-    while self.active + (state and state:held_slots() or 0) < spec.concurrency and self:page_budget_left() do
+    local durable = self.durable
+    local commit_wait = durable:commit_due(self, self.active, spec.concurrency)
+    while self.active + durable:held_slots() < spec.concurrency and self:page_budget_left() do
       local req
       req, wait = self.frontier:pop(now())
       if not req then break end
@@ -926,7 +924,7 @@ end
 function Crawler:stop(reason)
   if self.stopping then return end
   self.stopping = true
-  self.refuse_new = not (self.state or self.fleet)
+  self.refuse_new = not self.kept
   self.stop_reason = self.stop_reason or reason
   self:poke()
 end
@@ -1180,29 +1178,20 @@ local function create(spec, level)
     contact_agent = identity.contact_agent(spec), jar = identity.jar(spec),
     retry_status = {}, dupes = crawl_dupes.new(spec) or false,
     -- Fields read for every page start false, not nil: a nil one is looked up in
-    -- Crawler too, a metatable step each read.
-    state = false, fleet = false, warc = false, refuse_new = false, dispatcher_waiting = false,
+    -- Crawler too, a metatable step each read. kept: durable.kept, read for every page.
+    durable = false, kept = false, warc = false, refuse_new = false, dispatcher_waiting = false,
     base_opts = false, base_opts_of = false, base_opts_ua = false,
   }, Crawler)
   -- spec.state (crawl_state.lua): the frontier, the seen set and the outputs' lengths
-  -- from the state file; else the frontier in memory.
+  -- from the state file; spec.redis (crawl_redis.lua): the frontier, seen set and
+  -- robots.txt of a fleet; else the frontier in memory (crawl_durable.lua).
   local fopts = { per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first }
-  self.state = spec.state and require("luacrawl.crawl_state").open(self) or false
-  if self.state then
-    self.frontier = self.state:frontier(fopts, function(req) return self:resume_gate(req) end)
-    self.state:restore_seen(self.seen)
-    self.state.on_error = function(err) self:state_failed(err) end
-  elseif spec.redis then
-    -- spec.redis (crawl_redis.lua): the frontier, seen set and robots.txt of a fleet.
-    self.fleet = require("luacrawl.crawl_redis").open(self, fopts)
-    self.frontier = self.fleet:frontier()
-  else
-    self.frontier = frontier.new(fopts)
-  end
+  local durable = crawl_durable.open(self, fopts)
+  self.durable, self.kept = durable, durable.kept
+  self.frontier = durable:open_frontier(self, fopts)
   local ok, err = pcall(self.open_outputs, self)
   if not ok then
-    if self.state then self.state:close() end
-    if self.fleet then self.fleet:finish() end
+    durable:close()
     -- The position export.open gave is a line of this file: the caller's replaces it.
     error((tostring(err):gsub("^luacrawl/[%w_/]+%.lua:%d+: ", "")), level)
   end
@@ -1224,10 +1213,10 @@ function Crawler:open_outputs()
   for _, s in ipairs(spec.retry_statuses) do self.retry_status[s] = true end
   local outputs = spec.output
   if type(outputs) ~= "table" or outputs.path then outputs = { outputs } end
-  local state = self.state
+  local durable = self.durable
   for _, o in ipairs(outputs) do
     local path = type(o) == "table" and o.path or o
-    local resume_at = state and type(path) == "string" and path ~= "-" and (state:output_length(path) or 0) or nil
+    local resume_at = type(path) == "string" and path ~= "-" and durable:output_offset(path) or nil
     self.outputs[#self.outputs + 1] = export.open(o, { fields = spec.fields, resume_at = resume_at })
   end
   if spec.items then self.outputs[#self.outputs + 1] = export.open(spec.items) end
@@ -1304,7 +1293,7 @@ end
 
 function Crawler:start_and_dispatch()
   if self.replay then return self.replay:run() end -- from_warc: no fetch at all
-  if self.state then self.frontier:resume() end -- the requests of earlier runs first
+  self.durable:resume() -- the requests of earlier runs first
   self:start()
   self:dispatch()
 end
@@ -1313,8 +1302,8 @@ end
 function Crawler:finished_before()
   self.started = now()
   io.stderr:write(("luacrawl: state %s: this crawl finished on %s; nothing to fetch\n"):format(
-    self.spec.state, os.date("!%Y-%m-%d %H:%M:%S UTC", self.state.finished_at)))
-  self.state:close()
+    self.spec.state, os.date("!%Y-%m-%d %H:%M:%S UTC", self.durable.finished_at)))
+  self.durable:close()
   self:close_outputs()
   local st = self:final_stats()
   st.finished_before = true
@@ -1322,7 +1311,7 @@ function Crawler:finished_before()
 end
 
 function Crawler:run()
-  if self.state and self.state.finished_at then return self:finished_before() end
+  if self.durable.finished_at then return self:finished_before() end
   self.started = now()
   local yields_before = lc.stats().yields_dropped
   local helpers = {}
@@ -1330,10 +1319,10 @@ function Crawler:run()
   local show = self.spec.progress
   if show == nil then show = not self.spec.quiet end
   if show then helpers[#helpers + 1] = lc.spawn(self.progress, self) end
-  if self.fleet then self.fleet:start(self) end
-  if self.state then
-    -- The state's commits flush the outputs too (crawl_state.lua).
-    helpers[#helpers + 1] = lc.spawn(self.state.commit_loop, self.state, self)
+  -- A state's task commits, and its commits flush the outputs too (crawl_state.lua).
+  local committer = self.durable:start(self)
+  if committer then
+    helpers[#helpers + 1] = committer
   elseif #self.outputs > 0 then
     helpers[#helpers + 1] = lc.spawn(function()
       while true do
@@ -1358,15 +1347,8 @@ function Crawler:run()
   if self.progress_shown then io.stderr:write("\r\27[K") end
   -- The last commit comes before the outputs close: a JSON array's closing bracket
   -- is not part of what a resume appends to.
-  if self.state then self.state:finish(self, ok and self.stop_reason == "done" and not self.aborted) end
   -- The fleet: claims not started go back, the last acknowledgements are sent.
-  if self.fleet then
-    local fok, ferr = self.fleet:finish()
-    if not fok then self:fleet_failed(("redis %s: %s"):format(self.fleet.label, tostring(ferr))) end
-    local fs = self.fleet.f.stats
-    fs.worker = self.fleet.worker
-    self.stats.redis = fs
-  end
+  self.durable:finish(self, ok and self.stop_reason == "done" and not self.aborted)
   self:close_outputs()
   if not ok then error(err, 0) end
   losses.finish(self, yields_before)

@@ -1,7 +1,7 @@
 -- luacrawl.crawl_state: a crawl kept in a state file (spec.state, `--state FILE`), so
 -- that it can be stopped at any instant (kill -9 included) and run again to go on
--- where it was. docs/crawl.md, "Long crawls", has the rules; crawl.lua calls this at
--- a few points:
+-- where it was. docs/crawl.md, "Long crawls", has the rules. A state is one of the
+-- crawl's durable objects (crawl_durable.lua has the interface); its main points:
 --   M.open(crawler)          at crawl.new: the store, the identity check, the seen
 --                            set (from the frontier's and the done pages' URLs), the
 --                            frontier (luacrawl.frontier_sqlite) and the committed
@@ -138,7 +138,8 @@ function M.differences(stored, current)
   return #parts > 0 and table.concat(parts, "; ") or "another identity"
 end
 
-local State = {}
+-- kept: a page's items wait for its end, and a request stopped stays for the next run.
+local State = { kind = "state", kept = true }
 State.__index = State
 
 -- An error of the state as the crawl raises it: "state FILE: ..." with the store's kind.
@@ -217,7 +218,7 @@ function State:robots(origin)
 end
 
 function State:save_robots(origin, res)
-  if self.error then return end
+  if self.error or not res then return end
   local ok, err = pcall(self.robots_put.exec, self.robots_put, origin, res.status, res.headers.location,
     res.body or "", os.time())
   if not ok then self:failed_write(err) end
@@ -238,6 +239,29 @@ function State:frontier(opts, resume_gate)
   self.f.on_error = function(err) self:failed_write(err) end
   if self.finished_at and self.spec.recrawl then self:start_recrawl() end
   return self.f
+end
+
+-- The crawl's entry points (crawl_durable.lua): the frontier over this state, with
+-- the seen set as earlier runs left it and the state's failures stopping the crawl;
+-- the requests of earlier runs first; the task that commits (and flushes the outputs).
+function State:open_frontier(crawler, fopts)
+  local f = self:frontier(fopts, function(req) return crawler:resume_gate(req) end)
+  self:restore_seen(crawler.seen)
+  self.on_error = function(err) crawler:state_failed(err) end
+  return f
+end
+
+function State:resume()
+  self.f:resume()
+end
+
+-- Where an output file goes on from: its committed length (0: a file new to the state).
+function State:output_offset(path)
+  return self:output_length(path) or 0
+end
+
+function State:start(crawler)
+  return lc.spawn(self.commit_loop, self, crawler)
 end
 
 -- The seen set as an earlier run left it: every URL in the frontier or done. (A URL

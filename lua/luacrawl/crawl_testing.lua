@@ -18,7 +18,7 @@ local Headers = {
 }
 
 -- The crawler a test page hands its links and items to.
-local Collector = {}
+local Collector = { durable = require("luacrawl.crawl_durable").Memory }
 Collector.__index = Collector
 
 function Collector:emit(item, page)

@@ -115,7 +115,7 @@ local function open_archive(crawler)
     if l then l[#l + 1] = req.url end
     return C.admit(c, req)
   end
-  if crawler.state and dedupe then self:attach_state(crawler.state) end
+  if crawler.durable.kind == "state" and dedupe then self:attach_state(crawler.durable) end
   return self
 end
 

@@ -33,7 +33,7 @@ function M.final(crawler)
   st.stop_reason = crawler.stop_reason or "done"
   st.signal = crawler.signal
   st.aborted = crawler.aborted or nil
-  st.resumed = crawler.state and crawler.state.resumed or nil
+  st.resumed = crawler.durable.resumed or nil
   st.state_error = crawler.state_error
   return st
 end
