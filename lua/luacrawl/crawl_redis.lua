@@ -2,7 +2,7 @@
 -- (spec.redis, spec.crawl_id; `--redis URL --crawl-id NAME`). docs/crawl.md,
 -- "Crawling with many workers", has the rules. A fleet is one of the crawl's durable
 -- objects (crawl_durable.lua has the interface); the points that do something here:
---   M.check(spec)            the fields, with check_spec
+--   M.check(spec)            the fields, with crawl_spec.check
 --   M.open(crawler, fopts)   at crawl.new: connects (exit status 2 when Redis cannot
 --                            be reached), the frontier (luacrawl.frontier_redis)
 --   fleet:robots(origin), fleet:save_robots(origin, res)   robots.txt fetched once

@@ -16,7 +16,7 @@
 --                            left to do, and the store closed
 --
 -- What makes a resume exact: a page's records reach the outputs in the same step (no
--- yield) as its row leaves the frontier (crawl.lua holds them until its end); each
+-- yield) as its row leaves the frontier (crawl_outputs.lua holds them until its end); each
 -- commit writes the outputs' lengths with the rows, and a resume cuts each output
 -- back to its committed length. So the records past it belong to pages that are not
 -- done in the state, which are fetched and written again.
@@ -57,7 +57,7 @@ local BATCH = 4096
 -- RFC 9309 2.4: a robots.txt may be cached for up to 24 hours.
 M.robots_max_age = 24 * 3600
 
--- Check the spec's state fields (raises level 0, for check_spec).
+-- Check the spec's state fields (raises level 0, for crawl_spec.check).
 function M.check(s)
   local st = s.state
   if st ~= nil and (type(st) ~= "string" or st == "") then
@@ -391,7 +391,7 @@ function State:commit(crawler)
   return true
 end
 
--- The task that commits while the crawl runs (crawl.lua spawns it): every
+-- The task that commits while the crawl runs (State:start spawns it): every
 -- commit_interval seconds; with an interval of 0, every second when pages ended
 -- since the last commit and the dispatcher has not committed (below).
 function State:commit_loop(crawler)
