@@ -452,7 +452,7 @@ function M.main(args)
   -- A crawl that did nothing useful fails (report.failure: no page fetched, every
   -- start URL refused, parse failed on every page), even with -q.
   -- A worker of a fleet that found nothing left to fetch has not failed.
-  local failed = not o.redis and require("luacrawl.report").failure(stats)
+  local failed = not o.redis and require("luacrawl.crawl_report").failure(stats)
   if failed then
     io.stderr:write("luacrawl: ", failed, "\n")
     return 5

@@ -8,8 +8,8 @@
 -- the crawler's), and what outlives a run the durable object (crawl_durable.lua).
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
-local Page = require "luacrawl.page"
-local report = require "luacrawl.report"
+local Page = require "luacrawl.crawl_page"
+local report = require "luacrawl.crawl_report"
 local identity = require "luacrawl.crawl_identity"
 local crawl_scope = require "luacrawl.crawl_scope"
 local losses = require "luacrawl.crawl_losses"
@@ -26,10 +26,10 @@ local plain_text = core.plain_text
 local is_cancel, error_message, apply_hook = calls.is_cancel, calls.error_message, calls.apply_hook
 
 local M = {}
--- The page object given to parse (lua/luacrawl/page.lua); its methods are called by
+-- The page object given to parse (lua/luacrawl/crawl_page.lua); its methods are called by
 -- name here (Page.html(page)), not through Page.__index.
 M.Page = Page
--- The summary printed at the end of a run (lua/luacrawl/report.lua).
+-- The summary printed at the end of a run (lua/luacrawl/crawl_report.lua).
 M.format_stats = report.format
 -- A page from a URL and a body, for testing a parse (lua/luacrawl/crawl_testing.lua,
 -- loaded by the first call).
@@ -624,7 +624,7 @@ function Crawler:log(msg)
   if not self.spec.quiet then io.stderr:write("luacrawl: ", plain_text(tostring(msg), "\t\n"), "\n") end
 end
 
--- The progress line and the stats at the end: lua/luacrawl/report.lua.
+-- The progress line and the stats at the end: lua/luacrawl/crawl_report.lua.
 Crawler.status_line, Crawler.final_stats = report.status_line, report.final
 
 function Crawler:progress()

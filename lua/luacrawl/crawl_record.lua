@@ -6,7 +6,7 @@
 local core = require "luacrawl.core"
 local lc = require "luacrawl"
 local spec_check = require "luacrawl.spec_check"
-local Page = require "luacrawl.page"
+local Page = require "luacrawl.crawl_page"
 
 local null = core.json_null
 local redact = lc.url.redact
