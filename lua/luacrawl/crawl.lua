@@ -2,76 +2,34 @@
 -- calling spec.parse(page) in worker tasks (each takes one request at a time); the
 -- frontier (luacrawl.frontier) decides which request goes next so that per-host
 -- limits, delays, robots.txt Crawl-delay and backoff hold without one host holding
--- up the others.
---
--- The spec (every field optional but start):
---   start        URLs, or function(add) that calls add(url_or_request) (in a task)
---   parse        function(page): page.url/.status/.headers/.body/.depth/.meta,
---                page:css/css1/xpath/links/text/json, page:follow(...), page:emit(item)
---   allow, deny  scope: {hosts = {...}, urls = {regex, ...}} or function(url, req)
---                (default: the start URLs' hosts exactly; span_hosts = true for any
---                host; allow.hosts replaces them, with subdomains; allow.urls narrows
---                within the hosts in scope: lua/luacrawl/crawl_scope.lua)
---   public_only, deny_networks: the address policy of every fetch (lc.fetch's options)
---   max_depth, max_pages (requests for new URLs: retries and redirect hops are
---                not counted), max_time (seconds before scheduling stops),
---                max_host_time (seconds a host key gets from its first request)
---   concurrency (16), per_host (2), delay (0 s), host_key ("host" | "domain" | "ip"
---                | function(url) -> key), robots (true), max_delay (30 s),
---   throttle     {target = 2.0, min_delay =, max_delay =}
---   max_robots_size (500 KiB: the rest of a robots.txt is not read)
---   retries (2), retry_statuses ({429, 500, 502, 503, 504, 522, 524, 408}),
---   max_redirect (10), depth_first (false), user_agent, fetch (options for lc.fetch)
---   contact      URL or email appended to the default User-Agent: "luacrawl/V (+contact)"
---   cookies      (true) a cookie jar for the crawl; false for none, or a jar (lc.cookies())
---   sitemaps     true, a list of sitemap URLs, {since = "YYYY-MM-DD"}: pages the
---                sitemaps list are queued too (lua/luacrawl/crawl_sitemaps.lua)
---   on_host(key, crawler) is called once per new host key. Policies in hooks can
---   call crawler:set_delay(key, s), :backoff(key, s) and :delay(key) (in page
---   hooks, page.crawler and page.key; req.key is the host key).
---   on_request(req), on_response(page), on_item(item): return false to drop, a
---                table to replace, nil to keep; on_error(req, err) is told of each
---                request that failed for good (its return is ignored). on_response sees
---                every response, redirects too (dropping one stops the redirect);
---                parse sees the rest.
---   output       a file name (.jsonl/.csv, "-" for JSON Lines on stdout), {path=,
---                format="jsonl"|"csv"}, a function(item), or a list of those;
---                items = {} collects them too
---   fields       the CSV columns; with no parse and no callbacks, the fields of the
---                page record written for every response (crawl_record.lua)
---   stats_json   file for the final stats; quiet; progress (default: on unless
---                quiet): a status line on stderr refreshed every 0.5 s on a
---                terminal, a log line every 10 s otherwise (progress_interval)
---   signals      (true) SIGINT/SIGTERM stop the crawl gracefully; a second aborts
---   warc         "PREFIX" or {prefix =, max_size =, cdx =, dedupe = true, info =}: every
---                fetch archived (lua/luacrawl/crawl_warc.lua, docs/crawl.md)
---   from_warc    WARC files: parse runs on their responses instead of fetching
---   state        a state file (crawl_state.lua); redis, crawl_id (worker_id, lease):
---                a crawl shared by a fleet of workers (crawl_redis.lua)
--- Returns the stats table.
+-- up the others. This file is the crawl loop: admission, workers and dispatch,
+-- retries, redirects, the run; the spec and its checks are crawl_spec.lua, the
+-- robots.txt gate crawl_robots.lua, the outputs crawl_outputs.lua (their methods are
+-- the crawler's), and what outlives a run the durable object (crawl_durable.lua).
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
-local frontier = require "luacrawl.frontier"
-local robots = require "luacrawl.robots"
-local export = require "luacrawl.export"
-local Page = require "luacrawl.page"
-local report = require "luacrawl.report"
+local Page = require "luacrawl.crawl_page"
+local report = require "luacrawl.crawl_report"
 local identity = require "luacrawl.crawl_identity"
 local crawl_scope = require "luacrawl.crawl_scope"
-local spec_check = require "luacrawl.spec_check"
 local losses = require "luacrawl.crawl_losses"
 local http_date = require "luacrawl.http_date"
 local crawl_dupes = require "luacrawl.crawl_dupes"
 -- crawl_warc, crawl_state and crawl_redis are loaded by the specs that use them
--- (optional_parts): a crawl without them starts without parsing them.
-local crawl_record = require "luacrawl.crawl_record"
+-- (crawl_spec.check, crawl_durable.open): a crawl without them starts without parsing them.
+local crawl_durable = require "luacrawl.crawl_durable"
+local crawl_spec = require "luacrawl.crawl_spec"
+local crawl_robots = require "luacrawl.crawl_robots"
+local crawl_outputs = require "luacrawl.crawl_outputs"
+local calls = require "luacrawl.crawl_calls"
 local plain_text = core.plain_text
+local is_cancel, error_message, apply_hook = calls.is_cancel, calls.error_message, calls.apply_hook
 
 local M = {}
--- The page object given to parse (lua/luacrawl/page.lua); its methods are called by
+-- The page object given to parse (lua/luacrawl/crawl_page.lua); its methods are called by
 -- name here (Page.html(page)), not through Page.__index.
 M.Page = Page
--- The summary printed at the end of a run (lua/luacrawl/report.lua).
+-- The summary printed at the end of a run (lua/luacrawl/crawl_report.lua).
 M.format_stats = report.format
 -- A page from a URL and a body, for testing a parse (lua/luacrawl/crawl_testing.lua,
 -- loaded by the first call).
@@ -79,24 +37,12 @@ function M.page(...)
   return require("luacrawl.crawl_testing").page(...)
 end
 
--- Every default of the spec, in one place (docs/crawl.md lists them, "The spec").
--- check_spec fills a spec's missing fields from here. Two defaults depend on the run:
--- throttle is off, and a throttle table's missing fields come from throttle_fields
--- (max_delay: the spec's); progress_interval is progress_intervals.terminal on a
--- terminal, else .other.
-local DEFAULTS = {
-  concurrency = 16, per_host = 2, delay = 0, max_delay = 30, retries = 2,
-  max_redirect = 10, max_retry_after = 600, robots = true, host_key = "host", stop_grace = 10,
-  max_robots_size = robots.max_bytes, robots_redirects = 5,
-  retry_statuses = { 408, 429, 500, 502, 503, 504, 522, 524 },
-  retry_kinds = { timeout = true, connect = true, protocol = true },
-  throttle_fields = { target = 2.0, min_delay = 0 },
-  progress_intervals = { terminal = 0.5, other = 10 },
-}
+local DEFAULTS = crawl_spec.defaults
+-- Every default of the spec, in one place (crawl_spec.lua).
 M.defaults = DEFAULTS
 
 local unpack = unpack or table.unpack
-local YEAR = 365 * 24 * 3600 -- the longest wait a spec or hook may ask for, in seconds
+local YEAR = crawl_spec.YEAR
 -- lc.url.host without parsing a URL already in normalized form; host sets; and the
 -- admission rules (bindings/lua_crawl.c).
 local url_host, new_hosts, new_filter = core.crawl.host, core.crawl.hosts, core.crawl.filter
@@ -105,30 +51,9 @@ local function now()
   return lc.now()
 end
 
--- The origin (scheme://host[:port]) of a URL in normalized form, which has a '/'
--- after its host: the robots.txt key. A plain find, not a pattern, for every page.
-local find, sub = string.find, string.sub
-local function origin_of(url)
-  local slash = find(url, "/", 9, true) -- past "http://h" and "https://"
-  if slash then return sub(url, 1, slash - 1) end
-  return url:match("^(https?://[^/]+)")
-end
+-- The robots.txt key of a URL in normalized form (crawl_robots.lua).
+local origin_of = crawl_robots.origin_of
 local lc_current, lc_suspend, task_wake = lc.current, lc._suspend, core.wake
-
--- An error a task raises when it is cancelled (the crawl ending): passed on, never
--- reported.
-local function is_cancel(err)
-  return type(err) == "table" and err.kind == "cancelled"
-end
-
--- The message of an error raised in a task, as a string; a fixed one when even that
--- fails (a __tostring that raises, no memory left to format it).
-local function error_message(err)
-  if type(err) == "string" then return err end
-  local ok, msg = pcall(tostring, err)
-  if ok and type(msg) == "string" then return msg end
-  return "an error whose message could not be made"
-end
 
 -- Scope ---------------------------------------------------------------------------
 
@@ -159,6 +84,11 @@ end
 
 local Crawler = {}
 Crawler.__index = Crawler
+-- The methods of the robots.txt gate and of the outputs, the crawler's own: called as
+-- self:gate(...), self:emit(...), one lookup in Crawler as before they had files apart.
+for _, part in ipairs({ crawl_robots, crawl_outputs }) do
+  for name, fn in pairs(part.methods) do Crawler[name] = fn end
+end
 
 function Crawler:host_key(url)
   local k = self.spec.host_key
@@ -192,15 +122,6 @@ function Crawler:filter_scope()
   return self.start_hosts
 end
 
--- Apply a hook: false drops, a table replaces, nil keeps.
-local function apply_hook(hook, value, ...)
-  if not hook then return value end
-  local r = hook(value, ...)
-  if r == false then return nil end
-  if type(r) == "table" then return r end
-  return value
-end
-
 -- The rest of the rules for a URL the filter handed over to the Lua scope: the
 -- normalized URL when it is in scope and new, else nil (and counted).
 function Crawler:scoped(url, req)
@@ -219,56 +140,6 @@ function Crawler:enqueue(req)
   if not url then return false, why end
   req.url = url
   return self:admit(req)
-end
-
--- What every request that on_request kept goes through before it is queued: its
--- host's time budget, the first sight of the host (on_host), robots.txt. Returns
--- true (queue it), false and the name of the count (refused, and counted; and the
--- cause, when robots.txt was unreachable), or the list of the requests waiting for
--- its origin's robots.txt (fetched now if it was not asked for yet).
-function Crawler:gate(url, key)
-  local st = self.stats
-  if self:host_time_spent(key) then
-    st.host_time_exceeded = st.host_time_exceeded + 1
-    return false, "host_time_exceeded"
-  end
-  if not self.host_keys[key] then
-    self.host_keys[key] = true
-    if self.spec.on_host then self.spec.on_host(key, self) end
-  end
-  if self.spec.robots ~= false then
-    local origin = origin_of(url)
-    local rb = self.robots[origin]
-    if not rb then rb = self:ask_robots(origin, key) end
-    if rb.pending then return rb.pending end
-    if not rb.rules:allowed(self.agent, url) then
-      local rules = rb.rules
-      self:robots_refused(rules)
-      return false, rules.unreachable and "robots_unreachable" or "robots_denied", rules.unreachable
-    end
-  end
-  return true
-end
-
--- The entry of origin's robots.txt, asked for now (fetch_robots, in the background).
--- Apart from gate: a closure there would capture gate's locals, and closing them on
--- every call (bytecode UCLO) is not compiled by LuaJIT, which then runs gate, and the
--- traces of page:follow that call it, in the interpreter.
-function Crawler:ask_robots(origin, key)
-  local rb = { pending = {} }
-  self.robots[origin] = rb
-  self:background_guarded(function(err)
-    self:robots_failed(origin, err, lc.is_error(err) and err.kind or "script")
-  end, self.fetch_robots, self, origin, key)
-  return rb
-end
-
--- req waits for robots.txt in pending (a list gate returned).
-function Crawler:wait_robots(pending, req)
-  self.frontier:hold(req) -- a durable frontier keeps it meanwhile
-  pending[#pending + 1] = req
-  self.waiting_robots = self.waiting_robots + 1
-  return true
 end
 
 -- The rest of enqueue, for a request whose URL is normalized, in scope and new.
@@ -306,105 +177,6 @@ function Crawler:admit_link(url, depth, referrer)
   return true
 end
 
--- robots.txt for origin: fetched once (following robots_redirects redirects), then the
--- requests that waited for it are let through or counted as denied.
-function Crawler:fetch_robots(origin, key)
-  local st = self.stats
-  -- RFC 9309: at most 500 KiB is parsed; a larger file is cut there, not refused.
-  -- Redirects are followed up to robots_redirects hops within the origin's site
-  -- (registrable domain, as Google does); a 3xx left over (off the site, or past the
-  -- hops) makes the file unavailable: robots.for_status.
-  -- With a state, a robots.txt an earlier run read less than a day ago is used again.
-  -- With a fleet (redis), it is fetched once for the fleet and kept in Redis.
-  local keeper = self.state or self.fleet
-  local res, err = keeper and keeper:robots(origin)
-  if not res then
-    res, err = lc.fetch(origin .. "/robots.txt", self:fetch_opts({
-      follow = self.spec.robots_redirects, follow_site = true,
-      max_size = self.spec.max_robots_size, truncate = true,
-    }))
-    st.robots_fetched = st.robots_fetched + 1
-    if res and self.warc then self.warc:write(res) end
-    if res and self.state then self.state:save_robots(origin, res) end
-    if self.fleet then self.fleet:save_robots(origin, res) end
-  end
-  local rules
-  if not res and err.kind == "dns" then return self:robots_unresolved(origin, err) end
-  if not res then
-    rules = robots.disallow_all()
-    rules.origin, rules.unreachable = lc.url.redact(origin), losses.cause(err)
-    self:log(("robots.txt of %s unreachable (%s): the host is not crawled"):format(lc.url.redact(origin), tostring(err)))
-  else
-    local what = robots.for_status(res.status)
-    if what == "parse" then
-      rules = robots.parse(res.body)
-    elseif what == "allow_all" then
-      rules = robots.allow_all()
-      if res.status >= 300 and res.status < 400 then
-        self:log(("robots.txt of %s redirects off its site or past %d hops (to %s): not followed, all allowed"):format(
-          lc.url.redact(origin), self.spec.robots_redirects, lc.url.redact(tostring(res.headers.location))))
-      end
-    else
-      rules = robots.disallow_all()
-      if res.status >= 500 then
-        rules.origin, rules.unreachable = lc.url.redact(origin), ("HTTP status %d"):format(res.status)
-      end
-      self:log(("robots.txt of %s answered %d: the host is not crawled"):format(lc.url.redact(origin), res.status))
-    end
-  end
-  local rb = self.robots[origin]
-  rb.rules = rules
-  local delay = rules:crawl_delay(self.agent)
-  if delay then
-    delay = math.min(delay, self.spec.max_delay)
-    if delay > self.frontier:delay_of(key) then self.frontier:set_delay(key, delay) end
-    rb.crawl_delay = delay
-  end
-  if self.sitemaps then self.sitemaps:robots_read(origin, rules) end
-  local pending = rb.pending
-  rb.pending = nil
-  self.waiting_robots = self.waiting_robots - #pending
-  for _, req in ipairs(pending) do
-    if not self.refuse_new then
-      -- One request's error (a rule that raises, no memory) ends that request only.
-      local ok, e = pcall(self.after_robots, self, rules, req)
-      if not ok then self:request_failed(req, e, "error letting %s through robots.txt: %s") end
-    end
-  end
-  self:poke()
-end
-
--- A request that waited for robots.txt: queued, or counted as denied.
-function Crawler:after_robots(rules, req)
-  if rules:allowed(self.agent, req.url) then
-    self.frontier:push(req)
-  else
-    self.frontier:forget(req)
-    self:robots_refused(rules, req)
-  end
-end
-
--- A request robots.txt refused: a denial; or, when the file could not be reached
--- (RFC 9309: a network error or 5xx means "assume disallow"), an error of kind
--- robots_unreachable, told to on_error, its cause in the report (robots_unreachable).
-function Crawler:robots_refused(rules, req)
-  local st = self.stats
-  if req and req.start_url then
-    losses.start_refused(self, req.url, rules.unreachable and "robots_unreachable" or "robots_denied", rules.unreachable)
-  end
-  if not rules.unreachable then
-    st.robots_denied = st.robots_denied + 1
-    return
-  end
-  self:count_error("robots_unreachable")
-  st.robots_unreachable = st.robots_unreachable or {}
-  st.robots_unreachable[rules.origin] = rules.unreachable
-  if req and self.spec.on_error then
-    local ok, herr = pcall(self.spec.on_error, req, lc.error("robots_unreachable", rules.unreachable))
-    if not ok then self:report(nil, herr, "error in on_error: %s") end
-  end
-end
-
 -- A request that ends with an error raised on its way rather than a fetch's error:
 -- counted in errors (kind "script", or the error's own kind), logged and told to
 -- on_error (report). Never raises.
@@ -412,40 +184,6 @@ function Crawler:request_failed(req, err, fmt)
   if is_cancel(err) then error(err, 0) end
   self:count_error(lc.is_error(err) and err.kind or "script")
   self:report(req, err, fmt)
-end
-
--- robots.txt of origin failed in DNS: the origin's pages cannot be fetched either,
--- and that says nothing of its rules. Each request that waited is a DNS error of its
--- own (counted in errors, told to on_error), never a robots denial; the next request
--- for the origin asks for robots.txt again (at once from the resolver's negative
--- cache while that lasts, then afresh).
-function Crawler:robots_unresolved(origin, err)
-  self:robots_failed(origin, err, "dns")
-end
-
--- robots.txt of origin could not be had (a DNS failure, kind "dns"; an error raised
--- while fetching or parsing it, kind "script": a request that cannot be built, a
--- hostile file): every request that waited for it ends as an error of that kind, and
--- the origin's entry goes, so that the next request for it asks again. The waiting
--- count drops first: nothing below may leave the crawl waiting for these requests.
-function Crawler:robots_failed(origin, err, kind)
-  local rb = self.robots[origin]
-  local pending = rb and rb.pending or {}
-  self.robots[origin] = nil
-  self.waiting_robots = self.waiting_robots - #pending
-  self:poke()
-  local msg = error_message(err)
-  pcall(self.log, self, "robots.txt of " .. lc.url.redact(origin) .. ": " .. msg)
-  if self.stopping then return end
-  for _, req in ipairs(pending) do
-    self.frontier:forget(req)
-    self:count_error(kind)
-    if self.spec.on_error then
-      local e = kind == "dns" and err or lc.error(kind, msg)
-      local ok, herr = pcall(self.spec.on_error, req, e)
-      if not ok then self:report(nil, herr, "error in on_error: %s") end
-    end
-  end
 end
 
 -- The options of a request's fetch: those of every fetch (made once, while
@@ -481,68 +219,6 @@ function Crawler:fetch_opts(extra)
   return o
 end
 
-function Crawler:emit(item, page)
-  item = apply_hook(self.spec.on_item, item, page)
-  if not item then return false end
-  self.stats.items = self.stats.items + 1
-  -- With a state, a page's items reach the outputs when its request is done
-  -- (Crawler:work), in the same step as the state's record of it; with a fleet,
-  -- before its acknowledgement (and not at all when it is cancelled: it goes back).
-  local req = (self.state or self.fleet) and page and page.request
-  if req and req.working then
-    local held = req.held
-    if not held then
-      held = {}
-      req.held = held
-    end
-    held[#held + 1] = item
-    return true
-  end
-  return self:write_item(item)
-end
-
-function Crawler:write_item(item)
-  for _, out in ipairs(self.outputs) do
-    -- An output that raises (a function output, an item it cannot encode) refuses
-    -- the item as one that returns nil, err does.
-    local ok, wok, err = pcall(out.write, out, item)
-    if not ok then
-      if is_cancel(wok) then error(wok, 0) end
-      err = wok
-    end
-    if out.failed then
-      self:output_failed(out)
-    elseif not (ok and wok) then
-      self.stats.output_errors = self.stats.output_errors + 1
-      self:log(("output %s: %s"):format(tostring(out.name), error_message(err)))
-    end
-    if out.warning then losses.warn_once(self, out, out.warning) end
-  end
-  -- A program embedding the engine takes items too (lc_engine_on_item).
-  local to_host = lc.host._item
-  if to_host then to_host(item) end
-  return true
-end
-
--- A write, flush or close of a file output failed (export.lua): its records are lost
--- from then on, so the crawl stops rather than fetch pages it cannot record; the
--- items it lost are not counted in stats.items (items_lost: the most one output
--- lost). Logged and counted in output_errors once per output.
-function Crawler:output_failed(out)
-  local st = self.stats
-  if out.lost > st.items_lost then
-    st.items = st.items - (out.lost - st.items_lost)
-    st.items_lost = out.lost
-  end
-  self.broken_outputs = self.broken_outputs or {}
-  if self.broken_outputs[out] then return end
-  self.broken_outputs[out] = true
-  st.output_errors = st.output_errors + 1
-  st.output_failed = st.output_failed or out.failed
-  self:log(("output failed: %s: stopping the crawl"):format(out.failed))
-  self:stop("output_failed")
-end
-
 -- Fetching one request ---------------------------------------------------------
 
 -- Seconds or an HTTP date (lua/luacrawl/http_date.lua); nil when absent or neither.
@@ -563,7 +239,7 @@ function Crawler:retry(req, res, kind)
   local tries = (req.retries or 0)
   if tries >= self.spec.retries then return false end
   if self.stopping then
-    if not (self.state or self.fleet) then return false end
+    if not self.kept then return false end
     -- Stopping with a state: the request stays in it, and the next run retries it;
     -- with a fleet, it goes back to the fleet's queue.
     req.retries = tries + 1
@@ -667,8 +343,7 @@ function Crawler:process(req)
   local res, err = lc.fetch(req.url, self:request_opts(req))
   if not res then
     if self.spec.retry_kinds[err.kind] and self:retry(req, nil, err.kind) then return end
-    if self.state then self.state:failed(req, err.kind) end
-    if self.fleet then self.fleet:failed(req, err.kind) end
+    self.durable:failed(req, err.kind)
     self:count_error(err.kind)
     if self.spec.on_error then self.spec.on_error(req, err) end
     return
@@ -678,8 +353,7 @@ function Crawler:process(req)
   if self.warc then self.warc:response(req, res) end
   if self.retry_status[res.status] and self:retry(req, res, "http_" .. res.status) then return end
   if self.warc then self.warc:handle(req, res) end
-  if self.state then self.state:fetched(req, res) end
-  if self.fleet then self.fleet:fetched(req, res) end
+  self.durable:fetched(req, res)
   self:throttle(req, res)
   st.pages = st.pages + 1
   if req.recrawl then -- fetched again by a recrawl (crawl_state.lua)
@@ -795,7 +469,7 @@ function Crawler:work(req)
   local me = lc_current()
   local idle = self.idle
   while true do
-    if self.state or self.fleet then req.working = true end
+    if self.kept then req.working = true end
     local ok, err = pcall(self.process, self, req)
     if self.warc then pcall(self.warc.finish, self.warc, req) end -- its metadata record
     -- The request's end is counted before anything that may raise (reporting an
@@ -814,28 +488,12 @@ function Crawler:work(req)
       self:report(req, err, first and "error in parse for %s: %s" or nil)
     end
     if not dok then self:report(req, derr, "error ending %s: %s") end
-    if self.state then self.state:page_ended() end
+    self.durable:page_ended()
     self:poke()
     local n = self.nidle + 1
     idle[n] = me
     self.nidle = n
     req = lc_suspend() -- the next request, from launch
-  end
-end
-
--- With a state: the items a page emitted, written as its request is done (not when
--- it was cancelled: then it is not done, and is fetched again at the next run).
-function Crawler:write_held(req, done)
-  req.working = nil
-  local held = req.held
-  req.held = nil
-  if not done then
-    req.retrying = true -- its row stays
-    return
-  end
-  for _, item in ipairs(held or {}) do
-    local ok, err = pcall(self.write_item, self, item)
-    if not ok then self:report(req, err, "error writing an item of %s: %s") end
   end
 end
 
@@ -891,9 +549,9 @@ function Crawler:dispatch()
     end
     local wait
     -- With a state, pages done and not committed hold their slots (crawl_state.lua).
-    local state = self.state
-    local commit_wait = state and state:commit_due(self, self.active, spec.concurrency)
-    while self.active + (state and state:held_slots() or 0) < spec.concurrency and self:page_budget_left() do
+    local durable = self.durable
+    local commit_wait = durable:commit_due(self, self.active, spec.concurrency)
+    while self.active + durable:held_slots() < spec.concurrency and self:page_budget_left() do
       local req
       req, wait = self.frontier:pop(now())
       if not req then break end
@@ -926,7 +584,7 @@ end
 function Crawler:stop(reason)
   if self.stopping then return end
   self.stopping = true
-  self.refuse_new = not (self.state or self.fleet)
+  self.refuse_new = not self.kept
   self.stop_reason = self.stop_reason or reason
   self:poke()
 end
@@ -966,7 +624,7 @@ function Crawler:log(msg)
   if not self.spec.quiet then io.stderr:write("luacrawl: ", plain_text(tostring(msg), "\t\n"), "\n") end
 end
 
--- The progress line and the stats at the end: lua/luacrawl/report.lua.
+-- The progress line and the stats at the end: lua/luacrawl/crawl_report.lua.
 Crawler.status_line, Crawler.final_stats = report.status_line, report.final
 
 function Crawler:progress()
@@ -987,210 +645,11 @@ function Crawler:watch_signals()
   self:poke()
 end
 
--- out:flush() or out:close() on every output; failures counted and logged.
-function Crawler:each_output(method)
-  for _, out in ipairs(self.outputs) do
-    local ok, mok, err = pcall(out[method], out)
-    if not ok then err = mok end
-    if out.failed then
-      self:output_failed(out)
-    elseif not (ok and mok) then
-      self.stats.output_errors = self.stats.output_errors + 1
-      self:log(error_message(err))
-    end
-  end
-end
-
-function Crawler:flush_outputs()
-  self:each_output("flush")
-end
-
-function Crawler:close_outputs()
-  self:each_output("close")
-  if self.warc then self.warc:close() end
-end
-
 -- Running -------------------------------------------------------------------------
 
--- The numbers of a spec and the range each takes ({integer?, min, max}; no max: up
--- to the largest integer a number holds exactly, or a year of seconds), checked by
--- the engine's one rule (core.check_number/check_integer): NaN and infinities are
--- refused, which would otherwise hang the dispatcher (NaN compares false with every
--- limit) or stop a host for ever (an infinite delay). nil is the default.
-local SPEC_NUMBERS = {
-  concurrency = { true, 1 }, per_host = { true, 1 }, retries = { true, 0 },
-  max_redirect = { true, 0 }, max_depth = { true, 0 }, max_pages = { true, 0 },
-  max_robots_size = { true, 0 }, robots_redirects = { true, 0 },
-  delay = { false, 0, YEAR }, max_delay = { false, 0, YEAR }, max_retry_after = { false, 0, YEAR },
-  stop_grace = { false, 0, YEAR }, max_time = { false, 0, YEAR }, max_host_time = { false, 0, YEAR },
-  progress_interval = { false, 0.001, YEAR },
-}
-local THROTTLE_NUMBERS = {
-  target = { false, 0.001, 1e6 }, min_delay = { false, 0, YEAR }, max_delay = { false, 0, YEAR },
-}
-
--- Check the numbers of t named in ranges; what prefixes a field's name in messages.
-local function check_fields(t, ranges, what)
-  for k, r in pairs(ranges) do
-    local v = t[k]
-    if v ~= nil then
-      local ok, err = pcall(r[1] and core.check_integer or core.check_number, v, what .. k, r[2], r[3])
-      if not ok then error(tostring(err), 0) end
-    end
-  end
-end
-
-local function check_numbers(s)
-  local ok, err = pcall(function()
-    check_fields(s, SPEC_NUMBERS, "crawl.run: ")
-    if type(s.throttle) == "table" then check_fields(s.throttle, THROTTLE_NUMBERS, "crawl.run: throttle.") end
-    if type(s.retry_statuses) ~= "table" then error("crawl.run: retry_statuses must be a list of HTTP statuses", 0) end
-    for i, v in ipairs(s.retry_statuses) do
-      local vok, verr = pcall(core.check_integer, v, ("crawl.run: retry_statuses[%d]"):format(i), 100, 999)
-      if not vok then error(tostring(verr), 0) end
-    end
-  end)
-  if not ok then error(err, 4) end
-end
-
--- The kinds of fetch error (engine/http.h, docs/toolkit.md "Errors"): the names
--- retry_kinds may use.
-local ERROR_KINDS = core.error_kinds()
-local HOST_KEYS = { "host", "domain", "ip" }
-
--- The fields that take one of a few names: a misspelling would otherwise be ignored
--- (host_key "domian" keyed by host; retry_kinds {timout = true} retried nothing).
--- retry_kinds as a list ({"timeout", "dns"}) becomes the set the crawl reads.
-local function check_choices(s)
-  local k = s.host_key
-  if type(k) ~= "function" then
-    local ok = false
-    for _, name in ipairs(HOST_KEYS) do ok = ok or k == name end
-    if not ok then
-      error(("crawl.run: host_key must be \"host\", \"domain\", \"ip\" or a function (got %s)%s"):format(
-        type(k) == "string" and ("'" .. k .. "'") or type(k), type(k) == "string" and spec_check.hint(k, HOST_KEYS) or ""), 0)
-    end
-  end
-  if type(s.retry_kinds) ~= "table" then
-    error("crawl.run: retry_kinds must be a set of error kinds ({timeout = true}) or a list of them", 0)
-  end
-  local set = {}
-  for key, v in pairs(s.retry_kinds) do
-    local name = type(key) == "number" and v or key
-    if type(name) ~= "string" then
-      error("crawl.run: retry_kinds must be a set of error kinds ({timeout = true}) or a list of them", 0)
-    end
-    local known = false
-    for _, kind in ipairs(ERROR_KINDS) do known = known or name == kind end
-    if not known then
-      error(("crawl.run: retry_kinds: no error kind '%s'%s (the kinds: %s)"):format(name,
-        spec_check.hint(name, ERROR_KINDS), table.concat(ERROR_KINDS, ", ")), 0)
-    end
-    if type(key) == "number" or v then set[name] = true end
-  end
-  s.retry_kinds = set
-end
-
--- The optional parts (spec_check.optional) the spec given sets a field of, loaded:
--- their modules, in that list's order. Loaded before the spec is checked, so that
--- their nested tables' names are known.
-local function optional_parts(s)
-  local parts = {}
-  for _, part in ipairs(spec_check.optional) do
-    for _, name in ipairs(part.fields) do
-      if s[name] ~= nil then
-        parts[#parts + 1] = require(part.module)
-        break
-      end
-    end
-  end
-  return parts
-end
-
-local function check_spec(spec)
-  if type(spec) ~= "table" then error("crawl.run: spec must be a table", 3) end
-  if spec.start == nil and spec.from_warc == nil then error("crawl.run: spec.start is required (URLs or a function)", 3) end
-  local parts = optional_parts(spec)
-  local kok, kerr = pcall(spec_check.check, spec, DEFAULTS)
-  if not kok then error(kerr, 3) end
-  local s = {}
-  for k, v in pairs(DEFAULTS) do s[k] = v end
-  for k, v in pairs(spec) do s[k] = v end
-  if type(s.throttle) == "table" then
-    local t = {}
-    for k, v in pairs(DEFAULTS.throttle_fields) do t[k] = v end
-    for k, v in pairs(s.throttle) do t[k] = v end
-    s.throttle = t
-  end
-  check_numbers(s)
-  local ok, err = pcall(core.check_networks, s.deny_networks, "crawl.run")
-  if not ok then error(err, 3) end
-  ok, err = pcall(identity.check, s)
-  if not ok then error(err, 3) end
-  -- crawl_sitemaps (and the sitemap parser) load for a spec that asks for sitemaps.
-  if s.sitemaps then
-    ok, err = pcall(require("luacrawl.crawl_sitemaps").check, s.sitemaps)
-    if not ok then error(err, 3) end
-    s.sitemaps = err
-  else
-    s.sitemaps = nil -- false: off
-  end
-  for _, part in ipairs(parts) do
-    ok, err = pcall(part.check, s)
-    if not ok then error(err, 3) end
-  end
-  ok, err = pcall(check_choices, s)
-  if ok then ok, err = pcall(crawl_record.setup, s) end
-  if not ok then error(err, 3) end
-  if s.fetch ~= nil and type(s.fetch) ~= "table" then error("crawl.run: fetch must be a table of lc.fetch options", 3) end
-  -- The options every fetch of the crawl is made with, checked as lc.fetch checks
-  -- them: a request that can never be built (a header with CR or LF) is refused here,
-  -- not failed by every request (and by robots.txt, which the rest would wait for).
-  ok, err = pcall(core.check_fetch_options, Crawler.fetch_opts({ spec = s }))
-  if not ok then error("crawl.run: " .. tostring(err), 3) end
-  -- As lc.fetch says it (there is no "no timeout"), but before the first request.
-  local timeout = type(s.fetch) == "table" and s.fetch.timeout or nil
-  if timeout ~= nil and not (type(timeout) == "number" and timeout > 0 and timeout < math.huge) then
-    error("crawl.run: fetch.timeout must be a number of seconds more than 0 (there is no 'no limit')", 3)
-  end
-  return s
-end
-
--- The files a spec names, as {what, path}: the state, the file outputs, the stats
--- file.
-local function named_files(spec)
-  local files = {}
-  if spec.state then files[1] = { "state", spec.state } end
-  local outputs = spec.output
-  if type(outputs) ~= "table" or outputs.path then outputs = { outputs } end
-  for _, o in ipairs(outputs) do
-    local path = type(o) == "table" and o.path or o
-    if type(path) == "string" and path ~= "-" then files[#files + 1] = { "output", path } end
-  end
-  if spec.stats_json then files[#files + 1] = { "stats_json", spec.stats_json } end
-  return files
-end
-
--- Two of the crawl's files that are one file (however their paths are spelled)
--- would be written over each other: refused before any is opened. Devices and
--- FIFOs (/dev/stdout, /dev/null) may be shared.
-local function check_files(spec, level)
-  local seen = {}
-  for _, f in ipairs(named_files(spec)) do
-    local id, name, kind = core.file_id(f[2])
-    local key = kind == "file" and id or kind == "missing" and name or nil
-    local other = key and seen[key]
-    if other then
-      error(("crawl.run: %s %s and %s %s are the same file: give each its own"):format(other[1], other[2], f[1],
-        f[2]), level)
-    end
-    if key then seen[key] = f end
-  end
-end
-
--- The crawler of a spec check_spec has checked and filled. An output that cannot be
+-- The crawler of a spec crawl_spec.check has checked and filled. An output that cannot be
 -- opened is an error at level (the caller of crawl.new or crawl.run, so that its
--- message names the user's line, as check_spec's do).
+-- message names the user's line, as crawl_spec.check's do).
 local function create(spec, level)
   local start_hosts = new_hosts()
   local allow_fn, allow_hosts = crawl_scope.allow(spec.allow, start_hosts, spec.span_hosts)
@@ -1212,32 +671,23 @@ local function create(spec, level)
     contact_agent = identity.contact_agent(spec), jar = identity.jar(spec),
     retry_status = {}, dupes = crawl_dupes.new(spec) or false,
     -- Fields read for every page start false, not nil: a nil one is looked up in
-    -- Crawler too, a metatable step each read.
-    state = false, fleet = false, warc = false, refuse_new = false, dispatcher_waiting = false,
+    -- Crawler too, a metatable step each read. kept: durable.kept, read for every page.
+    durable = false, kept = false, warc = false, refuse_new = false, dispatcher_waiting = false,
     base_opts = false, base_opts_of = false, base_opts_ua = false,
   }, Crawler)
   -- spec.state (crawl_state.lua): the frontier, the seen set and the outputs' lengths
-  -- from the state file; else the frontier in memory.
+  -- from the state file; spec.redis (crawl_redis.lua): the frontier, seen set and
+  -- robots.txt of a fleet; else the frontier in memory (crawl_durable.lua).
   local fopts = { per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first }
-  check_files(spec, level + 1)
-  self.state = spec.state and require("luacrawl.crawl_state").open(self) or false
-  if self.state then
-    self.frontier = self.state:frontier(fopts, function(req) return self:resume_gate(req) end)
-    self.state:restore_seen(self.seen)
-    self.state.on_error = function(err) self:state_failed(err) end
-  elseif spec.redis then
-    -- spec.redis (crawl_redis.lua): the frontier, seen set and robots.txt of a fleet.
-    self.fleet = require("luacrawl.crawl_redis").open(self, fopts)
-    self.frontier = self.fleet:frontier()
-  else
-    self.frontier = frontier.new(fopts)
-  end
-  local ok, err = pcall(self.open_outputs, self)
+  crawl_outputs.check_files(spec, level + 1)
+  local durable = crawl_durable.open(self, fopts)
+  self.durable, self.kept = durable, durable.kept
+  self.frontier = durable:open_frontier(self, fopts)
+  local ok, err = pcall(self.open_parts, self)
   if ok then ok, err = pcall(self.start_outputs, self) end
   if not ok then
     self:discard_outputs()
-    if self.state then self.state:close() end
-    if self.fleet then self.fleet:finish() end
+    durable:close()
     -- The position export.open gave is a line of this file: the caller's replaces it.
     error((tostring(err):gsub("^luacrawl/[%w_/]+%.lua:%d+: ", "")), level)
   end
@@ -1245,11 +695,13 @@ local function create(spec, level)
 end
 
 function M.new(spec)
-  local c = create(check_spec(spec), 3)
+  local c = create(crawl_spec.check(spec, Crawler.fetch_opts), 3)
   return c
 end
 
-function Crawler:open_outputs()
+-- The crawler's parts that may fail to open, after the durable object: the sitemaps,
+-- the admission rules, the outputs, the archive.
+function Crawler:open_parts()
   local spec = self.spec
   self.sitemaps = spec.sitemaps and require("luacrawl.crawl_sitemaps").new(self, spec.sitemaps) or false
   self.filter = new_filter({
@@ -1257,61 +709,10 @@ function Crawler:open_outputs()
     scope = self:filter_scope(),
   })
   for _, s in ipairs(spec.retry_statuses) do self.retry_status[s] = true end
-  local outputs = spec.output
-  if type(outputs) ~= "table" or outputs.path then outputs = { outputs } end
-  local state = self.state
-  for _, o in ipairs(outputs) do
-    local path = type(o) == "table" and o.path or o
-    local resume_at = state and type(path) == "string" and path ~= "-" and state:output_length(path) or nil
-    self.outputs[#self.outputs + 1] = export.open(o, { fields = spec.fields, resume_at = resume_at })
-  end
-  if state then state:check_outputs() end
-  if spec.items then self.outputs[#self.outputs + 1] = export.open(spec.items) end
-  if spec.stats_json then
-    -- Opened now, as the outputs are: a path that cannot be written fails at once.
-    local f, err, created = export.open_file(spec.stats_json)
-    if not f then error(("stats_json: %s"):format(err), 2) end
-    self.stats_file, self.stats_created = f, created
-  end
+  self:open_outputs()
   -- spec.warc, spec.from_warc (crawl_warc.lua): last, so that an output that cannot be
   -- created leaves no archive behind.
   if spec.warc or spec.from_warc then require("luacrawl.crawl_warc").attach(self) end
-end
-
--- Every file of the crawl opened: now the outputs and the stats file are cut to
--- where this run writes from. Not before: a start that fails on its archive or its
--- state must leave a user's files as they were.
-function Crawler:start_outputs()
-  for _, out in ipairs(self.outputs) do
-    if out.start then out:start() end
-  end
-  if self.stats_file then
-    local ok, err = export.cut_file(self.stats_file, self.spec.stats_json, 0)
-    if not ok then error(("stats_json: %s"):format(err), 0) end
-  end
-end
-
--- The start failed: the files it opened are closed, those it created removed.
-function Crawler:discard_outputs()
-  for _, out in ipairs(self.outputs) do
-    if out.discard then out:discard() end
-  end
-  if self.stats_file then
-    self.stats_file:close()
-    if self.stats_created then os.remove(self.spec.stats_json) end
-    self.stats_file = nil
-  end
-end
-
--- A request of an earlier run, read back from the state: through the rules of
--- Crawler:gate again (its host's robots.txt, read anew in this run). The answer of
--- frontier_sqlite's resume_gate.
-function Crawler:resume_gate(req)
-  local ok = self:gate(req.url, req.key)
-  if ok == true or ok == false then return ok end
-  ok[#ok + 1] = req -- held by the frontier already
-  self.waiting_robots = self.waiting_robots + 1
-  return ok
 end
 
 -- The fleet's Redis failed for good (an error reply: crawl_redis.lua): the crawl
@@ -1365,7 +766,7 @@ end
 
 function Crawler:start_and_dispatch()
   if self.replay then return self.replay:run() end -- from_warc: no fetch at all
-  if self.state then self.frontier:resume() end -- the requests of earlier runs first
+  self.durable:resume() -- the requests of earlier runs first
   self:start()
   self:dispatch()
 end
@@ -1374,8 +775,8 @@ end
 function Crawler:finished_before()
   self.started = now()
   io.stderr:write(("luacrawl: state %s: this crawl finished on %s; nothing to fetch\n"):format(
-    self.spec.state, os.date("!%Y-%m-%d %H:%M:%S UTC", self.state.finished_at)))
-  self.state:close()
+    self.spec.state, os.date("!%Y-%m-%d %H:%M:%S UTC", self.durable.finished_at)))
+  self.durable:close()
   self:close_outputs()
   local st = self:final_stats()
   st.finished_before = true
@@ -1383,7 +784,7 @@ function Crawler:finished_before()
 end
 
 function Crawler:run()
-  if self.state and self.state.finished_at then return self:finished_before() end
+  if self.durable.finished_at then return self:finished_before() end
   self.started = now()
   local yields_before = lc.stats().yields_dropped
   local helpers = {}
@@ -1391,17 +792,12 @@ function Crawler:run()
   local show = self.spec.progress
   if show == nil then show = not self.spec.quiet end
   if show then helpers[#helpers + 1] = lc.spawn(self.progress, self) end
-  if self.fleet then self.fleet:start(self) end
-  if self.state then
-    -- The state's commits flush the outputs too (crawl_state.lua).
-    helpers[#helpers + 1] = lc.spawn(self.state.commit_loop, self.state, self)
+  -- A state's task commits, and its commits flush the outputs too (crawl_state.lua).
+  local committer = self.durable:start(self)
+  if committer then
+    helpers[#helpers + 1] = committer
   elseif #self.outputs > 0 then
-    helpers[#helpers + 1] = lc.spawn(function()
-      while true do
-        lc.sleep(1)
-        self:flush_outputs()
-      end
-    end)
+    helpers[#helpers + 1] = lc.spawn(self.flush_loop, self)
   end
   -- An error of the crawl itself (a start list or on_request hook that raises
   -- outside any request) ends the crawl, but only after its helpers, workers and
@@ -1419,15 +815,8 @@ function Crawler:run()
   if self.progress_shown then io.stderr:write("\r\27[K") end
   -- The last commit comes before the outputs close: a JSON array's closing bracket
   -- is not part of what a resume appends to.
-  if self.state then self.state:finish(self, ok and self.stop_reason == "done" and not self.aborted) end
   -- The fleet: claims not started go back, the last acknowledgements are sent.
-  if self.fleet then
-    local fok, ferr = self.fleet:finish()
-    if not fok then self:fleet_failed(("redis %s: %s"):format(self.fleet.label, tostring(ferr))) end
-    local fs = self.fleet.f.stats
-    fs.worker = self.fleet.worker
-    self.stats.redis = fs
-  end
+  self.durable:finish(self, ok and self.stop_reason == "done" and not self.aborted)
   self:close_outputs()
   if not ok then error(err, 0) end
   losses.finish(self, yields_before)
@@ -1478,7 +867,7 @@ M.last_failure = false
 -- Lua (module mode) it drives the loop itself.
 function M.run(spec)
   if not lc.current() then return lc.run(M.run, spec) end
-  local c = create(check_spec(spec), 3) -- not M.new: its errors name the caller's line
+  local c = create(crawl_spec.check(spec, Crawler.fetch_opts), 3) -- not M.new: its errors name the caller's line
   return c:run()
 end
 

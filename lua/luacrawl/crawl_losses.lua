@@ -3,7 +3,7 @@
 -- returning an item from parse, coroutine.yield(item), an allow function that
 -- returns nothing); errors in parse logged once per distinct message, their count
 -- at the end; start URLs refused, counted by reason; robots.txt that could not be
--- reached. The summary of all of them is report.losses (lua/luacrawl/report.lua).
+-- reached. The summary of all of them is report.losses (lua/luacrawl/crawl_report.lua).
 local lc = require "luacrawl"
 
 local M = {}

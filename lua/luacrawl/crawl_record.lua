@@ -6,7 +6,7 @@
 local core = require "luacrawl.core"
 local lc = require "luacrawl"
 local spec_check = require "luacrawl.spec_check"
-local Page = require "luacrawl.page"
+local Page = require "luacrawl.crawl_page"
 
 local null = core.json_null
 local redact = lc.url.redact
@@ -83,8 +83,7 @@ local function record(page, rec, want)
     if changed == nil then rec.changed = null else rec.changed = changed end
   end
   if want.worker then
-    local fleet = page.crawler.fleet
-    rec.worker = fleet and fleet.worker or null
+    rec.worker = page.crawler.durable.worker or null
   end
   if want.duplicate_of then
     local first = rawget(page, "duplicate_of")

@@ -1,15 +1,17 @@
 -- luacrawl.crawl_redis: a crawl shared by a fleet of workers through Redis
 -- (spec.redis, spec.crawl_id; `--redis URL --crawl-id NAME`). docs/crawl.md,
--- "Crawling with many workers", has the rules. crawl.lua calls this at a few points:
---   M.check(spec)            the fields, with check_spec
+-- "Crawling with many workers", has the rules. A fleet is one of the crawl's durable
+-- objects (crawl_durable.lua has the interface); the points that do something here:
+--   M.check(spec)            the fields, with crawl_spec.check
 --   M.open(crawler, fopts)   at crawl.new: connects (exit status 2 when Redis cannot
 --                            be reached), the frontier (luacrawl.frontier_redis)
 --   fleet:robots(origin), fleet:save_robots(origin, res)   robots.txt fetched once
 --                            for the fleet, kept in Redis for a day
 --   fleet:fetched(req, res), fleet:failed(req, kind)   a page's outcome, acknowledged
 --                            with it
---   fleet:start(crawler), fleet:finish()   the background tasks; at the end, what was
---                            claimed and not started goes back, the rest is sent
+--   fleet:start(crawler), fleet:finish(crawler)   the background tasks; at the end,
+--                            what was claimed and not started goes back, the rest is
+--                            sent (fleet:close(): the same, when crawl.new fails)
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
 local frontier_redis = require "luacrawl.frontier_redis"
@@ -67,7 +69,8 @@ local function redact(url)
   return (url:gsub("^(%a+://)[^/@]*@", "%1***@", 1))
 end
 
-local Fleet = {}
+-- kept: a page's items wait for its end, and a request stopped goes back to the fleet.
+local Fleet = { kind = "redis", kept = true, finished_at = false, resumed = false }
 Fleet.__index = Fleet
 
 -- The fleet of crawler's spec (nil without spec.redis): connected, its identity
@@ -117,6 +120,15 @@ function Fleet:frontier()
   return self.f
 end
 
+-- The crawl's entry points (crawl_durable.lua) that have nothing to do for a fleet.
+Fleet.open_frontier = Fleet.frontier
+function Fleet.resume() end
+function Fleet.output_offset() return nil end
+function Fleet.check_outputs() end
+function Fleet.page_ended() end
+function Fleet.held_slots() return 0 end
+function Fleet.commit_due() return nil end
+
 -- What a failure of the fleet's Redis says. WRONGTYPE: a key of the crawl holds
 -- another kind of value than this luacrawl makes (a crawl left by an earlier layout,
 -- whose host queues were lists, or other data under the prefix).
@@ -133,7 +145,16 @@ function Fleet:start(crawler)
   self.f:start(function(err) crawler:fleet_failed(failure(self, err)) end)
 end
 
-function Fleet:finish()
+-- The crawl ended: the fleet's last words, and this worker's stats in the crawl's.
+function Fleet:finish(crawler)
+  local ok, err = self:close()
+  if not ok then crawler:fleet_failed(("redis %s: %s"):format(self.label, tostring(err))) end
+  local fs = self.f.stats
+  fs.worker = self.worker
+  crawler.stats.redis = fs
+end
+
+function Fleet:close()
   return self.f:finish()
 end
 

@@ -1,7 +1,7 @@
 -- luacrawl.crawl_state: a crawl kept in a state file (spec.state, `--state FILE`), so
 -- that it can be stopped at any instant (kill -9 included) and run again to go on
--- where it was. docs/crawl.md, "Long crawls", has the rules; crawl.lua calls this at
--- a few points:
+-- where it was. docs/crawl.md, "Long crawls", has the rules. A state is one of the
+-- crawl's durable objects (crawl_durable.lua has the interface); its main points:
 --   M.open(crawler)          at crawl.new: the store, the identity check, the seen
 --                            set (from the frontier's and the done pages' URLs), the
 --                            frontier (luacrawl.frontier_sqlite) and the committed
@@ -16,7 +16,7 @@
 --                            left to do, and the store closed
 --
 -- What makes a resume exact: a page's records reach the outputs in the same step (no
--- yield) as its row leaves the frontier (crawl.lua holds them until its end); each
+-- yield) as its row leaves the frontier (crawl_outputs.lua holds them until its end); each
 -- commit writes the outputs' lengths with the rows, and a resume cuts each output
 -- back to its committed length. So the records past it belong to pages that are not
 -- done in the state, which are fetched and written again.
@@ -57,7 +57,7 @@ local BATCH = 4096
 -- RFC 9309 2.4: a robots.txt may be cached for up to 24 hours.
 M.robots_max_age = 24 * 3600
 
--- Check the spec's state fields (raises level 0, for check_spec).
+-- Check the spec's state fields (raises level 0, for crawl_spec.check).
 function M.check(s)
   local st = s.state
   if st ~= nil and (type(st) ~= "string" or st == "") then
@@ -154,7 +154,8 @@ local function committed_outputs(stored)
   return list
 end
 
-local State = {}
+-- kept: a page's items wait for its end, and a request stopped stays for the next run.
+local State = { kind = "state", kept = true }
 State.__index = State
 
 -- An error of the state as the crawl raises it: "state FILE: ..." with the store's kind.
@@ -235,7 +236,7 @@ function State:robots(origin)
 end
 
 function State:save_robots(origin, res)
-  if self.error then return end
+  if self.error or not res then return end
   local ok, err = pcall(self.robots_put.exec, self.robots_put, origin, res.status, res.headers.location,
     res.body or "", os.time())
   if not ok then self:failed_write(err) end
@@ -256,6 +257,29 @@ function State:frontier(opts, resume_gate)
   self.f.on_error = function(err) self:failed_write(err) end
   if self.finished_at and self.spec.recrawl then self:start_recrawl() end
   return self.f
+end
+
+-- The crawl's entry points (crawl_durable.lua): the frontier over this state, with
+-- the seen set as earlier runs left it and the state's failures stopping the crawl;
+-- the requests of earlier runs first; the task that commits (and flushes the outputs).
+function State:open_frontier(crawler, fopts)
+  local f = self:frontier(fopts, function(req) return crawler:resume_gate(req) end)
+  self:restore_seen(crawler.seen)
+  self.on_error = function(err) crawler:state_failed(err) end
+  return f
+end
+
+function State:resume()
+  self.f:resume()
+end
+
+-- Where an output file goes on from: its committed length (0: a file new to the state).
+function State:output_offset(path)
+  return self:output_length(path) or 0
+end
+
+function State:start(crawler)
+  return lc.spawn(self.commit_loop, self, crawler)
 end
 
 -- The seen set as an earlier run left it: every URL in the frontier or done. (A URL
@@ -424,7 +448,7 @@ function State:commit(crawler)
   return true
 end
 
--- The task that commits while the crawl runs (crawl.lua spawns it): every
+-- The task that commits while the crawl runs (State:start spawns it): every
 -- commit_interval seconds; with an interval of 0, every second when pages ended
 -- since the last commit and the dispatcher has not committed (below).
 function State:commit_loop(crawler)

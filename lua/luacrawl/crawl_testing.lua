@@ -5,8 +5,8 @@
 -- depth and robots.txt are not applied: they belong to the crawl, not to parse).
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
-local report = require "luacrawl.report"
-local Page = require "luacrawl.page"
+local report = require "luacrawl.crawl_report"
+local Page = require "luacrawl.crawl_page"
 
 local M = {}
 
@@ -18,7 +18,7 @@ local Headers = {
 }
 
 -- The crawler a test page hands its links and items to.
-local Collector = {}
+local Collector = { durable = require("luacrawl.crawl_durable").Memory }
 Collector.__index = Collector
 
 function Collector:emit(item, page)

@@ -10,6 +10,9 @@ local lc = require "luacrawl"
 local spec_check = require "luacrawl.spec_check"
 local losses = require "luacrawl.crawl_losses"
 local warc = require "luacrawl.warc"
+local calls = require "luacrawl.crawl_calls"
+
+local is_cancel, apply_hook = calls.is_cancel, calls.apply_hook
 
 local type, pairs, ipairs, tostring, tonumber, pcall, error = type, pairs, ipairs, tostring, tonumber, pcall, error
 local concat = table.concat
@@ -20,7 +23,7 @@ spec_check.nested.warc = { "prefix", "max_size", "cdx", "dedupe", "level", "info
 
 -- Checks -----------------------------------------------------------------------------
 
--- Check and normalise s.warc and s.from_warc (raises level 0, for check_spec). A
+-- Check and normalise s.warc and s.from_warc (raises level 0, for crawl_spec.check). A
 -- from_warc crawl needs no start URLs: without them any host is in scope.
 function M.check(s)
   local w = s.warc
@@ -115,7 +118,7 @@ local function open_archive(crawler)
     if l then l[#l + 1] = req.url end
     return C.admit(c, req)
   end
-  if crawler.state and dedupe then self:attach_state(crawler.state) end
+  if crawler.durable.kind == "state" and dedupe then self:attach_state(crawler.durable) end
   return self
 end
 
@@ -278,7 +281,7 @@ function Replay:each(path, fn)
     end
   end)
   if ok then return end
-  if type(err) == "table" and err.kind == "cancelled" then error(err, 0) end
+  if is_cancel(err) then error(err, 0) end
   if type(err) == "table" and err.kind == "truncated" then
     self.crawler:log(("%s: %s (the records before it were read)"):format(path, tostring(err)))
     return
@@ -308,14 +311,6 @@ function Replay:response_of(rec)
     return joined:response()
   end
   return rec:response()
-end
-
-local function apply_hook(hook, value)
-  if not hook then return value end
-  local r = hook(value)
-  if r == false then return nil end
-  if type(r) == "table" then return r end
-  return value
 end
 
 -- One archived response through the crawl's rules and parse, as Crawler:process
@@ -349,8 +344,8 @@ function Replay:page(rec, m)
     end
   end)
   if not ok then
-    if type(err) == "table" and err.kind == "cancelled" then error(err, 0) end
-    local msg = type(err) == "string" and err or tostring(err)
+    if is_cancel(err) then error(err, 0) end
+    local msg = calls.error_message(err)
     local first = losses.parse_failed(c, req, err, msg)
     c:report(req, err, first and "error in parse for %s: %s" or nil)
   end

@@ -21,7 +21,7 @@ M.fields = {
 }
 
 -- The crawl's optional parts, each loaded only by a spec that sets one of its fields
--- (crawl.lua, optional_parts): the archive, the state file, the Redis fleet. Their
+-- (crawl_spec.lua, optional_parts): the archive, the state file, the Redis fleet. Their
 -- fields are listed here so that the check knows them without loading the parts; a
 -- part adds the names of its nested tables (M.nested) when it loads.
 M.optional = {

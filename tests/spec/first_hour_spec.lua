@@ -138,7 +138,7 @@ describe("report.failure, the rule of exit status 5", function()
     local code, out, err = run_script([[
       local st = require("luacrawl.crawl").run { start = "FIXTURE", max_depth = 1, quiet = true,
         parse = function(page) page:follow_links() error("boom") end }
-      print(require("luacrawl.report").failure(st))
+      print(require("luacrawl.crawl_report").failure(st))
     ]])
     assert.equal(5, code, err)
     assert.equal("parse failed on every page\n", out)

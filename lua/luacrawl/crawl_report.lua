@@ -1,4 +1,4 @@
--- luacrawl.report: a crawl's numbers and how they are shown: the stats table
+-- luacrawl.crawl_report: a crawl's numbers and how they are shown: the stats table
 -- (crawl.run's result: made here, counted in by crawl.lua and by the filter in
 -- bindings/lua_crawl.c), the progress line on stderr while it runs, the summary
 -- printed at its end (crawl.format_stats) and the stats_json file.
@@ -33,7 +33,7 @@ function M.final(crawler)
   st.stop_reason = crawler.stop_reason or "done"
   st.signal = crawler.signal
   st.aborted = crawler.aborted or nil
-  st.resumed = crawler.state and crawler.state.resumed or nil
+  st.resumed = crawler.durable.resumed or nil
   st.state_error = crawler.state_error
   return st
 end

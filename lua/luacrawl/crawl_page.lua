@@ -1,4 +1,4 @@
--- luacrawl.page: the page a crawl's parse is given, one per response (crawl.lua's
+-- luacrawl.crawl_page: the page a crawl's parse is given, one per response (crawl.lua's
 -- Crawler:make_page): its request's and response's fields, the selectors
 -- (css/css1/xpath/links/text/json), and page:follow/page:emit, which hand links and
 -- items to page.crawler (its filter, admit, admit_link, scoped and emit).
