@@ -431,41 +431,11 @@ function M.main(args)
     return 2
   end
   local stats = crawler:run()
-<<<<<<< HEAD
   local status, why = crawl.exit_status(crawler, stats)
   -- Said even with -q when the crawl did nothing useful; the other failures are
   -- logged already, unless -q.
   if why and (status == 5 or o.quiet) then io.stderr:write("luacrawl: ", why, "\n") end
   return status
-=======
-  -- The state could not be written (disk full, ...): its last commit is intact.
-  if crawler.state_error then
-    if o.quiet then io.stderr:write("luacrawl: ", crawler.state_error, "\n") end
-    return 2
-  end
-  -- The fleet's Redis failed (an error reply, or gone at the end).
-  if crawler.fleet_error then
-    if o.quiet then io.stderr:write("luacrawl: ", crawler.fleet_error, "\n") end
-    return 2
-  end
-  -- Records that could not be written: the run failed, whatever stopped it.
-  if crawler.write_error then
-    -- Logged already, unless -q; an error that fails the run is said in any case.
-    if o.quiet then io.stderr:write("luacrawl: ", crawler.write_error, "\n") end
-    return 4
-  end
-  if stats.signal == "INT" then return 130 end
-  if stats.signal == "TERM" then return 143 end
-  -- A crawl that did nothing useful fails (report.failure: no page fetched, every
-  -- start URL refused, parse failed on every page), even with -q.
-  -- A worker of a fleet that found nothing left to fetch has not failed.
-  local failed = not o.redis and require("luacrawl.crawl_report").failure(stats)
-  if failed then
-    io.stderr:write("luacrawl: ", failed, "\n")
-    return 5
-  end
-  return 0
->>>>>>> i30-crawl
 end
 
 return M
