@@ -50,6 +50,16 @@ local function run(state, out, extra, signal, after)
   return h.sh(cmd)
 end
 
+-- The crawl, stopped with signal once its output holds at least n records (written
+-- when committed): a stop that comes after a commit whatever the machine's load,
+-- where a fixed time may come before the first. At most 60 s of waiting.
+local function run_until_records(state, out, extra, signal, n)
+  local cmd = crawl_cmd(state, out, extra)
+  return h.sh(("bash -c %s"):format(q(("%s & p=$!; for i in $(seq 1200); do "
+    .. "[ \"$(wc -l < %s 2>/dev/null || echo 0)\" -ge %d ] && break; sleep 0.05; done; "
+    .. "kill -%s $p 2>/dev/null; wait $p"):format(cmd, q(out), n, signal))))
+end
+
 -- Every line of the output a whole JSON object; the URLs, each counted.
 local function read_output(out)
   local f = assert(io.open(out, "rb"))
@@ -255,7 +265,7 @@ describe("luacrawl crawl --state", function()
   it("with --warc: a run after a kill starts a new archive file, the killed one left .open", function()
     control("/__reset")
     local state, out, prefix = h.tmpname(".db"), h.tmpname(".jsonl"), h.tmpname("-arc")
-    local code = run(state, out, "--delay 0.002 --warc " .. q(prefix), "KILL", 0.3)
+    local code = run_until_records(state, out, "--delay 0.002 --warc " .. q(prefix), "KILL", 3)
     assert.equal(137, code)
     -- Each page the killed run's state calls done has its records in the killed run's
     -- file: the state commits after the archive's queue is written.
@@ -279,7 +289,8 @@ describe("luacrawl crawl --state", function()
     -- killed run's ones too; and its done pages are in its files.
     local rprefix = h.tmpname("-re")
     local _, last = done_urls(state)
-    code = run(state, out, "--recrawl 0s --delay 0.002 --warc " .. q(rprefix), "KILL", 0.4)
+    code = run_until_records(state, out, "--recrawl 0s --delay 0.002 --warc " .. q(rprefix), "KILL",
+      select(2, read_output(out)) + 3)
     assert.equal(137, code)
     local killed_re = archived({ rprefix .. "-00000.warc.gz.open" })
     local redone = done_urls(state, last)
