@@ -1,8 +1,7 @@
 /* warc_read.c: WARC records read back from gzip members (one per record, or one
  * stream for the whole file) or plain text, one at a time; and the HTTP message in a
  * record's block (warc.h). */
-#include "warc.h"
-#include "warc_err.h"
+#include "warc_internal.h"
 
 #include "buf.h"
 
