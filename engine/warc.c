@@ -1,35 +1,25 @@
-/* warc.c: the WARC writer: records as gzip members, rotation, the CDXJ index, the
- * table of payloads for revisits. warc_read.c reads them back; warc.h says what each
- * promises. */
-#include "warc.h"
-#include "warc_err.h"
+/* warc.c: the WARC writer: its two threads and the jobs between them, its files
+ * (names, rotation, `.open` until closed), records put together and written whole or
+ * cut back, the table of payloads for revisits. A record's text, its gzip member, the
+ * CDXJ index and the digests have files of their own (warc_internal.h); warc_read.c
+ * reads records back; warc.h says what each promises. */
+#include "warc_internal.h"
 
 #include "buf.h"
 #include "jobq.h"
-#include "json.h"
-#include "digest_sha1_ni.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <isa-l/crc.h>
-#include <isa-l/igzip_lib.h>
-#include <libdeflate.h>
 
 #include <openssl/evp.h>
 
-#define SHA1_LEN 20
-#define SHA1_BASE32_LEN 32 /* 160 bits in 5-bit groups, no padding needed */
 #define SERIAL_MAX 99999
 /* Records queued for the writer's thread, at most (a larger one goes alone): a write
  * waits for room past it. A few hundred pages of a crawl. */
@@ -54,12 +44,6 @@ struct seen_payload {
  * writer's thread (jobq.h) does the rest: digests, the records, their compression,
  * the file, rotation, the index and the table of payloads. Between them pass only
  * the jobs (through the queue) and a failure (under mu). */
-/* Random bytes for record IDs, drawn from getrandom a few hundred at a time. */
-struct random {
-    unsigned char b[256];
-    size_t left;
-};
-
 struct warc {
     char *prefix; /* PREFIX of PREFIX-NNNNN.warc.gz; or the one file's name */
     int single;   /* target named one file: no serial numbers, no rotation */
@@ -73,20 +57,17 @@ struct warc {
     unsigned long long size;
     int records; /* written to this file besides its warcinfo */
     char warcinfo_id[WARC_ID_SIZE];
-    int broken; /* a failed write could not be cut back off: no more writes */
-    struct libdeflate_compressor *deflater; /* levels 2 to 9; or NULL and: */
-    unsigned char *isal_buf;                /* level 1, ISA-L's (ISAL_DEF_LVL1_DEFAULT) */
-    struct codes *codes;                    /* with isal_buf: Huffman codes, small and large */
-    EVP_MD *sha1;        /* fetched once: an implicit fetch per digest costs a lookup each */
-    EVP_MD_CTX *md;      /* reused for every digest of the writer's thread */
-    EVP_MD_CTX *main_md; /* and of the caller's thread (queue_exchange) */
-    struct buf out;      /* the records of one write, compressed */
-    struct buf head;     /* the caller's thread's: a head as fixed_head makes it */
-    struct buf rec;      /* one record before compression */
-    struct buf cdx;      /* this file's index lines */
-    size_t ncdx;
-    struct random ids;      /* the caller's thread's, for the records it queues */
-    struct random info_ids; /* the writer's thread's, for the warcinfo of each file */
+    int broken;             /* a failed write could not be cut back off: no more writes */
+    struct warc_gzip gzip;  /* the records' compressor */
+    EVP_MD *sha1;           /* fetched once: an implicit fetch per digest costs a lookup each */
+    EVP_MD_CTX *md;         /* reused for every digest of the writer's thread */
+    EVP_MD_CTX *main_md;    /* and of the caller's thread (warc_write_exchange_lent) */
+    struct buf out;         /* the records of one write, compressed */
+    struct buf head;        /* the caller's thread's: a head as warc_fixed_head makes it */
+    struct buf rec;         /* one record before compression */
+    struct warc_cdx cdx;    /* this file's index lines */
+    struct warc_random ids; /* the caller's thread's, for the records it queues */
+    struct warc_random info_ids; /* the writer's thread's, for the warcinfo of each file */
     struct seen_payload *seen;
     size_t nseen, seen_cap; /* seen_cap: a power of 2, or 0 */
     jobq_t *q;              /* NULL before the first file is made, and after close */
@@ -95,16 +76,6 @@ struct warc {
     warc_err_t failed;      /* the first failure of the writer's thread not yet reported */
     int nfailed;            /* writes that failed since the last report */
     struct buf fresh;       /* originals written, "digest\0uri\0date\0id\0" each */
-};
-
-/* The digests of an exchange's records, made by whichever thread has the time
- * (queue_exchange). block is the response's (head and payload): a revisit's, of the
- * head alone, is made when the writer's thread finds the payload seen before. */
-struct digests {
-    int done;
-    unsigned char payload_raw[SHA1_LEN];
-    char payload[WARC_DIGEST_SIZE], block[WARC_DIGEST_SIZE];
-    char req_block[WARC_DIGEST_SIZE], req_payload[WARC_DIGEST_SIZE];
 };
 
 /* A write call's records, for the writer's thread: what it was given, copied (an
@@ -117,7 +88,7 @@ struct job {
     char req_id[WARC_ID_SIZE]; /* the request's */
     warc_exchange_t ex;        /* metadata: url, date, and the fields as payload */
     const char *concurrent_to; /* metadata: NULL or a record ID */
-    struct digests dg;         /* an exchange's, when the caller's thread made them */
+    struct warc_digests dg;    /* an exchange's, when the caller's thread made them */
     warc_loan_t loan;          /* ex.payload's, when lent (release not NULL) */
     char data[];               /* the strings ex points to (but a lent payload) */
 };
@@ -129,105 +100,11 @@ static void free_job(struct job *j)
     free(j);
 }
 
-static int random_bytes(struct random *r, unsigned char *out, size_t n, warc_err_t *err)
-{
-    while (n) {
-        if (!r->left) {
-            ssize_t got = getrandom(r->b, sizeof(r->b), 0);
-            if (got <= 0) {
-                if (got < 0 && errno == EINTR) continue;
-                return set_err(err, WARC_E_IO, "no random bytes for record IDs: %s",
-                               strerror(errno));
-            }
-            r->left = (size_t)got;
-        }
-        size_t take = n < r->left ? n : r->left;
-        memcpy(out, r->b + r->left - take, take);
-        r->left -= take;
-        out += take;
-        n -= take;
-    }
-    return 0;
-}
-
-/* A random (version 4) UUID as a WARC-Record-ID, "<urn:uuid:...>": 47 characters. */
-static int new_id(struct random *r, char id[WARC_ID_SIZE], warc_err_t *err)
-{
-    static const char hex[] = "0123456789abcdef";
-    unsigned char u[16] = {0};
-    if (random_bytes(r, u, sizeof(u), err) < 0) return -1;
-    u[6] = (unsigned char)((u[6] & 0x0f) | 0x40);
-    u[8] = (unsigned char)((u[8] & 0x3f) | 0x80);
-    char *p = id;
-    memcpy(p, "<urn:uuid:", 10);
-    p += 10;
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10) *p++ = '-';
-        *p++ = hex[u[i] >> 4];
-        *p++ = hex[u[i] & 15];
-    }
-    *p++ = '>';
-    *p = '\0';
-    return 0;
-}
-
-/* WARC-Date, to the microsecond (WARC/1.1 allows a fraction): 28 bytes and a NUL. */
-static void format_date(double t, char out[32])
-{
-    if (!(t >= 0 && t < 253402300800.0)) t = 0; /* years 1970-9999 only */
-    time_t s = (time_t)t;
-    int us = (int)((t - (double)s) * 1e6);
-    if (us < 0 || us > 999999) us = 0;
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    char base[20];
-    if (strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm) != 19) base[0] = '\0';
-    snprintf(out, 32, "%.19s.%06dZ", base, us);
-}
-
 static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* RFC 4648 base32 (upper case) of a digest after "sha1:", as WARC tools write it: 20
- * bytes are 32 groups of 5 bits exactly, 5 bytes making 8 characters. */
-static void digest_text(const unsigned char d[SHA1_LEN], char out[WARC_DIGEST_SIZE])
-{
-    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-    memcpy(out, "sha1:", 5);
-    for (int g = 0; g < 4; g++) {
-        uint64_t v = 0;
-        for (int i = 0; i < 5; i++)
-            v = v << 8 | d[5 * g + i];
-        for (int i = 0; i < 8; i++)
-            out[5 + 8 * g + i] = alphabet[(v >> (35 - 5 * i)) & 31];
-    }
-    out[5 + SHA1_BASE32_LEN] = '\0';
-}
-
-/* SHA-1 of the pieces in turn, by libcrypto (which uses the CPU's SHA instructions where
- * it has them); md NULL: its default SHA-1. -1 when libcrypto failed. */
-static int sha1_pieces(EVP_MD_CTX *ctx, const EVP_MD *md, const char *const *piece,
-                       const size_t *len, int n, unsigned char d[SHA1_LEN])
-{
-    unsigned int dn = 0;
-    if (!EVP_DigestInit_ex(ctx, md ? md : EVP_sha1(), NULL)) return -1;
-    for (int i = 0; i < n; i++)
-        if (len[i] && !EVP_DigestUpdate(ctx, piece[i], len[i])) return -1;
-    return EVP_DigestFinal_ex(ctx, d, &dn) && dn == SHA1_LEN ? 0 : -1;
-}
-
-int warc_digest(const char *const *piece, const size_t *len, int n, char out[WARC_DIGEST_SIZE])
-{
-    unsigned char d[SHA1_LEN];
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    int rc = ctx ? sha1_pieces(ctx, NULL, piece, len, n, d) : -1;
-    EVP_MD_CTX_free(ctx);
-    if (rc == 0) digest_text(d, out);
-    return rc;
 }
 
 static int has_ctl(const char *s)
@@ -236,142 +113,6 @@ static int has_ctl(const char *s)
         if ((unsigned char)*s < 0x20 || *s == 0x7f) return 1;
     return 0;
 }
-
-static int put(struct buf *b, const char *s)
-{
-    return buf_append(b, s, strlen(s));
-}
-
-static int put_field(struct buf *b, const char *name, const char *value)
-{
-    return put(b, name) | put(b, ": ") | put(b, value) | put(b, "\r\n");
-}
-
-/* For a small record (a request, metadata, a redirect: under SMALL_RECORD bytes) most
- * of what ISA-L's level 1 costs is building its Huffman codes, which a record that
- * short barely repays; level 0 with codes made once from records like it is several
- * times faster for a few percent more bytes (level 0's built-in codes, made for other
- * text, lose much more: docs/benchmarks.md has the figures). So the first
- * SAMPLE small records of a writer go at level 1 and are counted; the rest at level 0,
- * with the codes of that count. Larger records likewise, with codes of their own: the
- * pages of a crawl are much alike, and level 0 with their codes takes about three
- * quarters of level 1's time for about 1% more bytes. Only records that level 1
- * shrinks by a quarter are counted for those codes: a body compressed already (gzip
- * as sent, an image) would teach them nothing, and level 0 stores what it cannot
- * shrink. */
-#define SMALL_RECORD 4096
-#define SAMPLE 32
-struct small_codes {
-    struct isal_huff_histogram counts;
-    int counted;                /* records counted so far */
-    struct isal_hufftables *ht; /* NULL until SAMPLE are counted */
-};
-struct codes {
-    struct small_codes small, large;
-};
-
-/* n bytes at p deflated by ISA-L into w->out: a gzip member whole (end 1), or its
- * header and blocks byte-aligned, not final, for more to follow (end 0). */
-static int isal_member(warc_t *w, char *p, size_t n, int end)
-{
-    size_t bound = n + n / 4096 + 1024; /* stored blocks at worst: 5 bytes a 64 KB */
-    if (buf_reserve(&w->out, bound) < 0) return -1;
-    struct small_codes *sc = n < SMALL_RECORD ? &w->codes->small : &w->codes->large;
-    struct isal_zstream z;
-    isal_deflate_stateless_init(&z);
-    if (sc->ht) {
-        z.level = 0;
-        z.hufftables = sc->ht;
-    } else {
-        z.level = 1;
-        z.level_buf = w->isal_buf;
-        z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
-    }
-    z.gzip_flag = IGZIP_GZIP;
-    z.end_of_stream = (uint16_t)end;
-    z.flush = end ? NO_FLUSH : FULL_FLUSH;
-    z.next_in = (uint8_t *)p; /* only read, but ISA-L's field is not const */
-    z.avail_in = (uint32_t)n;
-    z.next_out = (unsigned char *)w->out.p + w->out.n;
-    z.avail_out = (uint32_t)bound;
-    if (isal_deflate_stateless(&z) != COMP_OK) return -1;
-    w->out.n += z.total_out;
-    if (!sc->ht && sc->counted < SAMPLE && (n < SMALL_RECORD || z.total_out * 4 < n * 3)) {
-        isal_update_histogram((uint8_t *)p, (int)n, &sc->counts);
-        /* Codes for every symbol, not just those counted; failing that, level 1 stays. */
-        if (++sc->counted == SAMPLE && (sc->ht = malloc(sizeof(*sc->ht))) &&
-            isal_create_hufftables(sc->ht, &sc->counts) != 0) {
-            free(sc->ht);
-            sc->ht = NULL;
-        }
-    }
-    return 0;
-}
-
-/* n bytes at p as one gzip member, appended to w->out; -1 when out of memory. Level 1
- * is ISA-L's igzip (faster than libdeflate's level 1, for a few percent more bytes),
- * the other levels libdeflate's. */
-static int gzip_member(warc_t *w, char *p, size_t n)
-{
-    if (!w->deflater) return isal_member(w, p, n, 1);
-    size_t bound = libdeflate_gzip_compress_bound(w->deflater, n);
-    if (buf_reserve(&w->out, bound) < 0) return -1;
-    size_t k = libdeflate_gzip_compress(w->deflater, p, n, (char *)w->out.p + w->out.n, bound);
-    if (!k) return -1; /* cannot happen with the bound's room */
-    w->out.n += k;
-    return 0;
-}
-
-static void put_le(unsigned char *p, uint32_t v, int bytes)
-{
-    for (int i = 0; i < bytes; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-/* A gzip member of the n bytes at p, deflated (ISA-L), then the pieces given as they
- * are, in stored blocks: a payload compressed already (sent gzipped, an image) gains
- * nothing from deflate but costs it as much as text does. -1 when out of memory. */
-static int gzip_member_stored(warc_t *w, char *p, size_t n, const char *const *piece,
-                              const size_t *len, int npieces)
-{
-    size_t total = 0;
-    for (int i = 0; i < npieces; i++)
-        total += len[i];
-    const size_t block = 65535; /* a stored block's most */
-    size_t nblocks = total ? (total + block - 1) / block : 1;
-    if (isal_member(w, p, n, 0) < 0 || buf_reserve(&w->out, total + 5 * nblocks + 8) < 0) return -1;
-    uint32_t crc = crc32_gzip_refl(0, (const unsigned char *)p, n);
-    unsigned char *out = (unsigned char *)w->out.p + w->out.n;
-    int i = 0;
-    size_t at = 0; /* in piece[i] */
-    for (size_t b = 0; b < nblocks; b++) {
-        size_t k = total - b * block < block ? total - b * block : block;
-        out[0] = b + 1 == nblocks; /* BFINAL; BTYPE 00, stored */
-        put_le(out + 1, (uint32_t)k, 2);
-        put_le(out + 3, (uint32_t)~k & 0xffff, 2);
-        out += 5;
-        while (k) {
-            size_t m = len[i] - at < k ? len[i] - at : k;
-            memcpy(out, piece[i] + at, m);
-            crc = crc32_gzip_refl(crc, out, m);
-            out += m;
-            k -= m;
-            at += m;
-            if (at == len[i]) i++, at = 0;
-        }
-    }
-    put_le(out, crc, 4);
-    put_le(out + 4, (uint32_t)(n + total), 4); /* ISIZE: the length mod 2^32 */
-    w->out.n = (size_t)(out + 8 - (unsigned char *)w->out.p);
-    return 0;
-}
-
-/* The fields of a record's header block. */
-typedef struct record {
-    const char *type, *id, *date, *uri, *ip, *concurrent_to, *content_type;
-    const char *block_digest, *payload_digest, *truncated;
-    const char *profile, *refers_uri, *refers_date, *refers_id, *filename;
-} record_t;
 
 /* The gzip member (or plain bytes) of a record whose block is the n pieces given,
  * appended to w->out. Pieces from raw_from on are stored, not deflated, where the
@@ -383,29 +124,8 @@ static int add_record(warc_t *w, const record_t *r, const char *const *piece, co
     size_t total = 0;
     for (int i = 0; i < n; i++)
         total += len[i];
-    char clen[24];
-    snprintf(clen, sizeof(clen), "%zu", total);
-    b->n = 0;
-    int bad = put(b, "WARC/1.1\r\n") | put_field(b, "WARC-Type", r->type) |
-              put_field(b, "WARC-Record-ID", r->id) | put_field(b, "WARC-Date", r->date);
-    if (r->filename) bad |= put_field(b, "WARC-Filename", r->filename);
-    if (r->uri) bad |= put_field(b, "WARC-Target-URI", r->uri);
-    if (r->ip && *r->ip) bad |= put_field(b, "WARC-IP-Address", r->ip);
-    if (r->concurrent_to) bad |= put_field(b, "WARC-Concurrent-To", r->concurrent_to);
-    if (*w->warcinfo_id && strcmp(r->type, "warcinfo") != 0)
-        bad |= put_field(b, "WARC-Warcinfo-ID", w->warcinfo_id);
-    if (r->profile) {
-        bad |= put_field(b, "WARC-Profile", r->profile) |
-               put_field(b, "WARC-Refers-To-Target-URI", r->refers_uri) |
-               put_field(b, "WARC-Refers-To-Date", r->refers_date) |
-               put_field(b, "WARC-Refers-To", r->refers_id);
-    }
-    if (r->block_digest) bad |= put_field(b, "WARC-Block-Digest", r->block_digest);
-    if (r->payload_digest) bad |= put_field(b, "WARC-Payload-Digest", r->payload_digest);
-    if (r->truncated) bad |= put_field(b, "WARC-Truncated", r->truncated);
-    bad |= put_field(b, "Content-Type", r->content_type) | put_field(b, "Content-Length", clen) |
-           put(b, "\r\n");
-    if (w->gz && !w->deflater && raw_from < n && n - raw_from <= 3) {
+    int bad = warc_record_head(b, r, w->warcinfo_id, total);
+    if (w->gz && !w->gzip.deflater && raw_from < n && n - raw_from <= 3) {
         const char *raw[4];
         size_t raw_len[4];
         int k = 0;
@@ -417,7 +137,7 @@ static int add_record(warc_t *w, const record_t *r, const char *const *piece, co
         }
         raw[k] = "\r\n\r\n";
         raw_len[k++] = 4;
-        return bad ? -1 : gzip_member_stored(w, b->p, b->n, raw, raw_len, k);
+        return bad ? -1 : warc_gzip_member_stored(&w->gzip, &w->out, b->p, b->n, raw, raw_len, k);
     }
     /* The block and the two CR LF that end a record, after the header block: the whole
      * record in one buffer, compressed in one call. */
@@ -425,7 +145,8 @@ static int add_record(warc_t *w, const record_t *r, const char *const *piece, co
         bad |= buf_append(b, piece[i], len[i]);
     bad |= buf_append(b, "\r\n\r\n", 4);
     if (bad) return -1;
-    return w->gz ? gzip_member(w, b->p, b->n) : buf_append(&w->out, b->p, b->n);
+    return w->gz ? warc_gzip_member(&w->gzip, &w->out, b->p, b->n)
+                 : buf_append(&w->out, b->p, b->n);
 }
 
 /* A record is held whole in memory and compressed in one call: a message past 2 GB is
@@ -458,14 +179,6 @@ static int flush_out(warc_t *w, warc_err_t *err)
         return set_err(err, WARC_E_IO, "writing %s.open: %s", w->path, strerror(e));
     }
     return 0;
-}
-
-static char *cat(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 1;
-    char *s = malloc(n);
-    if (s) snprintf(s, n, "%s%s", a, b);
-    return s;
 }
 
 static int exists(const char *path)
@@ -514,46 +227,11 @@ static int names_taken(warc_t *w, int *err_oom)
     return taken;
 }
 
-/* One digest as text (and raw, when not NULL), with ctx; -1 when libcrypto failed. */
-static int digest_with(EVP_MD_CTX *ctx, const EVP_MD *md, const char *const *piece,
-                       const size_t *len, int n, char out[WARC_DIGEST_SIZE],
-                       unsigned char raw[SHA1_LEN])
-{
-    unsigned char d[SHA1_LEN];
-    if (sha1_ni_available()) {
-        sha1_ni(&(sha1_msg_t){piece, len, n}, d, NULL, NULL);
-    } else if (sha1_pieces(ctx, md, piece, len, n, d) < 0) {
-        return -1;
-    }
-    digest_text(d, out);
-    if (raw) memcpy(raw, d, SHA1_LEN);
-    return 0;
-}
-
-/* Two digests as digest_with makes them (b's not raw): side by side where the CPU has
- * the instructions (digest_sha1_ni.h), in about the time of one. */
-static int digest_two(EVP_MD_CTX *ctx, const EVP_MD *md, const char *const *pa, const size_t *la,
-                      int na, char out_a[WARC_DIGEST_SIZE], unsigned char raw_a[SHA1_LEN],
-                      const char *const *pb, const size_t *lb, int nb, char out_b[WARC_DIGEST_SIZE])
-{
-    if (!sha1_ni_available())
-        return digest_with(ctx, md, pa, la, na, out_a, raw_a) < 0 ||
-                       digest_with(ctx, md, pb, lb, nb, out_b, NULL) < 0
-                   ? -1
-                   : 0;
-    unsigned char da[SHA1_LEN], db[SHA1_LEN];
-    sha1_ni(&(sha1_msg_t){pa, la, na}, da, &(sha1_msg_t){pb, lb, nb}, db);
-    digest_text(da, out_a);
-    if (raw_a) memcpy(raw_a, da, SHA1_LEN);
-    digest_text(db, out_b);
-    return 0;
-}
-
 /* The digest of the pieces in turn, as text and (raw not NULL) raw. */
 static int sha1_of(warc_t *w, const char *const *piece, const size_t *len, int n,
                    char out[WARC_DIGEST_SIZE], unsigned char raw[SHA1_LEN], warc_err_t *err)
 {
-    if (digest_with(w->md, w->sha1, piece, len, n, out, raw) < 0)
+    if (warc_digest_with(w->md, w->sha1, piece, len, n, out, raw) < 0)
         return set_err(err, WARC_E_MEMORY, "SHA-1 failed (libcrypto)");
     return 0;
 }
@@ -574,11 +252,12 @@ static int write_warcinfo(warc_t *w, warc_err_t *err)
     char id[WARC_ID_SIZE], date[32], digest[WARC_DIGEST_SIZE];
     const char *piece = info.p;
     size_t len = info.n;
-    if (new_id(&w->info_ids, id, err) < 0 || sha1_of(w, &piece, &len, 1, digest, NULL, err) < 0) {
+    if (warc_new_id(&w->info_ids, id, err) < 0 ||
+        sha1_of(w, &piece, &len, 1, digest, NULL, err) < 0) {
         buf_free(&info);
         return -1;
     }
-    format_date(now(), date);
+    warc_format_date(now(), date);
     record_t r = {.type = "warcinfo",
                   .id = id,
                   .date = date,
@@ -619,61 +298,9 @@ static int open_file(warc_t *w, warc_err_t *err)
         return set_err(err, WARC_E_IO, "cannot create %s.open: %s", w->path, strerror(e));
     w->size = 0;
     w->records = 0;
+    w->cdx.lines.n = 0;
     w->cdx.n = 0;
-    w->ncdx = 0;
     return write_warcinfo(w, err);
-}
-
-struct line {
-    const char *p;
-    size_t n;
-};
-
-static int line_cmp(const void *a, const void *b)
-{
-    const struct line *x = a, *y = b;
-    int c = memcmp(x->p, y->p, x->n < y->n ? x->n : y->n);
-    return c ? c : (x->n > y->n) - (x->n < y->n);
-}
-
-/* The index, sorted (replay tools search it by key), written beside the file. */
-static int write_cdx(warc_t *w, warc_err_t *err)
-{
-    struct line *lines = calloc(w->ncdx ? w->ncdx : 1, sizeof(*lines));
-    if (!lines) return oom(err);
-    size_t k = 0;
-    for (size_t off = 0; off < w->cdx.n && k < w->ncdx;) {
-        const char *nl = memchr(w->cdx.p + off, '\n', w->cdx.n - off);
-        size_t n = nl ? (size_t)(nl - (w->cdx.p + off)) + 1 : w->cdx.n - off;
-        lines[k].p = w->cdx.p + off;
-        lines[k++].n = n;
-        off += n;
-    }
-    qsort(lines, k, sizeof(*lines), line_cmp);
-    char *tmp = cat(w->cdx_path, ".open");
-    if (!tmp) {
-        free(lines);
-        return oom(err);
-    }
-    int rc = 0;
-    FILE *f = fopen(tmp, "we");
-    if (!f) {
-        rc = set_err(err, WARC_E_IO, "cannot create %s: %s", tmp, strerror(errno));
-        goto out;
-    }
-    for (size_t i = 0; i < k; i++)
-        fwrite(lines[i].p, 1, lines[i].n, f);
-    if (ferror(f) | fclose(f)) {
-        rc = set_err(err, WARC_E_IO, "writing %s: %s", tmp, strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    if (rename(tmp, w->cdx_path) < 0)
-        rc = set_err(err, WARC_E_IO, "renaming %s: %s", tmp, strerror(errno));
-out:
-    free(tmp);
-    free(lines);
-    return rc;
 }
 
 /* Close the file being written and give it (and its index) the final name. */
@@ -690,7 +317,7 @@ static int close_file(warc_t *w, warc_err_t *err)
     e = errno;
     free(open_path);
     if (rc < 0) return set_err(err, WARC_E_IO, "renaming %s.open: %s", w->path, strerror(e));
-    return w->opts.cdx ? write_cdx(w, err) : 0;
+    return w->opts.cdx ? warc_cdx_write(&w->cdx, w->cdx_path, err) : 0;
 }
 
 /* Before a write: rotate at max_size, and refuse after an uncut failure. */
@@ -764,286 +391,21 @@ static void list_original(warc_t *w, const char *digest, const char *uri, const 
     pthread_mutex_unlock(&w->mu);
 }
 
-/* The SHA-1 of a digest as digest_text writes it; -1 when text is not of that form. */
-static int digest_raw(const char *text, unsigned char d[SHA1_LEN])
-{
-    if (strncmp(text, "sha1:", 5) != 0 || strlen(text) != 5 + SHA1_BASE32_LEN) return -1;
-    for (int g = 0; g < 4; g++) {
-        uint64_t v = 0;
-        for (int i = 0; i < 8; i++) {
-            char c = text[5 + 8 * g + i];
-            int x = c >= 'A' && c <= 'Z' ? c - 'A' : c >= '2' && c <= '7' ? c - '2' + 26 : -1;
-            if (x < 0) return -1;
-            v = v << 5 | (uint64_t)x;
-        }
-        for (int i = 0; i < 5; i++)
-            d[5 * g + i] = (unsigned char)(v >> (32 - 8 * i));
-    }
-    return 0;
-}
-
-/* ---- response heads ---- */
-
-static int ieq(const char *a, size_t n, const char *b)
-{
-    return strlen(b) == n && strncasecmp(a, b, n) == 0;
-}
-
-static void trim(const char **s, size_t *n)
-{
-    while (*n && ((*s)[0] == ' ' || (*s)[0] == '\t'))
-        (*s)++, (*n)--;
-    while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t' || (*s)[*n - 1] == '\r' ||
-                  (*s)[*n - 1] == '\n'))
-        (*n)--;
-}
-
-/* The head as the record keeps it: curl removed the chunked framing from the body, so
- * "chunked" goes from Transfer-Encoding (the header goes when nothing is left), or a
- * reader would look for chunks. Appended to out. */
-static int fixed_head(const char *head, size_t len, struct buf *out)
-{
-    out->n = 0;
-    for (size_t off = 0; off < len;) {
-        const char *line = head + off, *nl = memchr(line, '\n', len - off);
-        size_t n = nl ? (size_t)(nl - line) + 1 : len - off;
-        off += n;
-        const char *colon = memchr(line, ':', n);
-        if (!colon || !ieq(line, (size_t)(colon - line), "Transfer-Encoding")) {
-            if (buf_append(out, line, n) < 0) return -1;
-            continue;
-        }
-        /* Keep the other codings of the list, in order. */
-        struct buf kept = {0};
-        const char *v = colon + 1, *end = line + n;
-        while (v < end) {
-            const char *comma = memchr(v, ',', (size_t)(end - v));
-            const char *tok = v;
-            size_t tn = comma ? (size_t)(comma - v) : (size_t)(end - v);
-            v = comma ? comma + 1 : end;
-            trim(&tok, &tn);
-            if (!tn || ieq(tok, tn, "chunked")) continue;
-            if ((kept.n && buf_append(&kept, ", ", 2) < 0) || buf_append(&kept, tok, tn) < 0) {
-                buf_free(&kept);
-                return -1;
-            }
-        }
-        int bad = kept.n && (buf_append(out, line, (size_t)(colon - line)) < 0 ||
-                             buf_append(out, ": ", 2) < 0 || buf_append(out, kept.p, kept.n) < 0 ||
-                             buf_append(out, "\r\n", 2) < 0);
-        buf_free(&kept);
-        if (bad) return -1;
-    }
-    if (!out->p && buf_append(out, "", 0) < 0) return -1;
-    return 0;
-}
-
-/* What the writer needs to know of a response's head. */
-struct head_facts {
-    int status;
-    char mime[128]; /* Content-Type up to ';', trimmed */
-    int packed;     /* the payload is compressed already: a Content-Encoding, or its type's */
-};
-
-/* Whether a MIME type's bodies are compressed in their own format. */
-static int packed_type(const char *mime)
-{
-    static const char *const packed[] = {"image/jpeg",          "image/png",
-                                         "image/gif",           "image/webp",
-                                         "image/avif",          "font/woff",
-                                         "font/woff2",          "application/zip",
-                                         "application/gzip",    "application/x-gzip",
-                                         "application/zstd",    "application/x-xz",
-                                         "application/x-bzip2", "application/x-7z-compressed"};
-    if (!strncasecmp(mime, "video/", 6) || !strncasecmp(mime, "audio/", 6)) return 1;
-    for (size_t i = 0; i < sizeof(packed) / sizeof(packed[0]); i++)
-        if (!strcasecmp(mime, packed[i])) return 1;
-    return 0;
-}
-
-/* The facts of a head: its status line's code, its Content-Type and Content-Encoding. */
-static void head_facts(const char *head, size_t len, struct head_facts *f)
-{
-    f->status = 0;
-    f->mime[0] = '\0';
-    f->packed = 0;
-    const char *sp = memchr(head, ' ', len);
-    if (sp) f->status = atoi(sp + 1);
-    for (size_t off = 0; off < len;) {
-        const char *line = head + off, *nl = memchr(line, '\n', len - off);
-        size_t n = nl ? (size_t)(nl - line) + 1 : len - off;
-        off += n;
-        const char *colon = memchr(line, ':', n);
-        if (!colon) continue;
-        size_t name_len = (size_t)(colon - line);
-        const char *v = colon + 1;
-        size_t vn = (size_t)(line + n - v);
-        if (ieq(line, name_len, "Content-Encoding")) {
-            trim(&v, &vn);
-            f->packed |= vn && !ieq(v, vn, "identity");
-        } else if (ieq(line, name_len, "Content-Type") && !f->mime[0]) {
-            const char *semi = memchr(v, ';', vn);
-            if (semi) vn = (size_t)(semi - v);
-            trim(&v, &vn);
-            if (vn >= sizeof(f->mime)) vn = sizeof(f->mime) - 1;
-            memcpy(f->mime, v, vn);
-            f->mime[vn] = '\0';
-        }
-    }
-    f->packed |= packed_type(f->mime);
-}
-
-/* ---- CDXJ ---- */
-
-/* The SURT form of a URL as warcio and pywb key it: lower case, no scheme, "www."
- * (and www2. ...) dropped, host labels reversed and joined by commas, the port when
- * not the scheme's, ")" and the path, query arguments sorted. */
-static int surt(const char *url, struct buf *out)
-{
-    struct buf low = {0};
-    if (buf_append(&low, url, strlen(url)) < 0) return -1;
-    for (size_t i = 0; i < low.n; i++)
-        if (low.p[i] >= 'A' && low.p[i] <= 'Z') low.p[i] = (char)(low.p[i] + 32);
-    char *u = low.p;
-    int https = strncmp(u, "https://", 8) == 0;
-    if (!https && strncmp(u, "http://", 7) != 0) {
-        int rc = buf_append(out, url, strlen(url));
-        buf_free(&low);
-        return rc;
-    }
-    char *p = u + (https ? 8 : 7);
-    char *frag = strchr(p, '#');
-    if (frag) *frag = '\0';
-    size_t auth_len = strcspn(p, "/?");
-    char *at = memchr(p, '@', auth_len);
-    if (at) {
-        auth_len -= (size_t)(at + 1 - p);
-        p = at + 1;
-    }
-    char *rest = p + auth_len;
-    char *host = p, *port = NULL;
-    size_t host_len = auth_len;
-    char *colon = host[0] == '[' ? NULL : memchr(host, ':', auth_len);
-    if (colon) {
-        host_len = (size_t)(colon - host);
-        port = colon + 1;
-    }
-    if (host_len > 3 && strncmp(host, "www", 3) == 0) {
-        size_t k = 3;
-        while (k < host_len && host[k] >= '0' && host[k] <= '9')
-            k++;
-        if (k < host_len && host[k] == '.') {
-            host += k + 1;
-            host_len -= k + 1;
-        }
-    }
-    int bad = 0;
-    for (size_t end = host_len; end > 0;) {
-        size_t start = end;
-        while (start > 0 && host[start - 1] != '.')
-            start--;
-        bad |= buf_append(out, host + start, end - start);
-        if (start > 0) bad |= buf_append(out, ",", 1);
-        end = start ? start - 1 : 0;
-    }
-    size_t port_len = port ? (size_t)(rest - port) : 0;
-    if (port_len && !(port_len == 2 && !https && memcmp(port, "80", 2) == 0) &&
-        !(port_len == 3 && https && memcmp(port, "443", 3) == 0))
-        bad |= buf_append(out, ":", 1) | buf_append(out, port, port_len);
-    bad |= buf_append(out, ")", 1);
-    char *query = strchr(rest, '?');
-    size_t path_len = query ? (size_t)(query - rest) : strlen(rest);
-    bad |= path_len ? buf_append(out, rest, path_len) : buf_append(out, "/", 1);
-    if (query && query[1]) {
-        struct line args[256];
-        size_t na = 0;
-        for (char *a = query + 1; na < 256;) {
-            size_t n = strcspn(a, "&");
-            args[na].p = a;
-            args[na++].n = n;
-            if (!a[n]) break;
-            a += n + 1;
-        }
-        qsort(args, na, sizeof(*args), line_cmp);
-        bad |= buf_append(out, "?", 1);
-        for (size_t i = 0; i < na; i++)
-            bad |= (i ? buf_append(out, "&", 1) : 0) | buf_append(out, args[i].p, args[i].n);
-    }
-    buf_free(&low);
-    return bad ? -1 : 0;
-}
-
-static int put_json_field(struct buf *b, const char *name, const char *value, int first)
-{
-    return (first ? 0 : buf_append(b, ", ", 2)) | json_put_string(b, name, strlen(name)) |
-           buf_append(b, ": ", 2) | json_put_string(b, value, strlen(value));
-}
-
-/* The index line of a response or revisit record at offset, length bytes long. */
-static int add_cdx(warc_t *w, const char *url, double date, const char *mime, int status,
-                   const char *digest, unsigned long long offset, unsigned long long length)
-{
-    struct buf *b = &w->cdx;
-    size_t mark = b->n;
-    char ts[16], num[3][24];
-    time_t s = (time_t)date;
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    strftime(ts, sizeof(ts), "%Y%m%d%H%M%S", &tm);
-    snprintf(num[0], sizeof(num[0]), "%d", status);
-    snprintf(num[1], sizeof(num[1]), "%llu", length);
-    snprintf(num[2], sizeof(num[2]), "%llu", offset);
-    int bad = surt(url, b) | buf_append(b, " ", 1) | put(b, ts) | buf_append(b, " {", 2) |
-              put_json_field(b, "url", url, 1) | put_json_field(b, "mime", mime, 0) |
-              (status ? put_json_field(b, "status", num[0], 0) : 0) |
-              put_json_field(b, "digest", digest + 5, 0) | put_json_field(b, "length", num[1], 0) |
-              put_json_field(b, "offset", num[2], 0) |
-              put_json_field(b, "filename", base_name(w->path), 0) | buf_append(b, "}\n", 2);
-    if (bad) {
-        b->n = mark;
-        return -1;
-    }
-    w->ncdx++;
-    return 0;
-}
-
 /* ---- records ---- */
-
-/* The digests of ex's records (its head fixed already) into d, with ctx. */
-static int digest_exchange(EVP_MD_CTX *ctx, const EVP_MD *md, const warc_exchange_t *ex,
-                           struct digests *d)
-{
-    const char *pieces[2] = {ex->head, ex->payload};
-    size_t lens[2] = {ex->head_len, ex->payload_len};
-    if (digest_two(ctx, md, pieces + 1, lens + 1, 1, d->payload, d->payload_raw, pieces, lens, 2,
-                   d->block) < 0)
-        return -1;
-    if (ex->request_len) {
-        const char *req = ex->request, *end = memmem(req, ex->request_len, "\r\n\r\n", 4);
-        size_t body_off = end ? (size_t)(end + 4 - req) : ex->request_len;
-        const char *body = req + body_off;
-        size_t body_len = ex->request_len - body_off;
-        if (digest_two(ctx, md, &req, &ex->request_len, 1, d->req_block, NULL, &body, &body_len, 1,
-                       d->req_payload) < 0)
-            return -1;
-    }
-    d->done = 1;
-    return 0;
-}
 
 /* The records of an exchange (on the writer's thread). */
 static int write_exchange(warc_t *w, struct job *j, warc_err_t *err)
 {
     const warc_exchange_t *ex = &j->ex;
-    struct digests *d = &j->dg;
+    struct warc_digests *d = &j->dg;
     const char *resp_id = j->id, *req_id = j->req_id;
     if (ready(w, err) < 0) return -1;
-    if (!d->done && digest_exchange(w->md, w->sha1, ex, d) < 0)
+    if (!d->done && warc_digest_exchange(w->md, w->sha1, ex, d) < 0)
         return set_err(err, WARC_E_MEMORY, "SHA-1 failed (libcrypto)");
     char date[32];
-    format_date(ex->date, date);
-    struct head_facts facts;
-    head_facts(ex->head, ex->head_len, &facts);
+    warc_format_date(ex->date, date);
+    struct warc_head_facts facts;
+    warc_head_facts(ex->head, ex->head_len, &facts);
     int status = facts.status;
     const char *mime = facts.mime;
     /* A revisit for a 2xx payload seen before (a redirect's or an error page's short
@@ -1093,8 +455,9 @@ static int write_exchange(warc_t *w, struct job *j, warc_err_t *err)
     w->size += w->out.n;
     w->records++;
     if (w->opts.cdx)
-        add_cdx(w, ex->url, ex->date, ref ? "warc/revisit" : (*mime ? mime : "unk"), status,
-                d->payload, offset, resp_len);
+        warc_cdx_add(&w->cdx, base_name(w->path), ex->url, ex->date,
+                     ref ? "warc/revisit" : (*mime ? mime : "unk"), status, d->payload, offset,
+                     resp_len);
     if (dedupe && !ref) {
         seen_add(w, d->payload_raw, ex->url, date, resp_id);
         if (w->track) list_original(w, d->payload, ex->url, date, resp_id);
@@ -1110,7 +473,7 @@ static int write_metadata(warc_t *w, const struct job *j, warc_err_t *err)
     if (ready(w, err) < 0) return -1;
     char when[32], digest[WARC_DIGEST_SIZE];
     if (sha1_of(w, &fields, &len, 1, digest, NULL, err) < 0) return -1;
-    format_date(j->ex.date, when);
+    warc_format_date(j->ex.date, when);
     record_t r = {.type = "metadata",
                   .id = j->id,
                   .date = when,
@@ -1193,7 +556,7 @@ static struct job *new_job(warc_t *w, const size_t *len, int n, warc_err_t *err)
     }
     memset(j, 0, sizeof(*j));
     j->q.size = size;
-    if (new_id(&w->ids, j->id, err) < 0) {
+    if (warc_new_id(&w->ids, j->id, err) < 0) {
         free(j);
         return NULL;
     }
@@ -1238,7 +601,7 @@ int warc_write_exchange_lent(warc_t *w, const warc_exchange_t *ex, const warc_lo
         return refuse_loan(loan);
     }
     struct buf *head = &w->head;
-    if (fixed_head(ex->head ? ex->head : "", ex->head_len, head) < 0) {
+    if (warc_fixed_head(ex->head ? ex->head : "", ex->head_len, head) < 0) {
         oom(err);
         return refuse_loan(loan);
     }
@@ -1247,7 +610,7 @@ int warc_write_exchange_lent(warc_t *w, const warc_exchange_t *ex, const warc_lo
     size_t len[5] = {strlen(ex->url), strlen(ip), ex->request_len, head->n,
                      lent ? 0 : ex->payload_len};
     struct job *j = new_job(w, len, 5, err);
-    if (!j || new_id(&w->ids, j->req_id, err) < 0) {
+    if (!j || warc_new_id(&w->ids, j->req_id, err) < 0) {
         free(j);
         return refuse_loan(loan);
     }
@@ -1268,7 +631,7 @@ int warc_write_exchange_lent(warc_t *w, const warc_exchange_t *ex, const warc_lo
     /* Digests are a good part of the writer's thread's work: when that thread is
      * behind (a quarter of the queue's bound waiting), this one makes them. */
     if (jobq_backlog(w->q) >= QUEUE_BYTES / 4 &&
-        digest_exchange(w->main_md, w->sha1, &j->ex, &j->dg) < 0)
+        warc_digest_exchange(w->main_md, w->sha1, &j->ex, &j->dg) < 0)
         j->dg.done = 0; /* the writer's thread tries again, and says so */
     return queue_job(w, j, id_out, err);
 }
@@ -1296,7 +659,7 @@ int warc_remember(warc_t *w, const char *digest, const char *uri, const char *da
                   warc_err_t *err)
 {
     unsigned char raw[SHA1_LEN];
-    if (digest_raw(digest, raw) < 0)
+    if (warc_digest_raw(digest, raw) < 0)
         return set_err(err, WARC_E_USAGE, "not a WARC payload digest (sha1:BASE32): %s", digest);
     if (strlen(id) >= WARC_ID_SIZE || has_ctl(id) || has_ctl(uri) || has_ctl(date))
         return set_err(err, WARC_E_USAGE, "a record ID, URI or date with control characters");
@@ -1368,17 +731,11 @@ warc_t *warc_open(const char *target, const warc_opts_t *opts, warc_err_t *err)
         goto fail;
     }
     int level = w->opts.level ? w->opts.level : WARC_DEFAULT_LEVEL;
-    if (level == 1) {
-        w->isal_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
-        w->codes = calloc(1, sizeof(*w->codes));
-    } else {
-        w->deflater = libdeflate_alloc_compressor(level);
-    }
+    int gz_ready = warc_gzip_init(&w->gzip, level) == 0;
     w->sha1 = EVP_MD_fetch(NULL, "SHA1", NULL);
     w->md = EVP_MD_CTX_new();
     w->main_md = EVP_MD_CTX_new();
-    if (!(w->deflater || (w->isal_buf && w->codes)) || !w->sha1 || !w->md || !w->main_md)
-        goto no_memory;
+    if (!gz_ready || !w->sha1 || !w->md || !w->main_md) goto no_memory;
     if (open_file(w, err) < 0) goto fail;
     if (!(w->q = jobq_new(run_job, w, QUEUE_BYTES))) {
         set_err(err, WARC_E_MEMORY, "cannot start the WARC writer's thread");
@@ -1420,13 +777,7 @@ int warc_close(warc_t *w, warc_err_t *err)
     int rc = take_failure(w, err);
     if (close_file(w, rc < 0 ? &later : err) < 0) rc = -1;
     pthread_mutex_destroy(&w->mu);
-    if (w->deflater) libdeflate_free_compressor(w->deflater);
-    free(w->isal_buf);
-    if (w->codes) {
-        free(w->codes->small.ht);
-        free(w->codes->large.ht);
-    }
-    free(w->codes);
+    warc_gzip_free(&w->gzip);
     EVP_MD_CTX_free(w->md);
     EVP_MD_CTX_free(w->main_md);
     EVP_MD_free(w->sha1);
@@ -1436,7 +787,7 @@ int warc_close(warc_t *w, warc_err_t *err)
     buf_free(&w->out);
     buf_free(&w->head);
     buf_free(&w->rec);
-    buf_free(&w->cdx);
+    buf_free(&w->cdx.lines);
     buf_free(&w->fresh);
     free(w->prefix);
     free(w->software);

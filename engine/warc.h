@@ -22,25 +22,10 @@
 
 #include <stddef.h>
 
+#include "warc_err.h"
+
 typedef struct warc warc_t;
 typedef struct warc_reader warc_reader_t;
-
-enum warc_kind {
-    WARC_OK = 0,
-    WARC_E_IO,        /* a file could not be opened, written, renamed or read (errno's message) */
-    WARC_E_MEMORY,    /* out of memory */
-    WARC_E_FORMAT,    /* the data is not WARC (or not gzip where it says it is) */
-    WARC_E_TRUNCATED, /* the data ends inside a record: a writer killed mid-write */
-    WARC_E_USAGE,     /* a value the caller should not have given (a URL with CR or LF...) */
-};
-
-typedef struct warc_err {
-    enum warc_kind kind;
-    char message[512];
-} warc_err_t;
-
-/* "io", "memory", "format", "truncated", "usage": err.kind in Lua. */
-const char *warc_kind_name(enum warc_kind kind);
 
 #define WARC_DEFAULT_MAX_SIZE 1000000000ull /* 1 GB, as Heritrix and wget's --warc-max-size */
 #define WARC_ID_SIZE 48                     /* "<urn:uuid:" 36 ">" and a NUL */

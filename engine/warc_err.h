@@ -1,30 +1,23 @@
-/* warc_err.h: how the writer (warc.c) and the reader (warc_read.c) fill a
- * warc_err_t. Internal to those two files. */
+/* warc_err.h: what a failed call of the WARC writer or reader says (warc.h includes
+ * it): a kind and a message. How the warc_*.c files fill one is in warc_internal.h. */
 #ifndef LUACRAWL_WARC_ERR_H
 #define LUACRAWL_WARC_ERR_H
 
-#include <stdarg.h>
-#include <stdio.h>
+enum warc_kind {
+    WARC_OK = 0,
+    WARC_E_IO,        /* a file could not be opened, written, renamed or read (errno's message) */
+    WARC_E_MEMORY,    /* out of memory */
+    WARC_E_FORMAT,    /* the data is not WARC (or not gzip where it says it is) */
+    WARC_E_TRUNCATED, /* the data ends inside a record: a writer killed mid-write */
+    WARC_E_USAGE,     /* a value the caller should not have given (a URL with CR or LF...) */
+};
 
-#include "warc.h"
+typedef struct warc_err {
+    enum warc_kind kind;
+    char message[512];
+} warc_err_t;
 
-/* Set err to kind and the formatted message; returns -1 for `return set_err(...)`. */
-static inline int set_err(warc_err_t *err, enum warc_kind kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static inline int set_err(warc_err_t *err, enum warc_kind kind, const char *fmt, ...)
-{
-    va_list ap;
-    err->kind = kind;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof(err->message), fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static inline int oom(warc_err_t *err)
-{
-    return set_err(err, WARC_E_MEMORY, "out of memory");
-}
+/* "io", "memory", "format", "truncated", "usage": err.kind in Lua. */
+const char *warc_kind_name(enum warc_kind kind);
 
 #endif

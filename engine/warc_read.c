@@ -1,9 +1,9 @@
 /* warc_read.c: WARC records read back from gzip members (one per record, or one
  * stream for the whole file) or plain text, one at a time; and the HTTP message in a
  * record's block (warc.h). */
-#include "warc.h"
-#include "warc_err.h"
+#include "warc_internal.h"
 
+#include "ascii.h"
 #include "buf.h"
 
 #include <errno.h>
@@ -16,15 +16,6 @@
 
 #define READ_CHUNK 65536
 #define MAX_HEAD (1u << 20) /* a record's WARC header block */
-
-static void trim(const char **s, size_t *n)
-{
-    while (*n && ((*s)[0] == ' ' || (*s)[0] == '\t'))
-        (*s)++, (*n)--;
-    while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t' || (*s)[*n - 1] == '\r' ||
-                  (*s)[*n - 1] == '\n'))
-        (*n)--;
-}
 
 /* Where a gzip member starts: in the decompressed stream and in the file. */
 struct member {
@@ -233,8 +224,8 @@ static int parse_fields(warc_reader_t *r, const char *p, const char *end, warc_e
         if (!colon || line[0] == ' ' || line[0] == '\t') continue; /* folded or stray: skipped */
         const char *name = line, *value = colon + 1;
         size_t nn = (size_t)(colon - line), vn = len - nn - 1;
-        trim(&name, &nn);
-        trim(&value, &vn);
+        ascii_trim_field(&name, &nn);
+        ascii_trim_field(&value, &vn);
         if (memchr(name, 0, nn) || memchr(value, 0, vn)) continue;
         if (buf_append(&r->text, name, nn) < 0 || buf_append(&r->text, "", 1) < 0 ||
             buf_append(&r->text, value, vn) < 0 || buf_append(&r->text, "", 1) < 0)
@@ -392,8 +383,8 @@ int warc_http_headers(const warc_http_t *h, warc_header_fn fn, void *arg)
         if (!colon || line[0] == ' ' || line[0] == '\t') continue;
         const char *name = line, *value = colon + 1;
         size_t nn = (size_t)(colon - line), vn = len - nn - 1;
-        trim(&name, &nn);
-        trim(&value, &vn);
+        ascii_trim_field(&name, &nn);
+        ascii_trim_field(&value, &vn);
         int rc = fn(arg, name, nn, value, vn);
         if (rc) return rc;
     }
