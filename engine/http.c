@@ -2,10 +2,11 @@
  * from loop watchers and one loop timer. A transfer goes DNS -> curl -> (redirect ->
  * DNS -> curl ...) -> completion. Completions are reported from the loop's own
  * callbacks after curl has returned, never from inside a curl callback. This file
- * owns the multi handle and a transfer's life; the rest of the family does a part
- * each: a hop's URL and names (http_hop.c), its easy handle (http_pool.c), the
- * response (http_response.c), redirects (http_redirect.c), failures (http_errors.c)
- * and the request (http_request.c), sharing the transfer through http_internal.h. */
+ * owns the multi handle and a transfer's start, cancel and end in curl; the rest of
+ * the family does a part each: a hop's URL and names (http_hop.c), its easy handle
+ * (http_pool.c), the response and the completion (http_response.c), redirects
+ * (http_redirect.c), failures (http_errors.c) and the request (http_request.c),
+ * sharing the transfer through http_internal.h. */
 #include "http.h"
 
 #include "http_internal.h"
@@ -245,20 +246,6 @@ static void check_done(http_t *http)
         if (msg->msg == CURLMSG_DONE) transfer_done(http, msg->easy_handle, msg->data.result);
     }
     end_stalled(http, CURLM_OK); /* removing a handle can move another's socket */
-}
-
-void http_xfer_free(http_xfer_t *x)
-{
-    http_stop_dns_deadline(x);
-    http_pool_put(x);
-    curl_url_cleanup(x->uh);
-    curl_slist_free_all(x->resolve);
-    http_req_free(x->req);
-    free(x->url);
-    free(x->host);
-    free(x->proxy_host);
-    http_response_free(x);
-    free(x);
 }
 
 /* ---- public API ---- */

@@ -177,11 +177,11 @@ int http_check_whole(http_xfer_t *x);
 /* The response assembled so far forgotten, for the next hop's. */
 void http_response_restart(http_xfer_t *x);
 
-/* What the response holds freed (body, header list, decoder, capture). */
-void http_response_free(http_xfer_t *x);
-
 /* Report the result to the caller and free the transfer. */
 void http_finish(http_xfer_t *x);
+
+/* x freed with all it holds, its handle back to the pool. */
+void http_xfer_free(http_xfer_t *x);
 
 /* http_finish on the next turn. -1, x untouched, when out of memory: finishing now
  * instead would run the completion inside http_start. */
@@ -234,8 +234,5 @@ void http_launch(http_xfer_t *x);
 
 /* CURLOPT_CLOSESOCKETFUNCTION (arg: the http_t). */
 int http_on_close_socket(void *arg, curl_socket_t fd);
-
-/* x freed with all it holds, its handle back to the pool. */
-void http_xfer_free(http_xfer_t *x);
 
 #endif

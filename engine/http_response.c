@@ -1,8 +1,8 @@
 /* http_response.c: a transfer's response, assembled from curl's header and body
  * callbacks (the header list, the body within max_size and the engine's memory
  * budget, its Content-Encoding undone, the bytes kept for an archive), checked whole,
- * and handed to the caller as an http_res_t. fuzz/fuzz_http_response.c drives the
- * callbacks on a transfer of its own. */
+ * and handed to the caller as an http_res_t; then the transfer is freed.
+ * fuzz/fuzz_http_response.c drives the callbacks on a transfer of its own. */
 #include "http.h"
 
 #include "http_internal.h"
@@ -315,17 +315,6 @@ void http_response_restart(http_xfer_t *x)
     x->decode_refused = 0;
 }
 
-void http_response_free(http_xfer_t *x)
-{
-    x->http->held -= x->body.cap;
-    buf_free(&x->body);
-    buf_free(&x->hdrbuf);
-    http_decoder_free(x->decoder);
-    x->decoder = NULL;
-    http_capture_free(x->capture);
-    x->capture = NULL;
-}
-
 /* ---- completion ---- */
 
 static const char *version_name(long v)
@@ -347,6 +336,24 @@ static double info_time(CURL *easy, CURLINFO what)
     curl_off_t us = 0;
     curl_easy_getinfo(easy, what, &us);
     return (double)us / 1e6;
+}
+
+void http_xfer_free(http_xfer_t *x)
+{
+    http_stop_dns_deadline(x);
+    http_pool_put(x);
+    curl_url_cleanup(x->uh);
+    curl_slist_free_all(x->resolve);
+    http_req_free(x->req);
+    free(x->url);
+    free(x->host);
+    free(x->proxy_host);
+    x->http->held -= x->body.cap;
+    buf_free(&x->body);
+    buf_free(&x->hdrbuf);
+    http_decoder_free(x->decoder);
+    http_capture_free(x->capture);
+    free(x);
 }
 
 /* Report the result to the caller and free the transfer. */

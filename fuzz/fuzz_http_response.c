@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* A transfer of a request for http://fuzz.test/ with these limits (0 keeps a
  * default), on an http_t of its own without a budget or curl (only its count of the
- * bytes held is used); NULL when out of memory. */
+ * bytes held is used); NULL when out of memory. http_xfer_free frees it. */
 static http_xfer_t *xfer_new(size_t max_body, size_t max_header)
 {
     static http_t http;
@@ -34,13 +34,6 @@ static http_xfer_t *xfer_new(size_t max_body, size_t max_header)
     x->http = &http;
     http_req_max_size(x->req, max_body, max_header);
     return x;
-}
-
-static void xfer_free(http_xfer_t *x)
-{
-    http_response_free(x);
-    http_req_free(x->req);
-    free(x);
 }
 
 typedef size_t (*feed_fn)(char *data, size_t size, size_t nmemb, void *arg);
@@ -119,6 +112,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 "fuzz_http_response: the header list does not walk to the end of its buffer\n");
         abort();
     }
-    xfer_free(x);
+    http_xfer_free(x); /* no handle, no lookup: only the request and the response */
     return 0;
 }
