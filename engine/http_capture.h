@@ -1,7 +1,7 @@
 /* http_capture.h: what a transfer sent and received, kept for a WARC writer when its
  * request asks (http_req_archive): for each hop, the request as curl sent it, the
  * response's status line and headers as they came, and its body as the server sent
- * it (Content-Encoding intact; curl has removed the chunked framing). http.c records;
+ * it (Content-Encoding intact; curl has removed the chunked framing). http_response.c records;
  * the response object keeps it (lua_body.c) until warc.c writes it. */
 #ifndef LUACRAWL_HTTP_CAPTURE_H
 #define LUACRAWL_HTTP_CAPTURE_H
@@ -33,7 +33,7 @@ int http_capture_count(const http_capture_t *c);
 const http_exchange_t *http_capture_get(const http_capture_t *c, int i);
 size_t http_capture_bytes(const http_capture_t *c);
 
-/* Recording, from http.c's callbacks, which cannot fail a transfer everywhere: a
+/* Recording, from the transfer's curl callbacks, which cannot fail a transfer everywhere: a
  * step out of memory marks the capture (http_capture_failed), and the transfer
  * fails when it ends. */
 void http_capture_hop(http_capture_t *c, const char *url); /* a hop begins */

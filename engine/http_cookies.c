@@ -57,7 +57,7 @@ void cookies_unref(cookies_t *jar)
 {
     if (!jar || --jar->refs > 0) return;
     /* The probe first: a share with a handle attached refuses to go. Every transfer
-     * that used the jar held a reference, and gave its handle back (http.c). */
+     * that used the jar held a reference, and gave its handle back (http_pool.c). */
     curl_easy_cleanup(jar->probe);
     curl_share_cleanup(jar->share);
     free(jar);

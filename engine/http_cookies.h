@@ -7,7 +7,7 @@
  *
  * A jar is reference-counted: its maker holds one reference and each request using
  * it another, so that a jar dropped by its maker stays alive while transfers use it;
- * so does each easy handle an engine keeps on the jar between its requests (http.c's
+ * so does each easy handle an engine keeps on the jar between its requests (http_pool.c's
  * pool, at most 64 handles: a dropped jar goes once its handles serve other requests
  * or the engine ends). Not thread-safe: a jar belongs to one engine's thread. */
 #ifndef LUACRAWL_HTTP_COOKIES_H

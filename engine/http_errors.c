@@ -1,9 +1,19 @@
-/* http_errors.c: the table of libcurl result codes (http_errors.h).
+/* http_errors.c: how a transfer fails: the names of the kinds (http_types.h), the
+ * message a failure carries, and the table of libcurl result codes (http_errors.h)
+ * that, after our own reasons, says what a curl result means to a fetch.
  *
  * Only http and https are fetched and curl never resolves a name itself, so many
  * codes cannot happen; they still have a row (most as protocol: a reply or a state
  * curl could not make sense of), so that every code's kind is a decision. */
 #include "http_errors.h"
+
+#include "http_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
 
 #define ROW(code, k, w) [code] = {k, w}
 
@@ -66,7 +76,7 @@ static const http_curl_error_t table[CURL_LAST] = {
     ROW(CURLE_LOGIN_DENIED, HTTP_E_PROTOCOL, "login denied"),
     ROW(CURLE_REMOTE_ACCESS_DENIED, HTTP_E_PROTOCOL, "access denied"),
     ROW(CURLE_FILESIZE_EXCEEDED, HTTP_E_TOO_LARGE, "body larger than max_size"),
-    /* Our callbacks stopped it (http.c says why before the table is asked), or
+    /* Our callbacks stopped it (http_fail_curl says why before the table is asked), or
      * memory ran out. */
     ROW(CURLE_WRITE_ERROR, HTTP_E_PROTOCOL, "the response could not be stored"),
     ROW(CURLE_READ_ERROR, HTTP_E_PROTOCOL, "the request body could not be read"),
@@ -123,4 +133,69 @@ http_curl_error_t http_curl_error(CURLcode rc, int began)
         e.what = "the connection broke in the middle of the response";
     }
     return e;
+}
+
+const char *http_error_name(enum http_error e)
+{
+    static const char *const names[] = {
+        "ok",        "invalid_url", "dns",       "connect", "tls",    "timeout",
+        "too_large", "protocol",    "cancelled", "memory",  "denied", "resource",
+    };
+    _Static_assert(sizeof(names) / sizeof(names[0]) == HTTP_E_COUNT, "a name for each kind");
+    return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "protocol";
+}
+
+void http_fail(http_xfer_t *x, enum http_error e, const char *fmt, ...)
+{
+    va_list ap;
+    x->error = e;
+    va_start(ap, fmt);
+    vsnprintf(x->message, sizeof(x->message), fmt, ap);
+    va_end(ap);
+}
+
+/* Our callbacks and checks say why first; the table speaks for the rest. */
+void http_fail_curl(http_xfer_t *x, CURLcode rc)
+{
+    const char *detail = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
+    if (x->denied[0] && rc == CURLE_COULDNT_CONNECT) {
+        http_fail(x, HTTP_E_DENIED, "%s", x->denied);
+        return;
+    }
+    /* Stopped by a callback of ours: it said why. */
+    if (x->aborted == ABORT_DECODE || x->aborted == ABORT_BUDGET) return;
+    if (x->aborted == ABORT_BODY || rc == CURLE_FILESIZE_EXCEEDED) {
+        http_fail(x, HTTP_E_TOO_LARGE, "body larger than max_size (%zu bytes)", x->req->max_body);
+        return;
+    }
+    if (x->aborted == ABORT_HEADER) {
+        http_fail(x, HTTP_E_TOO_LARGE, "response headers too large");
+        return;
+    }
+    if (x->aborted == ABORT_MEMORY) {
+        http_fail(x, HTTP_E_MEMORY, "out of memory storing the response");
+        return;
+    }
+    /* curl 7.88 reports a header line over its 100 KiB limit as out of memory. */
+    if (rc == CURLE_OUT_OF_MEMORY && !x->headers_done && x->header_bytes) {
+        http_fail(x, HTTP_E_TOO_LARGE, "a response header is over curl's 100 KiB limit");
+        return;
+    }
+    if (x->sock_errno && rc == CURLE_COULDNT_CONNECT) {
+        struct rlimit rl;
+        if (x->sock_errno == ENFILE || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+            http_fail(x, HTTP_E_RESOURCE,
+                      "too many open files in the system: no socket for the "
+                      "connection");
+        else
+            http_fail(x, HTTP_E_RESOURCE,
+                      "too many open files: the process's limit of %llu is reached, no socket for "
+                      "the connection (raise ulimit -n, or lower the concurrency)",
+                      (unsigned long long)rl.rlim_cur);
+        return;
+    }
+    http_curl_error_t e = http_curl_error(rc, x->header_bytes > 0);
+    /* curl 7.88 reports broken chunked encoding as a receive error too. */
+    if (rc == CURLE_RECV_ERROR && strstr(detail, "chunk")) e.what = "broken chunked encoding";
+    http_fail(x, e.kind, "%s: %s", e.what, detail);
 }

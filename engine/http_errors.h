@@ -5,7 +5,7 @@
 #ifndef LUACRAWL_HTTP_ERRORS_H
 #define LUACRAWL_HTTP_ERRORS_H
 
-#include "http.h"
+#include "http_types.h"
 
 #include <curl/curl.h>
 

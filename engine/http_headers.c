@@ -19,7 +19,7 @@ struct http_headers {
     int nkept;
 };
 
-/* The encodings http_decode.c decodes: curl's own decoding is off (http.c). */
+/* The encodings http_decode.c decodes: curl's own decoding is off (http_pool.c). */
 static char *accept_encoding_line(long features)
 {
     (void)features;

@@ -9,7 +9,7 @@
  *     separate too): "*" alone for every host; a name matches itself and its
  *     subdomains (a leading or trailing '.' is ignored, case is not); an IP address
  *     matches itself, or its network with "/bits".
- * An empty variable is one not set. http.c resolves the proxy's name and gives
+ * An empty variable is one not set. http_hop.c resolves the proxy's name and gives
  * curl the proxy explicitly, so curl never reads the environment itself. */
 #ifndef LUACRAWL_HTTP_PROXY_ENV_H
 #define LUACRAWL_HTTP_PROXY_ENV_H

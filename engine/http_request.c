@@ -1,7 +1,9 @@
 /* http_request.c: the request builder. http_req_* (http.h) fill a request with what
- * the caller checked and the defaults below; http.c turns it into curl options as it
- * sets each hop up (http_req_plain, http_req_setopt). */
-#include "http_request.h"
+ * the caller checked and the defaults below; http_pool.c turns it into curl options as
+ * it sets each hop up (http_req_plain, http_req_setopt). */
+#include "http.h"
+
+#include "http_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,7 +172,7 @@ void http_req_cookies(http_req_t *req, cookies_t *jar)
     req->cookies = jar ? cookies_ref(jar) : NULL;
 }
 
-/* ---- what http.c asks ---- */
+/* ---- what a transfer asks (http_internal.h) ---- */
 
 const char *http_req_method_name(const http_req_t *r)
 {
