@@ -315,10 +315,12 @@ static void check_reader(redis_t *r)
         unsigned long long len = 0;
         for (; p < cr && *p >= '0' && *p <= '9' && len <= REDIS_MAX_STRING; p++)
             len = len * 10 + (unsigned long long)(*p - '0');
-        if (len > REDIS_MAX_STRING) refuse_reply(r, "a string longer than %llu bytes", REDIS_MAX_STRING);
+        if (len > REDIS_MAX_STRING)
+            refuse_reply(r, "a string longer than %llu bytes", REDIS_MAX_STRING);
         return;
     }
-    if (!cr && left >= MAX_LINE) refuse_reply(r, "a line longer than %llu bytes", (unsigned long long)MAX_LINE);
+    if (!cr && left >= MAX_LINE)
+        refuse_reply(r, "a line longer than %llu bytes", (unsigned long long)MAX_LINE);
 }
 
 /* ---- failing and timeouts ---- */

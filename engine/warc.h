@@ -160,7 +160,7 @@ typedef struct warc_record {
     const char *block;
     size_t block_len;
     unsigned long long offset; /* in the file: of its gzip member, or of its first byte */
-    int skipped; /* its block was over the reader's limit: read past, block NULL */
+    int skipped;               /* its block was over the reader's limit: read past, block NULL */
     /* Not a record: a gzip member whose data is damaged, at offset, and what was read
      * of it, dropped; reading goes on at the next member. No fields, no block. */
     int damaged;

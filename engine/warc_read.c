@@ -50,9 +50,9 @@ struct warc_reader {
     struct buf text; /* the record's version and fields, "...\0" each */
     warc_field_t *fields;
     int fields_cap;
-    size_t max_block; /* warc_reader_limit: 0 for none */
-    int damaged;                    /* a damaged member was skipped: told by the next call */
-    unsigned long long damaged_at;  /* its offset in the file */
+    size_t max_block;              /* warc_reader_limit: 0 for none */
+    int damaged;                   /* a damaged member was skipped: told by the next call */
+    unsigned long long damaged_at; /* its offset in the file */
 };
 
 static size_t src_read(warc_reader_t *r, unsigned char *out, size_t n, warc_err_t *err)
