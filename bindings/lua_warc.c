@@ -238,17 +238,22 @@ static warc_reader_t **to_reader(lua_State *L)
     return r;
 }
 
-/* core.warc_reader(path) -> reader | nil, err */
+/* core.warc_reader(path [, max_block]) -> reader | nil, err */
 static int l_warc_reader(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
+    size_t max_block =
+        (size_t)lc_opt_integer(L, 2, "warc.records: max_block", 0, 0, WARC_MAX_BLOCK);
     /* NOLINTNEXTLINE(bugprone-sizeof-expression): the userdata holds a pointer */
     warc_reader_t **r = lua_newuserdata(L, sizeof(*r));
     *r = NULL;
     lc_getmetatable(L, READER_METATABLE);
     lua_setmetatable(L, -2);
     warc_err_t err = {0};
-    if ((*r = warc_reader_open(path, &err))) return 1;
+    if ((*r = warc_reader_open(path, &err))) {
+        warc_reader_limit(*r, max_block);
+        return 1;
+    }
     lua_pushnil(L);
     push_warc_error(L, &err);
     return 2;
@@ -314,6 +319,14 @@ static int l_warc_next(lua_State *L)
         push_warc_error(L, &err);
         return lua_error(L);
     }
+    if (rec.damaged) { /* no record: where the damaged gzip member was */
+        lua_createtable(L, 0, 2);
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "damaged");
+        lua_pushnumber(L, (double)rec.offset);
+        lua_setfield(L, -2, "offset");
+        return 1;
+    }
     lua_createtable(L, 0, 12);
     set_field(L, &rec, "WARC-Type", "type");
     set_field(L, &rec, "WARC-Target-URI", "uri");
@@ -329,8 +342,15 @@ static int l_warc_next(lua_State *L)
     lua_setfield(L, -2, "version");
     lua_pushnumber(L, (double)rec.offset);
     lua_setfield(L, -2, "offset");
-    lua_pushlstring(L, rec.block, rec.block_len);
-    lua_setfield(L, -2, "block");
+    if (rec.skipped) { /* over the reader's limit: its size, no block */
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "skipped");
+        lua_pushnumber(L, (double)rec.block_len);
+        lua_setfield(L, -2, "block_length");
+    } else {
+        lua_pushlstring(L, rec.block, rec.block_len);
+        lua_setfield(L, -2, "block");
+    }
     lua_createtable(L, 0, rec.nfields);
     for (int i = 0; i < rec.nfields; i++)
         add_header(L, rec.fields[i].name, strlen(rec.fields[i].name), rec.fields[i].value,

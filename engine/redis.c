@@ -11,7 +11,13 @@
  *
  * hiredis frees its context itself after a read or write error, inside
  * redisAsyncHandleRead/Write: the cleanup hook is the one sign of it, so it clears
- * r->ac and nothing touches the context after a handler returns without checking. */
+ * r->ac and nothing touches the context after a handler returns without checking.
+ *
+ * What a server may send is bounded here (hiredis 0.14's reader has no limits): its
+ * reply functions are wrapped to refuse a reply no command asked for (hiredis would
+ * assert) and a reply too large, and the bytes of the item it waits on are checked
+ * after each read, so that a bulk string's announced length is refused before its
+ * bytes are buffered. */
 #include "redis.h"
 
 #include <hiredis/async.h>
@@ -26,6 +32,10 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+
+/* The limits of one reply (REDIS_MAX_* in redis.h); what hiredis holds of a reply is
+ * counted as its objects' sizes: strings, a redisReply each, an array's slots. */
+#define MAX_LINE (64 * 1024) /* a status, error or integer line, a length's line */
 
 enum conn_state { CONNECTING, READY, DEAD };
 
@@ -59,6 +69,9 @@ struct redis {
     struct redis_cmd *closed_head, *closed_tail; /* their callbacks, for the deferred call */
     redis_error_t fail;                          /* code REDIS_F_NONE while alive */
     char fail_msg[256];
+    redisReplyObjectFunctions *hiredis_fn; /* hiredis's own reply functions */
+    redisReplyObjectFunctions fn;          /* them wrapped: the limits below */
+    size_t reply_size;                     /* what the reply being read holds so far */
 };
 
 /* ---- state ---- */
@@ -213,6 +226,103 @@ static int unpaired_command(const char *name, size_t len)
     return 0;
 }
 
+/* ---- what a server may send ---- */
+
+/* what: words with at most one %llu, for n. */
+static void refuse_reply(redis_t *r, const char *what, unsigned long long n)
+{
+    char detail[96];
+    snprintf(detail, sizeof(detail), what, n);
+    set_failure(r, REDIS_F_PROTOCOL, "protocol error: %s", detail);
+}
+
+/* A reply's first object (task->parent NULL) starts its count, and is refused when
+ * no command waits for it; an error reply is let through, as hiredis tells one
+ * (max clients, loading) as the connection refused. NULL: refused (hiredis then
+ * fails the connection, as out of memory; our cause, set first, is the one told). */
+static int admit(const redisReadTask *task, size_t size)
+{
+    redis_t *r = task->privdata;
+    if (!task->parent) {
+        r->reply_size = 0;
+        if (r->npending == 0 && task->type != REDIS_REPLY_ERROR) {
+            refuse_reply(r, "the server sent a reply no command asked for", 0);
+            return 0;
+        }
+    }
+    r->reply_size += size + sizeof(redisReply);
+    if (r->reply_size > REDIS_MAX_REPLY) {
+        refuse_reply(r, "a reply larger than %llu bytes", REDIS_MAX_REPLY);
+        return 0;
+    }
+    return 1;
+}
+
+static void *create_string(const redisReadTask *task, char *str, size_t len)
+{
+    redis_t *r = task->privdata;
+    return admit(task, len) ? r->hiredis_fn->createString(task, str, len) : NULL;
+}
+
+static void *create_array(const redisReadTask *task, int elements)
+{
+    redis_t *r = task->privdata;
+    if (elements > REDIS_MAX_ELEMENTS) {
+        refuse_reply(r, "an array of %llu elements", (unsigned long long)elements);
+        return NULL;
+    }
+    size_t slots = (size_t)(elements > 0 ? elements : 0) * sizeof(redisReply *);
+    return admit(task, slots) ? r->hiredis_fn->createArray(task, elements) : NULL;
+}
+
+static void *create_integer(const redisReadTask *task, long long value)
+{
+    redis_t *r = task->privdata;
+    return admit(task, 0) ? r->hiredis_fn->createInteger(task, value) : NULL;
+}
+
+static void *create_nil(const redisReadTask *task)
+{
+    redis_t *r = task->privdata;
+    return admit(task, 0) ? r->hiredis_fn->createNil(task) : NULL;
+}
+
+static void wrap_reader(redis_t *r)
+{
+    redisReader *reader = r->ac->c.reader;
+    r->hiredis_fn = reader->fn;
+    r->fn = *reader->fn;
+    r->fn.createString = create_string;
+    r->fn.createArray = create_array;
+    r->fn.createInteger = create_integer;
+    r->fn.createNil = create_nil;
+    reader->fn = &r->fn;
+    reader->privdata = r;
+}
+
+/* After hiredis read and took every whole reply: the bytes left in its buffer are
+ * the item it waits on. A bulk string whose length is announced is judged by it, at
+ * once; any other item (a line) must end within MAX_LINE. hiredis 0.14 has read the
+ * type byte of an item it started (rstack[ridx].type) and keeps the rest. */
+static void check_reader(redis_t *r)
+{
+    const redisReader *reader = r->ac->c.reader;
+    size_t left = reader->len - reader->pos;
+    if (reader->err || reader->ridx < 0 || left == 0) return;
+    const char *p = reader->buf + reader->pos;
+    const char *cr = memchr(p, '\r', left < MAX_LINE ? left : MAX_LINE);
+    if (reader->rstack[reader->ridx].type == REDIS_REPLY_STRING && cr) {
+        unsigned long long len = 0;
+        for (; p < cr && *p >= '0' && *p <= '9' && len <= REDIS_MAX_STRING; p++)
+            len = len * 10 + (unsigned long long)(*p - '0');
+        if (len > REDIS_MAX_STRING)
+            refuse_reply(r, "a string longer than %llu bytes", REDIS_MAX_STRING);
+        return;
+    }
+    if (!cr && left >= MAX_LINE)
+        refuse_reply(r, "a line longer than %llu bytes", (unsigned long long)MAX_LINE);
+}
+
 /* ---- failing and timeouts ---- */
 
 /* Give up on the connection: hiredis calls every pending callback with NULL (they
@@ -332,6 +442,7 @@ static void on_io(loop_t *loop, int fd, int events, void *arg)
     (void)fd;
     redis_t *r = arg;
     if (r->ac && (events & (LOOP_READ | LOOP_ERROR))) redisAsyncHandleRead(r->ac);
+    if (r->ac) check_reader(r);
     if (r->ac && (events & LOOP_WRITE)) handle_write(r);
     after_hiredis(r);
 }
@@ -403,6 +514,7 @@ redis_t *redis_connect(loop_t *loop, const char *addr, int port, const redis_opt
         return r;
     }
     r->fd = r->ac->c.fd;
+    wrap_reader(r);
     r->ac->ev.data = r;
     r->ac->ev.addRead = ev_add_read;
     r->ac->ev.delRead = ev_del_read;

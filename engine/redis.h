@@ -43,6 +43,13 @@ enum redis_fail {
     REDIS_F_CLOSED,   /* redis_close or redis_free while the command was pending */
 };
 
+/* What one reply may be: a server past them fails the connection with
+ * REDIS_F_PROTOCOL before it has sent (and made us hold) more. A reply nobody asked
+ * for (no command pending) is a protocol error too. */
+#define REDIS_MAX_STRING (64ULL << 20) /* bytes of one bulk string */
+#define REDIS_MAX_ELEMENTS (1 << 22)   /* elements of one array */
+#define REDIS_MAX_REPLY (256ULL << 20) /* bytes hiredis holds for one reply, all told */
+
 typedef struct redis_error {
     enum redis_fail code;
     const char *message; /* for people; valid during the callback */

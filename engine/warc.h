@@ -145,6 +145,10 @@ typedef struct warc_record {
     const char *block;
     size_t block_len;
     unsigned long long offset; /* in the file: of its gzip member, or of its first byte */
+    int skipped;               /* its block was over the reader's limit: read past, block NULL */
+    /* Not a record: a gzip member whose data is damaged, at offset, and what was read
+     * of it, dropped; reading goes on at the next member. No fields, no block. */
+    int damaged;
 } warc_record_t;
 
 /* The first value of the field name (any case), NULL when it has none. */
@@ -155,9 +159,14 @@ const char *warc_record_field(const warc_record_t *rec, const char *name);
 warc_reader_t *warc_reader_open(const char *path, warc_err_t *err);
 warc_reader_t *warc_reader_mem(const void *data, size_t len, warc_err_t *err);
 void warc_reader_free(warc_reader_t *r);
+/* Blocks over max_block bytes (0: none; at most WARC_MAX_BLOCK) are not held: their
+ * records come with their fields, skipped set and no block, read past in chunks. */
+void warc_reader_limit(warc_reader_t *r, size_t max_block);
 
 /* The next record: 1, 0 at the end, -1 with err set (WARC_E_TRUNCATED when the data
- * ends inside a record: the records before it were whole). */
+ * ends inside a record: the records before it were whole). A damaged gzip member
+ * comes as a record with damaged set, and the next call reads on from the member
+ * after it. */
 int warc_reader_next(warc_reader_t *r, warc_record_t *rec, warc_err_t *err);
 
 /* ---- the HTTP message of a request, response or revisit block ---- */

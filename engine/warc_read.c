@@ -41,6 +41,9 @@ struct warc_reader {
     struct buf text; /* the record's version and fields, "...\0" each */
     warc_field_t *fields;
     int fields_cap;
+    size_t max_block;              /* warc_reader_limit: 0 for none */
+    int damaged;                   /* a damaged member was skipped: told by the next call */
+    unsigned long long damaged_at; /* its offset in the file */
 };
 
 static size_t src_read(warc_reader_t *r, unsigned char *out, size_t n, warc_err_t *err)
@@ -72,6 +75,48 @@ static int add_member(warc_reader_t *r)
     r->members[r->nmembers].dec = r->d_base + r->d.n;
     r->members[r->nmembers++].comp = r->comp_pos;
     return 0;
+}
+
+/* After bad gzip data: the input from the next gzip member's magic (1f 8b 08) on, or
+ * at its end. The data not taken is dropped: it was the damaged record's. */
+static int skip_to_member(warc_reader_t *r, warc_err_t *err)
+{
+    r->d.n = r->pos;
+    r->in_member = 0;
+    for (;;) {
+        const unsigned char *p = r->z.next_in;
+        size_t n = r->z.avail_in, i = 0;
+        while (i + 2 < n && !(p[i] == 0x1f && p[i + 1] == 0x8b && p[i + 2] == 8))
+            i++;
+        if (i + 2 < n || r->eof) {
+            if (i + 2 >= n) i = n; /* no member after it */
+            r->z.next_in += i;
+            r->z.avail_in -= (uInt)i;
+            r->comp_pos += i;
+            return 0;
+        }
+        size_t keep = n < 2 ? n : 2; /* they may start a magic */
+        memmove(r->in, p + n - keep, keep);
+        r->comp_pos += n - keep;
+        size_t k = src_read(r, r->in + keep, sizeof(r->in) - keep, err);
+        if (err->kind) return -1;
+        r->z.next_in = r->in;
+        r->z.avail_in = (uInt)(keep + k);
+    }
+}
+
+/* Bad gzip data in the member being read: skipped, and told (warc_reader_next). */
+static int damaged(warc_reader_t *r, warc_err_t *err)
+{
+    r->damaged = 1;
+    r->damaged_at = r->nmembers ? r->members[r->nmembers - 1].comp : r->comp_pos;
+    if (r->comp_pos == r->damaged_at && r->z.avail_in) { /* past its magic, at least */
+        r->z.next_in++;
+        r->z.avail_in--;
+        r->comp_pos++;
+    }
+    if (skip_to_member(r, err) < 0) return -1;
+    return set_err(err, WARC_E_FORMAT, "bad gzip data in the member at offset %llu", r->damaged_at);
 }
 
 /* More data until want bytes are there past pos, or the input ends. -1 on an error. */
@@ -115,8 +160,7 @@ static int fill(warc_reader_t *r, size_t want, warc_err_t *err)
         } else if (rc == Z_MEM_ERROR) {
             return oom(err);
         } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-            return set_err(err, WARC_E_FORMAT, "bad gzip data near offset %llu: %s", r->comp_pos,
-                           r->z.msg ? r->z.msg : "inflate failed");
+            return damaged(r, err);
         }
     }
     return 0;
@@ -184,6 +228,26 @@ void warc_reader_free(warc_reader_t *r)
     free(r->members);
     free(r->fields);
     free(r);
+}
+
+void warc_reader_limit(warc_reader_t *r, size_t max_block)
+{
+    r->max_block = max_block;
+}
+
+/* Take n bytes past r->pos without holding them: a chunk at a time. 0, or -1 with
+ * err set (WARC_E_OK when the data ended first). */
+static int read_past(warc_reader_t *r, unsigned long long n, warc_err_t *err)
+{
+    while (n) {
+        if (r->pos == r->d.n && fill(r, 1, err) < 0) return -1;
+        size_t have = r->d.n - r->pos;
+        if (!have) return -1;
+        size_t take = have < n ? have : (size_t)n;
+        r->pos += take;
+        n -= take;
+    }
+    return 0;
 }
 
 /* The offset in the file of the record starting at dec in the data; members that
@@ -270,7 +334,21 @@ static size_t head_end(const warc_reader_t *r, size_t *from)
     return 0;
 }
 
+static int read_record(warc_reader_t *r, warc_record_t *rec, warc_err_t *err);
+
 int warc_reader_next(warc_reader_t *r, warc_record_t *rec, warc_err_t *err)
+{
+    int rc = read_record(r, rec, err);
+    if (rc >= 0 || !r->damaged) return rc;
+    r->damaged = 0;
+    memset(rec, 0, sizeof(*rec));
+    rec->damaged = 1;
+    rec->offset = r->damaged_at;
+    err->kind = WARC_OK;
+    return 1;
+}
+
+static int read_record(warc_reader_t *r, warc_record_t *rec, warc_err_t *err)
 {
     memset(rec, 0, sizeof(*rec));
     for (;;) { /* the CR LF pairs between records */
@@ -321,6 +399,14 @@ int warc_reader_next(warc_reader_t *r, warc_record_t *rec, warc_err_t *err)
     if (!cl || !endp || *endp || errno)
         return set_err(err, WARC_E_FORMAT, "no valid Content-Length in the record at offset %llu",
                        rec->offset);
+    if (r->max_block && blen > r->max_block) {
+        r->pos += hlen;
+        if (read_past(r, blen, err) < 0) return err->kind ? -1 : truncated(r, start, err);
+        rec->skipped = 1;
+        rec->block = NULL;
+        rec->block_len = (size_t)blen;
+        return 1;
+    }
     if (blen > WARC_MAX_BLOCK)
         return set_err(err, WARC_E_FORMAT, "a record of %llu bytes at offset %llu (at most %u)",
                        blen, rec->offset, WARC_MAX_BLOCK);

@@ -188,7 +188,12 @@ local function redis_main(url, id, json)
     io.stderr:write(("luacrawl: state: redis %s: %s\n"):format(label, tostring(err.message or err)))
     return 2
   end
-  local st = core.json_decode(res)
+  -- Something that speaks RESP but is not Redis running our script: said, not a traceback.
+  local ok, st = pcall(core.json_decode, res)
+  if not ok or type(st) ~= "table" or type(st.meta) ~= "table" then
+    io.stderr:write(("luacrawl: state: redis %s: not a crawl's status: %q\n"):format(label, tostring(res):sub(1, 60)))
+    return 2
+  end
   if not st.meta.identity then
     io.stderr:write(("luacrawl: state: redis %s has no crawl %s\n"):format(label, id))
     return 2

@@ -269,15 +269,41 @@ function Replay:scan()
       end
     end)
   end
-  self.meta, self.wanted, self.ours = meta, wanted, any
+  self.meta, self.wanted, self.ours, self.scanned = meta, wanted, any, true
+end
+
+-- A record replay does not read: counted in stats[kind], logged once a file and kind.
+function Replay:lose(path, kind, what)
+  local st = self.crawler.stats
+  st[kind] = (st[kind] or 0) + 1
+  local key = path .. "\0" .. kind
+  if self.said[key] then return end
+  self.said[key] = true
+  self.crawler:log(("%s: %s (skipped; stats.%s counts them)"):format(path, what, kind))
+end
+
+function Replay:too_large(path, rec)
+  self:lose(path, "warc_too_large", ("a %s record of %d bytes at offset %d, over the %d bytes of max_size and "
+    .. "max_header_size"):format(tostring(rec.type), rec.block_length, rec.offset, self.max_block))
 end
 
 -- Call fn(rec) for each record of path; a file that ends inside a record (a writer
--- killed mid-write: an .open file) gives its whole records and a log line.
+-- killed mid-write: an .open file) gives its whole records and a log line. A block
+-- over the limit (the crawl's max_size and max_header_size) is not read: replay holds
+-- no more of a record than the crawl would have fetched.
 function Replay:each(path, fn)
   local ok, err = pcall(function()
-    for rec in warc.records(path) do
-      if fn(rec) == false then return end
+    for rec in warc.records(path, { max_block = self.max_block }) do
+      if rec.damaged then
+        if self.scanned then
+          self:lose(path, "warc_damaged", ("a damaged gzip member at offset %d (its record lost)"):format(rec.offset))
+        end
+      elseif rec.skipped then
+        -- told by the second pass (the first reads the same records)
+        if self.scanned then self:too_large(path, rec) end
+      elseif fn(rec) == false then
+        return
+      end
     end
   end)
   if ok then return end
@@ -308,9 +334,9 @@ function Replay:response_of(rec)
       type = "response", uri = rec.uri, ip = rec.ip, truncated = original.truncated,
       block = rec.block .. original.payload,
     }, warc.Record)
-    return joined:response()
+    return joined:response({ max_size = self.max_size })
   end
-  return rec:response()
+  return rec:response({ max_size = self.max_size })
 end
 
 -- One archived response through the crawl's rules and parse, as Crawler:process
@@ -369,6 +395,17 @@ function Replay:run()
       if c.stopping then return false end
       local t = rec.type
       if t ~= "response" and t ~= "revisit" then return end
+      if not rec.uri then
+        return self:lose(path, "warc_no_uri", ("a %s record without WARC-Target-URI at offset %d"):format(t, rec.offset))
+      end
+      -- A record run already (the same file given twice, or a copy of it): once.
+      local id = rec.id
+      if id then
+        if self.done_ids[id] then
+          return self:lose(path, "warc_repeated", ("record %s, read already"):format(id))
+        end
+        self.done_ids[id] = true
+      end
       local left = wanted[rec.id]
       if left and t == "response" then
         originals[rec.id] = { payload = payload_of(rec.block), truncated = rec.truncated }
@@ -398,8 +435,17 @@ function Replay:run()
   end
 end
 
+-- What a fetch of the crawl would hold at most (lc.fetch's defaults: 10 MiB of body,
+-- 256 KiB of head), and so the most of a record replay reads.
+local DEFAULT_MAX_SIZE, DEFAULT_MAX_HEADER_SIZE, MAX_BLOCK = 10 * 1024 * 1024, 256 * 1024, 512 * 1024 * 1024
+
 local function open_replay(crawler)
-  local self = setmetatable({ crawler = crawler, files = crawler.spec.from_warc, originals = {} }, Replay)
+  local self = setmetatable({
+    crawler = crawler, files = crawler.spec.from_warc, originals = {}, said = {}, done_ids = {},
+  }, Replay)
+  local fetch = crawler.spec.fetch or {}
+  self.max_size = fetch.max_size or DEFAULT_MAX_SIZE
+  self.max_block = math.min(self.max_size + (fetch.max_header_size or DEFAULT_MAX_HEADER_SIZE), MAX_BLOCK)
   for _, path in ipairs(self.files) do
     local f, err = io.open(path, "rb")
     if not f then error(("from_warc: %s"):format(err), 0) end

@@ -105,15 +105,23 @@ end
 
 -- Redis ------------------------------------------------------------------------
 
--- Connect (once, at the start): nil, err when Redis cannot be reached.
+-- Connect (once, at the start): nil, err when Redis cannot be reached, or when what
+-- answers fails the first script (a timeout, a protocol error, a reply that is not
+-- the script's): at the start, that is not a restart to wait out.
 function F:connect()
   local r, err = lc.redis.connect(self.url, { timeout = 10 })
   if not r then return nil, err end
   self:attach(r)
   local stored
   local token = ("%s-%.6f-%d"):format(self.worker, lc.now(), math.random(1, 1e9))
+  self.starting = true
   stored, err = self:run("join", self.worker, self.identity or "", token, tostring(math.floor(self.lease * 1000)))
+  self.starting = false
   if stored == nil then return nil, err end
+  if type(stored) ~= "table" or type(stored[3]) ~= "number" then
+    return nil, lc.error("protocol", ("redis %s: not Redis running the crawl's script (it answered %q)")
+      :format(self.label, tostring(stored):sub(1, 60)))
+  end
   if stored[3] >= 0 then
     return nil, lc.error("incompatible", ("worker id %s is in use in crawl %s (heard from %.1f s ago): give each "
       .. "worker its own --worker-id"):format(self.worker, self.crawl_id, stored[3] / 1000))
@@ -147,6 +155,11 @@ function F:run(name, ...)
       if err == nil or err.kind == "redis" then
         if said then self.log(("redis %s: connected again"):format(self.label)) end
         return res, err
+      end
+      if self.starting then
+        pcall(conn.close, conn)
+        self.conn = nil
+        return nil, err
       end
       if not said then
         self.log(("redis %s: %s: connecting again (the crawl waits)"):format(self.label, tostring(err)))

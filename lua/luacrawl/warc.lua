@@ -148,9 +148,12 @@ end
 -- for rec in lc.warc.records(path) do ... end. Bad data raises an error object
 -- (kind "truncated" where the file ends inside a record, as one being written when
 -- its writer was killed: the records before it were whole; "format", "io").
-function M.records(path)
+-- opts.max_block: a record whose block is longer comes with rec.skipped = true,
+-- rec.block_length and no block, its bytes read past rather than held.
+function M.records(path, opts)
   if type(path) ~= "string" then error("warc.records: expected a file name", 2) end
-  local reader, err = core.warc_reader(path)
+  if opts ~= nil and type(opts) ~= "table" then error("warc.records: opts must be a table", 2) end
+  local reader, err = core.warc_reader(path, opts and opts.max_block)
   if not reader then error(err, 2) end
   local next_record = core.warc_next
   return function()

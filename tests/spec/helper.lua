@@ -171,5 +171,28 @@ function M.redis_server(extra)
   error("redis-server did not start")
 end
 
+-- A hostile or broken Redis (tests/fixtures/fake_redis.py, its modes there) on a
+-- port of 127.0.0.1: {url =, stop = function}; stopped when the run ends otherwise.
+function M.fake_redis(mode)
+  local port_file = M.tmpname("-port")
+  local p = io.popen(("python3 %s/tests/fixtures/fake_redis.py %s %s >/dev/null 2>&1 & echo $!")
+    :format(M.source_dir, mode, port_file))
+  local pid = tonumber(p:read("*l"))
+  p:close()
+  local server = { pid = pid, sentinel = newproxy(true) }
+  function server.stop() os.execute("kill -9 " .. pid .. " 2>/dev/null") end
+  getmetatable(server.sentinel).__gc = server.stop
+  for _ = 1, 500 do
+    local port = tonumber(M.read_file(port_file) or "")
+    if port then
+      server.url = ("redis://127.0.0.1:%d/0"):format(port)
+      return server
+    end
+    M.sh("sleep 0.01")
+  end
+  server.stop()
+  error("fake_redis.py did not start")
+end
+
 package.loaded["spec_helper"] = M
 return M
