@@ -6,6 +6,7 @@
 #include "lua_embed.h"
 #include "lua_state.h"
 #include "lua_check.h"
+#include "lua_opts.h"
 
 #include <ares.h>
 #include <dlfcn.h>
@@ -299,6 +300,7 @@ int luaopen_luacrawl(lua_State *L)
     lc_register_store(L);
     lc_register_redis(L);
     lc_register_check(L);
+    lc_register_opts(L);
     lua_pop(L, 1); /* state */
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, "luacrawl.core");
