@@ -136,6 +136,17 @@ describe("option names", function()
     assert.matches("normalize: unknown option 'sort_querry' %(did you mean 'sort_query'%?%)", tostring(err))
   end)
 
+  it("a declaration made in Lua checks a table by the same rules", function()
+    local decl = core.option_decl({ caller = "mine", label = "mine: %s", { "depth", "integer", 0, 9 } })
+    assert.same({ depth = 3 }, core.check_options({ depth = 3 }, decl))
+    assert.matches("mine: depth must be an integer from 0 to 9 %(got 10%)",
+      tostring(select(2, pcall(core.check_options, { depth = 10 }, decl))))
+    assert.matches("mine: unknown option 'dept' %(did you mean 'depth'%?%)",
+      tostring(select(2, pcall(core.check_options, { dept = 1 }, decl))))
+    assert.equal("depth", core.suggest("DEPHT", { "width", "depth" }))
+    assert.is_nil(core.suggest("colour", { "depth" }))
+  end)
+
   it("an option of the wrong type is refused by name and type", function()
     assert.matches("normalize: option 'strip' must be a table %(got string%)",
       tostring(select(2, pcall(lc.url.normalize, "http://a.example/", { strip = "utm_" }))))
