@@ -1,6 +1,7 @@
 /* lua_url.c: core.url (parse, resolve, normalize, fingerprint, host, site,
  * same_site) over url.c, and core.seen, a set of URL fingerprints over seen.c.
- * URL errors come back as nil and a message; arguments of the wrong type raise. */
+ * URL errors come back as nil and an error object (kind invalid_url); arguments of
+ * the wrong type raise. */
 #include "lua_check.h"
 #include "lua_opts.h"
 #include "lua_state.h"
@@ -30,10 +31,15 @@ static const char *check_url(lua_State *L, int idx, size_t *len)
     return lua_tolstring(L, idx, len);
 }
 
-static int fail(lua_State *L, int err)
+void lc_push_url_error(lua_State *L, int err)
 {
     lua_pushnil(L);
-    lua_pushstring(L, url_strerror(err));
+    lc_push_error(L, lc_state(L), err == URL_E_NOMEM ? "memory" : "invalid_url", url_strerror(err));
+}
+
+static int fail(lua_State *L, int err)
+{
+    lc_push_url_error(L, err);
     return 2;
 }
 
