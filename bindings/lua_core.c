@@ -6,9 +6,11 @@
 #include "lua_embed.h"
 #include "lua_state.h"
 #include "lua_check.h"
+#include "lua_opts.h"
 
 #include <ares.h>
 #include <dlfcn.h>
+#include <float.h>
 #include <luajit.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,61 +124,90 @@ static int core_init(lua_State *L)
     return 0;
 }
 
+/* The names lc.configure takes, in the order of configure_list: the DNS settings
+ * read here, the limits (core.set_limits) and the address policy
+ * (core.address_policy), which init.lua's lc.configure sets from the same table. */
+enum {
+    C_SERVERS,
+    C_TIMEOUT,
+    C_TRIES,
+    C_RETRIES,
+    C_CONCURRENCY,
+    C_TTL_MIN,
+    C_TTL_MAX,
+    C_NEGATIVE_TTL,
+};
+
+static const lc_opt_t configure_list[] = {
+    LC_OPT("dns_servers", LC_OPT_STRING),
+    LC_OPT_RANGE("dns_timeout", LC_OPT_NUMBER, 0.001, 86400),
+    LC_OPT_RANGE("dns_tries", LC_OPT_INTEGER, 1, 1000),
+    LC_OPT_RANGE("dns_retries", LC_OPT_INTEGER, 0, 100),
+    LC_OPT_RANGE("dns_concurrency", LC_OPT_INTEGER, 1, 65536),
+    LC_OPT_RANGE("dns_ttl_min", LC_OPT_NUMBER, 0, LC_INT_MAX),
+    LC_OPT_RANGE("dns_ttl_max", LC_OPT_NUMBER, 0, LC_INT_MAX),
+    LC_OPT_RANGE("dns_negative_ttl", LC_OPT_NUMBER, 0, LC_INT_MAX),
+    LC_OPT_RANGE("max_memory", LC_OPT_INTEGER, 0, LC_INT_MAX),
+    LC_OPT_RANGE("max_task_cpu", LC_OPT_NUMBER, 0, DBL_MAX),
+    LC_OPT("public_only", LC_OPT_ANY),
+    LC_OPT("deny_networks", LC_OPT_ANY),
+};
+
+static const lc_opts_t configure_opts = {"configure", "configure: %s", 0,
+                                         sizeof(configure_list) / sizeof(configure_list[0]),
+                                         configure_list};
+
+/* The checked value at idx, or def when nil. */
+static double number_or(lua_State *L, int idx, double def)
+{
+    return lua_isnil(L, idx) ? def : lua_tonumber(L, idx);
+}
+
+/* dns_servers: before the first lookup only. */
+static void configure_servers(lua_State *L, lc_state_t *st, int idx)
+{
+    const char *servers = lua_tostring(L, idx);
+    if (st->dns) {
+        if (!st->dns_servers || strcmp(st->dns_servers, servers) != 0)
+            luaL_error(L, "configure: dns_servers must be set before the first lookup");
+        return;
+    }
+    free(st->dns_servers);
+    st->dns_servers = strdup(servers);
+    lc_dns(L, st); /* report a bad server list now */
+}
+
 /* core.configure{dns_servers=, dns_timeout=, dns_tries=, dns_retries=, dns_concurrency=,
- * dns_ttl_min=, dns_ttl_max=, dns_negative_ttl=}: before the first lookup for servers;
- * the rest at any time. A setting not given keeps its value (dns_get_config): giving
- * dns_ttl_min alone leaves dns_ttl_max as it was. */
+ * dns_ttl_min=, dns_ttl_max=, dns_negative_ttl=, and the names init.lua's lc.configure
+ * reads}: before the first lookup for servers; the rest at any time. Every value is
+ * checked (and an unknown name refused) before any is set. A setting not given keeps
+ * its value (dns_get_config): giving dns_ttl_min alone leaves dns_ttl_max as it was. */
 static int core_configure(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     luaL_checktype(L, 1, LUA_TTABLE);
-    lua_getfield(L, 1, "dns_servers");
-    if (!lua_isnil(L, -1)) {
-        const char *servers = luaL_checkstring(L, -1);
-        if (st->dns) {
-            if (!st->dns_servers || strcmp(st->dns_servers, servers) != 0)
-                return luaL_error(L, "configure: dns_servers must be set before the first lookup");
-        } else {
-            free(st->dns_servers);
-            st->dns_servers = strdup(servers);
-            lc_dns(L, st); /* report a bad server list now */
-        }
-    }
-    lua_pop(L, 1);
+    int o = lc_push_opts(L, 1, &configure_opts);
+    if (!lua_isnil(L, o + C_SERVERS)) configure_servers(L, st, o + C_SERVERS);
     dns_config_t now;
-    lua_getfield(L, 1, "dns_timeout");
-    lua_getfield(L, 1, "dns_tries");
-    if (!lua_isnil(L, -1) || !lua_isnil(L, -2)) {
+    if (!lua_isnil(L, o + C_TIMEOUT) || !lua_isnil(L, o + C_TRIES)) {
         dns_get_config(lc_dns(L, st), &now);
         /* c-ares takes the timeout in milliseconds, as an int. */
-        double timeout =
-            lc_opt_number(L, -2, "configure: dns_timeout", now.timeout_ms / 1000.0, 0.001, 86400);
-        int tries = (int)lc_opt_integer(L, -1, "configure: dns_tries", now.tries, 1, 1000);
+        double timeout = number_or(L, o + C_TIMEOUT, now.timeout_ms / 1000.0);
+        int tries = (int)number_or(L, o + C_TRIES, now.tries);
         dns_set_timeout(lc_dns(L, st), (int)(timeout * 1000), tries);
     }
-    lua_pop(L, 2);
-    lua_getfield(L, 1, "dns_retries");
-    if (!lua_isnil(L, -1))
-        dns_set_retries(lc_dns(L, st),
-                        (int)lc_opt_integer(L, -1, "configure: dns_retries", 0, 0, 100));
-    lua_pop(L, 1);
-    lua_getfield(L, 1, "dns_concurrency");
-    if (!lua_isnil(L, -1))
-        dns_set_pacing(lc_dns(L, st),
-                       (int)lc_opt_integer(L, -1, "configure: dns_concurrency", 1, 1, 65536));
-    lua_pop(L, 1);
-    lua_getfield(L, 1, "dns_ttl_min");
-    lua_getfield(L, 1, "dns_ttl_max");
-    lua_getfield(L, 1, "dns_negative_ttl");
-    if (!lua_isnil(L, -1) || !lua_isnil(L, -2) || !lua_isnil(L, -3)) {
+    if (!lua_isnil(L, o + C_RETRIES))
+        dns_set_retries(lc_dns(L, st), (int)lua_tonumber(L, o + C_RETRIES));
+    if (!lua_isnil(L, o + C_CONCURRENCY))
+        dns_set_pacing(lc_dns(L, st), (int)lua_tonumber(L, o + C_CONCURRENCY));
+    if (!lua_isnil(L, o + C_TTL_MIN) || !lua_isnil(L, o + C_TTL_MAX) ||
+        !lua_isnil(L, o + C_NEGATIVE_TTL)) {
         dns_get_config(lc_dns(L, st), &now);
-        dns_set_ttl(
-            lc_dns(L, st),
-            lc_opt_number(L, -3, "configure: dns_ttl_min", now.ttl_min, 0, LC_INT_MAX),
-            lc_opt_number(L, -2, "configure: dns_ttl_max", now.ttl_max, 0, LC_INT_MAX),
-            lc_opt_number(L, -1, "configure: dns_negative_ttl", now.ttl_negative, 0, LC_INT_MAX));
+        dns_set_ttl(lc_dns(L, st), number_or(L, o + C_TTL_MIN, now.ttl_min),
+                    number_or(L, o + C_TTL_MAX, now.ttl_max),
+                    number_or(L, o + C_NEGATIVE_TTL, now.ttl_negative));
     }
-    lua_pop(L, 3);
+    lua_settop(L, 1);
     return 0;
 }
 
@@ -300,6 +331,7 @@ int luaopen_luacrawl(lua_State *L)
     lc_register_store(L);
     lc_register_redis(L);
     lc_register_check(L);
+    lc_register_opts(L);
     lua_pop(L, 1); /* state */
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, "luacrawl.core");

@@ -180,7 +180,7 @@ static int hosts_l_gc(lua_State *L)
     return 0;
 }
 
-/* core.crawl.host(url) -> host | nil, message: lc.url.host */
+/* core.crawl.host(url) -> host | nil, err: lc.url.host */
 static int l_host(lua_State *L)
 {
     if (lua_type(L, 1) != LUA_TSTRING) luaL_typerror(L, 1, "string");
@@ -190,8 +190,7 @@ static int l_host(lua_State *L)
     int err = URL_OK;
     long n = host_of(url, len, buf, &err);
     if (n < 0) {
-        lua_pushnil(L);
-        lua_pushstring(L, url_strerror(err));
+        lc_push_url_error(L, err);
         return 2;
     }
     lua_pushlstring(L, buf, (size_t)n);

@@ -3,6 +3,7 @@
  * (in protected mode, on the scheduler's state) and wakes the task with it. */
 #include "lua_check.h"
 #include "lua_cookies.h"
+#include "lua_opts.h"
 #include "lua_state.h"
 
 #include <limits.h>
@@ -268,7 +269,7 @@ static void fetch_abort(void *arg)
 /* The longest timeout fetch takes: a year, in seconds. */
 #define FETCH_MAX_SECONDS 31536000.0
 
-/* The options fetch reads, in the order of opt_names. */
+/* The options fetch reads, in the order of opt_list. */
 enum opt {
     O_METHOD,
     O_USER_AGENT,
@@ -293,94 +294,55 @@ enum opt {
     O_COUNT
 };
 
-static const struct {
-    const char *name;
-    size_t len;
-} opt_names[O_COUNT] = {
-    {"method", 6},
-    {"user_agent", 10},
-    {"proxy", 5},
-    {"ca_file", 7},
-    {"body", 4},
-    {"headers", 7},
-    {"timeout", 7},
-    {"connect_timeout", 15},
-    {"max_size", 8},
-    {"max_header_size", 15},
-    {"follow", 6},
-    {"max_url_length", 14},
-    {"insecure", 8},
-    {"truncate", 8},
-    {"keep_credentials", 16},
-    {"follow_site", 11},
-    {"public_only", 11},
-    {"deny_networks", 13},
-    {"archive", 7},
-    {"cookies", 7},
+/* Their types and ranges: a timeout goes to curl in milliseconds, as a long (a year
+ * is far beyond any use); the redirect budget is an int. */
+static const lc_opt_t opt_list[O_COUNT] = {
+    LC_OPT("method", LC_OPT_STRING),
+    LC_OPT("user_agent", LC_OPT_STRING),
+    LC_OPT("proxy", LC_OPT_STRING),
+    LC_OPT("ca_file", LC_OPT_STRING),
+    LC_OPT("body", LC_OPT_STRING),
+    LC_OPT("headers", LC_OPT_TABLE),
+    LC_OPT_RANGE("timeout", LC_OPT_NUMBER, 0, FETCH_MAX_SECONDS),
+    LC_OPT_RANGE("connect_timeout", LC_OPT_NUMBER, 0, FETCH_MAX_SECONDS),
+    LC_OPT_RANGE("max_size", LC_OPT_INTEGER, 0, LC_INT_MAX),
+    LC_OPT_RANGE("max_header_size", LC_OPT_INTEGER, 0, LC_INT_MAX),
+    LC_OPT_RANGE("follow", LC_OPT_INTEGER, 0, INT_MAX),
+    LC_OPT_RANGE("max_url_length", LC_OPT_INTEGER, 0, LC_INT_MAX),
+    LC_OPT("insecure", LC_OPT_ANY),
+    LC_OPT("truncate", LC_OPT_ANY),
+    LC_OPT("keep_credentials", LC_OPT_ANY),
+    LC_OPT("follow_site", LC_OPT_ANY),
+    LC_OPT("public_only", LC_OPT_ANY),
+    LC_OPT("deny_networks", LC_OPT_ANY),
+    LC_OPT("archive", LC_OPT_ANY),
+    LC_OPT("cookies", LC_OPT_ANY),
 };
 
-/* Push opts[name] for each of opt_names (nil when absent), opts the table at idx;
- * returns the stack index of the first. A plain table is walked once: most hold a
- * few of the names, and a lookup by name costs a string interning each. One with
- * a metatable is read by name, so that __index works. */
-static int push_opts(lua_State *L, int idx)
-{
-    int first = lua_gettop(L) + 1;
-    luaL_checkstack(L, O_COUNT + 3, "fetch options");
-    for (int i = 0; i < O_COUNT; i++)
-        lua_pushnil(L);
-    if (lua_getmetatable(L, idx)) {
-        lua_pop(L, 1);
-        for (int i = 0; i < O_COUNT; i++) {
-            lua_getfield(L, idx, opt_names[i].name);
-            lua_replace(L, first + i);
-        }
-        return first;
-    }
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        size_t n;
-        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &n) : NULL;
-        for (int i = 0; k && i < O_COUNT; i++)
-            if (opt_names[i].len == n && memcmp(opt_names[i].name, k, n) == 0) {
-                lua_pushvalue(L, -1);
-                lua_replace(L, first + i);
-                break;
-            }
-        lua_pop(L, 1);
-    }
-    return first;
-}
+static const lc_opts_t fetch_opts = {"fetch", "fetch: option '%s'", 0, O_COUNT, opt_list};
 
 /* The option in slot o + i as a string (NULL when nil; o 0: no options). */
 static const char *opt_string(lua_State *L, int o, enum opt i)
 {
-    if (!o || lua_isnil(L, o + (int)i)) return NULL;
-    const char *s = lua_tostring(L, o + (int)i);
-    if (!s) luaL_error(L, "fetch: option '%s' must be a string", opt_names[i].name);
-    return s;
+    return o ? lua_tostring(L, o + (int)i) : NULL;
 }
 
-/* The option in slot o + i as a number in [0, max] (0 when nil: the default), or as
- * a whole one; raises naming the option and the range. */
+/* The option in slot o + i as a number (0 when nil: the default). */
+static double opt_number(lua_State *L, int o, enum opt i)
+{
+    return o ? lua_tonumber(L, o + (int)i) : 0;
+}
+
 /* A timeout: nil for the default (0 here); else more than 0. 0 is refused rather
  * than taken as "none" or as the default: there is no fetch without a time limit. */
-static double opt_seconds(lua_State *L, int o, enum opt i, double max)
+static double opt_seconds(lua_State *L, int o, enum opt i)
 {
     if (!o || lua_isnil(L, o + (int)i)) return 0;
-    char what[64];
-    snprintf(what, sizeof(what), "fetch: option '%s'", opt_names[i].name);
-    double v = lc_check_number(L, o + (int)i, what, 0, max);
-    if (v <= 0) luaL_error(L, "%s must be more than 0 seconds (there is no 'no limit')", what);
+    double v = lua_tonumber(L, o + (int)i);
+    if (v <= 0)
+        luaL_error(L, "fetch: option '%s' must be more than 0 seconds (there is no 'no limit')",
+                   opt_list[i].name);
     return v;
-}
-
-static long long opt_integer(lua_State *L, int o, enum opt i, long long max)
-{
-    if (!o || lua_isnil(L, o + (int)i)) return 0;
-    char what[64];
-    snprintf(what, sizeof(what), "fetch: option '%s'", opt_names[i].name);
-    return lc_check_integer(L, o + (int)i, what, 0, max);
 }
 
 /* A setter's refusal after the request was made: out of memory (the values were
@@ -464,25 +426,20 @@ static http_req_t *make_request(lua_State *L, const char *url)
     int o = 0;
     if (!lua_isnoneornil(L, 2)) {
         if (!lua_istable(L, 2)) luaL_error(L, "fetch: options must be a table");
-        o = push_opts(L, 2);
+        o = lc_push_opts(L, 2, &fetch_opts);
     }
     const char *method = opt_string(L, o, O_METHOD), *ua = opt_string(L, o, O_USER_AGENT);
     const char *proxy = opt_string(L, o, O_PROXY), *ca_file = opt_string(L, o, O_CA_FILE);
     size_t body_len = 0;
-    const char *body = NULL;
-    if (o && !lua_isnil(L, o + O_BODY) && !(body = lua_tolstring(L, o + O_BODY, &body_len)))
-        luaL_error(L, "fetch: option 'body' must be a string");
+    const char *body = o ? lua_tolstring(L, o + O_BODY, &body_len) : NULL;
     int headers = o && !lua_isnil(L, o + O_HEADERS);
-    if (headers && !lua_istable(L, o + O_HEADERS))
-        luaL_error(L, "fetch: option 'headers' must be a table");
-    /* nil for each: the default. A timeout goes to curl in milliseconds, as a long; a
-     * year is far beyond any use. */
-    double timeout = opt_seconds(L, o, O_TIMEOUT, FETCH_MAX_SECONDS);
-    double connect_timeout = opt_seconds(L, o, O_CONNECT_TIMEOUT, FETCH_MAX_SECONDS);
-    long long max_size = opt_integer(L, o, O_MAX_SIZE, LC_INT_MAX);
-    long long max_header_size = opt_integer(L, o, O_MAX_HEADER_SIZE, LC_INT_MAX);
-    long long follow = opt_integer(L, o, O_FOLLOW, INT_MAX);
-    long long max_url = opt_integer(L, o, O_MAX_URL_LENGTH, LC_INT_MAX);
+    /* nil for each: the default. */
+    double timeout = opt_seconds(L, o, O_TIMEOUT);
+    double connect_timeout = opt_seconds(L, o, O_CONNECT_TIMEOUT);
+    long long max_size = (long long)opt_number(L, o, O_MAX_SIZE);
+    long long max_header_size = (long long)opt_number(L, o, O_MAX_HEADER_SIZE);
+    long long follow = (long long)opt_number(L, o, O_FOLLOW);
+    long long max_url = (long long)opt_number(L, o, O_MAX_URL_LENGTH);
     int oom = 0;
     addr_policy_t *policy =
         o ? policy_from(L, o + O_PUBLIC_ONLY, o + O_DENY_NETWORKS, "fetch", &oom) : NULL;
@@ -668,7 +625,7 @@ static int l_fetch_option_names(lua_State *L)
 {
     lua_createtable(L, O_COUNT, 0);
     for (int i = 0; i < O_COUNT; i++) {
-        lua_pushlstring(L, opt_names[i].name, opt_names[i].len);
+        lua_pushlstring(L, opt_list[i].name, opt_list[i].len);
         lua_rawseti(L, -2, i + 1);
     }
     return 1;

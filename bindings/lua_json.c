@@ -1,8 +1,9 @@
 /* lua_json.c: core.json_encode(value) -> JSON text, the encoder of the crawl's item
  * outputs (export.lua), core.json_lines/json_append/json_take, which keep JSON
- * Lines in C until a batch is written, and core.json_decode(text) -> value, with
- * core.json_null for JSON's null (a NULL light userdata: cjson.null is the same
- * value, and both encoders write it as null). It writes what lua-cjson's encode writes,
+ * Lines in C until a batch is written, and core.json_decode(text) -> value (raising
+ * on bad text; core.json_parse gives nil and an error instead), with core.json_null
+ * for JSON's null (a NULL light userdata: cjson.null is the same value, and both
+ * encoders write it as null). It writes what lua-cjson's encode writes,
  * and refuses what it refuses with the same messages (tests/spec/json_spec.lua
  * compares the two on random values), at a fraction of the cost: cjson formats
  * every number with its own printf. Where cjson copies a string's bytes through, it
@@ -282,10 +283,10 @@ static const json_reader_t LUA_READER = {
     .end = end_table,
 };
 
-/* core.json_decode(text) -> value. Strict RFC 8259; null is core.json_null;
- * arrays and objects are tables (an empty one of either is {}). Raises on text that
- * is not JSON: "json: expected ':' at byte 12", bytes counted from 1. */
-static int l_json_decode(lua_State *L)
+/* Decode the text at index 1: the value on top and 1, or 0 with its error on top
+ * ("json: expected ':' at byte 12", bytes counted from 1). Raises when memory runs
+ * out. */
+static int decode_text(lua_State *L)
 {
     size_t n;
     const char *text = luaL_checklstring(L, 1, &n);
@@ -298,12 +299,33 @@ static int l_json_decode(lua_State *L)
     int rc = json_decode(text, n, &LUA_READER, L, st->json, &err);
     if (rc == -2) luaL_error(L, "json: out of memory");
     if (rc == -1) {
-        if (err.offset >= n)
-            luaL_error(L, "json: %s at byte %f (the end of the text)", err.why,
-                       (double)err.offset + 1);
-        luaL_error(L, "json: %s at byte %f", err.why, (double)err.offset + 1);
+        lua_settop(L, 1);
+        lua_pushfstring(L, "json: %s at byte %f%s", err.why, (double)err.offset + 1,
+                        err.offset >= n ? " (the end of the text)" : "");
+        return 0;
     }
     return 1;
+}
+
+/* core.json_decode(text) -> value. Strict RFC 8259; null is core.json_null;
+ * arrays and objects are tables (an empty one of either is {}). Raises on text that
+ * is not JSON: the engine's own texts (a state file's, Redis's replies), where that
+ * is a broken invariant. */
+static int l_json_decode(lua_State *L)
+{
+    if (!decode_text(L)) lua_error(L);
+    return 1;
+}
+
+/* core.json_parse(text) -> value | nil, err: lc.json.decode, for text from outside
+ * (a page, a script's file): an error of kind "parse" for text that is not JSON. */
+static int l_json_parse(lua_State *L)
+{
+    if (decode_text(L)) return 1;
+    lc_push_error(L, lc_state(L), "parse", lua_tostring(L, -1));
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
 }
 
 /* core.plain_text(s [, keep]) -> s as valid UTF-8 with its control characters made
@@ -334,13 +356,10 @@ static int l_plain_text(lua_State *L)
 }
 
 static const luaL_Reg funcs[] = {
-    {"json_encode", l_json_encode},
-    {"json_decode", l_json_decode},
-    {"json_lines", l_json_lines},
-    {"json_append", l_json_append},
-    {"json_take", l_json_take},
-    {"plain_text", l_plain_text},
-    {NULL, NULL},
+    {"json_encode", l_json_encode}, {"json_decode", l_json_decode},
+    {"json_parse", l_json_parse},   {"json_lines", l_json_lines},
+    {"json_append", l_json_append}, {"json_take", l_json_take},
+    {"plain_text", l_plain_text},   {NULL, NULL},
 };
 
 void lc_register_json(lua_State *L)

@@ -1,6 +1,10 @@
-/* lua_sitemap.c: core.sitemap_parse(body) -> {kind=, entries={{loc=,...}}} | nil, err */
+/* lua_sitemap.c: core.sitemap_parse(body) -> {kind=, entries={{loc=,...}}} | nil, err:
+ * what is not a sitemap (or passes the protocol's limits) gives an error of kind
+ * "parse", a lack of memory one of kind "memory". */
 #include "lua_state.h"
 #include "sitemap.h"
+
+#include <string.h>
 
 static void set_field(lua_State *L, const char *k, const char *v)
 {
@@ -31,7 +35,8 @@ static int l_sitemap_parse(lua_State *L)
     lua_createtable(L, 64, 0);
     if (sitemap_parse(body, len, &kind, add_entry, L, err, sizeof(err)) < 0) {
         lua_pushnil(L);
-        lua_pushstring(L, err);
+        /* sitemap.c says every failure in err; running out of memory as "out of memory". */
+        lc_push_error(L, lc_state(L), strstr(err, "out of memory") ? "memory" : "parse", err);
         return 2;
     }
     lua_setfield(L, -2, "entries");

@@ -126,6 +126,10 @@ int lc_seen_add(lua_State *L, void *ud, uint64_t fp, char *err, size_t errlen);
 struct html_links;
 struct html_links *lc_tolinkset(lua_State *L, int idx);
 
+/* Push nil and the error of url.c's code err (lua_url.c): kind "invalid_url", as
+ * fetch gives for a URL it cannot parse ("memory" when that ran out). */
+void lc_push_url_error(lua_State *L, int err);
+
 /* The options table of url.normalize at idx (none: defaults) into o, raising as
  * url.normalize does on a bad one (lua_url.c); strip points into pats (LC_MAX_STRIP + 1
  * entries), whose strings stay alive in the table. */

@@ -5,6 +5,7 @@
  * A store's userdata owns the store_t; the handles of its queues and seen sets
  * keep it alive (their environment holds it) and check that it is still open. */
 #include "lua_check.h"
+#include "lua_opts.h"
 #include "lua_state.h"
 #include "store.h"
 #include "url.h"
@@ -70,6 +71,16 @@ static struct handle_ud *check_handle(lua_State *L, const char *mt, const char *
     return h;
 }
 
+static const lc_opt_t open_list[] = {
+    LC_OPT("synchronous", LC_OPT_STRING),
+    LC_OPT("check", LC_OPT_ANY),
+    LC_OPT_RANGE("max_bytes", LC_OPT_INTEGER, 0, LC_INT_MAX),
+    LC_OPT_RANGE("cache_mb", LC_OPT_INTEGER, 0, 1 << 20),
+};
+
+static const lc_opts_t open_opts = {"store.open", "store.open: option '%s'", 0,
+                                    sizeof(open_list) / sizeof(open_list[0]), open_list};
+
 /* core.store_open(path[, opts]) -> store | nil, err
  *   opts.synchronous  "normal" (default) or "full"
  *   opts.check        false: no quick_check at open
@@ -82,19 +93,15 @@ static int l_store_open(lua_State *L)
     store_opts_t o = {0};
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
-        lua_getfield(L, 2, "synchronous");
-        const char *sync = lua_isnil(L, -1) ? "normal" : lua_tostring(L, -1);
-        if (!sync || (strcmp(sync, "normal") != 0 && strcmp(sync, "full") != 0))
+        int i = lc_push_opts(L, 2, &open_opts);
+        const char *sync = lua_isnil(L, i) ? "normal" : lua_tostring(L, i);
+        if (strcmp(sync, "normal") != 0 && strcmp(sync, "full") != 0)
             return luaL_error(L, "store.open: option 'synchronous' must be \"normal\" or \"full\"");
         o.sync_full = strcmp(sync, "full") == 0;
-        lua_getfield(L, 2, "check");
-        o.skip_check = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
-        lua_getfield(L, 2, "max_bytes");
-        o.max_bytes = lc_opt_integer(L, -1, "store.open: option 'max_bytes'", 0, 0, LC_INT_MAX);
-        lua_getfield(L, 2, "cache_mb");
-        o.cache_kb =
-            (int)lc_opt_integer(L, -1, "store.open: option 'cache_mb'", 0, 0, 1 << 20) * 1024;
-        lua_pop(L, 4);
+        o.skip_check = lua_type(L, i + 1) == LUA_TBOOLEAN && !lua_toboolean(L, i + 1);
+        o.max_bytes = (long long)lua_tonumber(L, i + 2);
+        o.cache_kb = (int)lua_tonumber(L, i + 3) * 1024;
+        lua_settop(L, 2);
     }
     struct store_ud *u = lua_newuserdata(L, sizeof(*u));
     u->s = NULL;

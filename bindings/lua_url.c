@@ -1,7 +1,9 @@
 /* lua_url.c: core.url (parse, resolve, normalize, fingerprint, host, site,
  * same_site) over url.c, and core.seen, a set of URL fingerprints over seen.c.
- * URL errors come back as nil and a message; arguments of the wrong type raise. */
+ * URL errors come back as nil and an error object (kind invalid_url); arguments of
+ * the wrong type raise. */
 #include "lua_check.h"
+#include "lua_opts.h"
 #include "lua_state.h"
 #include "seen.h"
 #include "url.h"
@@ -29,10 +31,15 @@ static const char *check_url(lua_State *L, int idx, size_t *len)
     return lua_tolstring(L, idx, len);
 }
 
-static int fail(lua_State *L, int err)
+void lc_push_url_error(lua_State *L, int err)
 {
     lua_pushnil(L);
-    lua_pushstring(L, url_strerror(err));
+    lc_push_error(L, lc_state(L), err == URL_E_NOMEM ? "memory" : "invalid_url", url_strerror(err));
+}
+
+static int fail(lua_State *L, int err)
+{
+    lc_push_url_error(L, err);
     return 2;
 }
 
@@ -90,24 +97,29 @@ static int l_resolve(lua_State *L)
     return push_result(L, err, out);
 }
 
+static const lc_opt_t norm_list[] = {
+    LC_OPT("sort_query", LC_OPT_ANY),
+    LC_OPT("keep_fragment", LC_OPT_ANY),
+    LC_OPT("strip", LC_OPT_TABLE),
+};
+
+static const lc_opts_t norm_opts = {"normalize", "normalize: option '%s'", 0,
+                                    sizeof(norm_list) / sizeof(norm_list[0]), norm_list};
+
 void lc_check_norm_opts(lua_State *L, int idx, url_norm_opts_t *o, const char **pats)
 {
     memset(o, 0, sizeof(*o));
     if (lua_isnoneornil(L, idx)) return;
     luaL_checktype(L, idx, LUA_TTABLE);
-    lua_getfield(L, idx, "sort_query");
-    o->sort_query = lua_toboolean(L, -1);
-    lua_getfield(L, idx, "keep_fragment");
-    o->keep_fragment = lua_toboolean(L, -1);
-    lua_getfield(L, idx, "strip");
-    if (!lua_isnil(L, -1)) {
-        if (!lua_istable(L, -1))
-            luaL_error(L, "normalize: option 'strip' must be a list of strings");
-        size_t n = lua_objlen(L, -1);
+    int first = lc_push_opts(L, idx, &norm_opts);
+    o->sort_query = lua_toboolean(L, first);
+    o->keep_fragment = lua_toboolean(L, first + 1);
+    if (!lua_isnil(L, first + 2)) {
+        size_t n = lua_objlen(L, first + 2);
         if (n > LC_MAX_STRIP)
             luaL_error(L, "normalize: more than %d 'strip' patterns", LC_MAX_STRIP);
         for (size_t i = 0; i < n; i++) {
-            lua_rawgeti(L, -1, (int)i + 1);
+            lua_rawgeti(L, first + 2, (int)i + 1);
             if (lua_type(L, -1) != LUA_TSTRING)
                 luaL_error(L, "normalize: 'strip' pattern %d is not a string", (int)i + 1);
             pats[i] = lua_tostring(L, -1);
@@ -116,7 +128,7 @@ void lc_check_norm_opts(lua_State *L, int idx, url_norm_opts_t *o, const char **
         pats[n] = NULL;
         if (n) o->strip = pats;
     }
-    lua_pop(L, 3);
+    lua_settop(L, first - 1);
 }
 
 /* url.normalize(u [, opts]) -> URL */

@@ -43,7 +43,7 @@ Crawler.__index = Crawler
 
 function Crawler.new(root, max_redirect, max_tasks)
   local norm, err = lc.url.normalize(root)
-  if not norm then usage(("bad ROOT %q: %s"):format(root, tostring(err))) end
+  if not norm then usage(("bad ROOT %q: %s"):format(root, err.message)) end
   local p = lc.url.parse(norm)
   local self = setmetatable({
     root = norm,

@@ -69,7 +69,7 @@ end
 
 function Crawler.new(db, root, max_redirect, max_tasks)
   local norm, err = lc.url.normalize(root)
-  if not norm then usage(("bad ROOT %q: %s"):format(root, tostring(err))) end
+  if not norm then usage(("bad ROOT %q: %s"):format(root, err.message)) end
   local p = lc.url.parse(norm)
   -- durable: a state belongs to one crawl, named by its root.
   local was = db:meta("root")

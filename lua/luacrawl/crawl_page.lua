@@ -4,7 +4,7 @@
 -- items to page.crawler (its filter, admit, admit_link, scoped and emit).
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
-local json_decode = core.json_decode
+local json_parse = core.json_parse
 local is_link_set = lc.html.is_link_set
 
 -- A page's body (and a meta table, when its request had none) is made on first use:
@@ -71,7 +71,7 @@ function Page:text()
 end
 
 function Page:json()
-  return json_decode(self.body)
+  return json_parse(self.body)
 end
 
 -- Follow links: a URL, a node (its href or src), or a list of either; relative

@@ -204,7 +204,7 @@ function Reader:fetch(url)
     return self:fail(norm, ("status %d"):format(res.status))
   end
   local sm, perr = sitemap.parse(res.body)
-  if not sm then return self:fail(norm, perr) end
+  if not sm then return self:fail(norm, perr.message) end
   c.stats.sitemaps = c.stats.sitemaps + 1
   return sm
 end

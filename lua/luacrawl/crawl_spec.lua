@@ -74,45 +74,11 @@ local DEFAULTS = {
 }
 M.defaults = DEFAULTS
 
--- The numbers of a spec and the range each takes ({integer?, min, max}; no max: up
--- to the largest integer a number holds exactly, or a year of seconds), checked by
--- the engine's one rule (core.check_number/check_integer): NaN and infinities are
--- refused, which would otherwise hang the dispatcher (NaN compares false with every
--- limit) or stop a host for ever (an infinite delay). nil is the default.
-local SPEC_NUMBERS = {
-  concurrency = { true, 1 }, per_host = { true, 1 }, retries = { true, 0 },
-  max_redirect = { true, 0 }, max_depth = { true, 0 }, max_pages = { true, 0 },
-  max_robots_size = { true, 0 }, robots_redirects = { true, 0 },
-  delay = { false, 0, YEAR }, max_delay = { false, 0, YEAR }, max_retry_after = { false, 0, YEAR },
-  stop_grace = { false, 0, YEAR }, max_time = { false, 0, YEAR }, max_host_time = { false, 0, YEAR },
-  progress_interval = { false, 0.001, YEAR },
-}
-local THROTTLE_NUMBERS = {
-  target = { false, 0.001, 1e6 }, min_delay = { false, 0, YEAR }, max_delay = { false, 0, YEAR },
-}
-
--- Check the numbers of t named in ranges; what prefixes a field's name in messages.
-local function check_fields(t, ranges, what)
-  for k, r in pairs(ranges) do
-    local v = t[k]
-    if v ~= nil then
-      local ok, err = pcall(r[1] and core.check_integer or core.check_number, v, what .. k, r[2], r[3])
-      if not ok then error(tostring(err), 0) end
-    end
-  end
-end
-
+-- The spec's numbers, by the engine's one rule (spec_check.check_numbers); the
+-- message names the script's line.
 local function check_numbers(s)
-  local ok, err = pcall(function()
-    check_fields(s, SPEC_NUMBERS, "crawl.run: ")
-    if type(s.throttle) == "table" then check_fields(s.throttle, THROTTLE_NUMBERS, "crawl.run: throttle.") end
-    if type(s.retry_statuses) ~= "table" then error("crawl.run: retry_statuses must be a list of HTTP statuses", 0) end
-    for i, v in ipairs(s.retry_statuses) do
-      local vok, verr = pcall(core.check_integer, v, ("crawl.run: retry_statuses[%d]"):format(i), 100, 999)
-      if not vok then error(tostring(verr), 0) end
-    end
-  end)
-  if not ok then error(err, 4) end
+  local ok, err = pcall(spec_check.check_numbers, s)
+  if not ok then error(tostring(err), 4) end
 end
 
 -- The kinds of fetch error (engine/http.h, docs/toolkit.md "Errors"): the names

@@ -574,9 +574,10 @@ function M.seen(opts, ...)
   end
   return core_seen(opts, ...)
 end
--- lc.json.encode(v) -> text, lc.json.decode(text) -> v (strict RFC 8259; raises
--- with the byte position), lc.json.null for JSON's null (equal to cjson.null).
-M.json = { encode = core.json_encode, decode = core.json_decode, null = core.json_null }
+-- lc.json.encode(v) -> text, lc.json.decode(text) -> v | nil, err (strict RFC 8259;
+-- err.kind "parse", its message with the byte position), lc.json.null for JSON's
+-- null (equal to cjson.null).
+M.json = { encode = core.json_encode, decode = core.json_parse, null = core.json_null }
 M.url.redact = redact
 M.regex = require "luacrawl.regex"
 core.Response = Response

@@ -6,6 +6,8 @@
 -- Gzipped bodies are recognised by their magic bytes. XML is read by libxml2's
 -- streaming reader (no external entities, no network). Limits, as the protocol sets
 -- them: 50,000 URLs and 50 MB uncompressed; past either, nil and an error naming it.
+-- Errors: nil and {kind = "parse" (or "memory"), message =}; a body that is not a
+-- string raises.
 local core = require "luacrawl.core"
 
 local M = {}

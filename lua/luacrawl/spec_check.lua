@@ -50,33 +50,11 @@ function M.add_fields(names)
   for _, n in ipairs(names) do M.fields[#M.fields + 1] = n end
 end
 
--- Levenshtein distance of a and b (short names: the plain table is fine).
-local function distance(a, b)
-  local prev = {}
-  for j = 0, #b do prev[j] = j end
-  for i = 1, #a do
-    local cur = { [0] = i }
-    local ca = a:byte(i)
-    for j = 1, #b do
-      local cost = ca == b:byte(j) and 0 or 1
-      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-    end
-    prev = cur
-  end
-  return prev[#b]
-end
-M.distance = distance
-
 -- The known name closest to name, when it is close enough to be a misspelling
--- (at most a third of its letters off, at least 2), else nil.
+-- (at most a third of its letters off, at least 2), else nil: the engine's one
+-- suggestion (lua_opts.c), which refuses the options of lc.fetch and the rest.
 function M.suggest(name, known)
-  local best, best_d
-  local limit = math.max(2, math.floor(#name / 3))
-  for _, k in ipairs(known) do
-    local d = distance(name:lower(), k:lower())
-    if d <= limit and (not best_d or d < best_d or (d == best_d and k < best)) then best, best_d = k, d end
-  end
-  return best
+  return core.suggest(name, known)
 end
 
 -- " (did you mean 'x'?)" or "".
@@ -129,6 +107,37 @@ function M.check(spec, defaults)
     elseif is_plain_table(v) and (name ~= "output" or v.path ~= nil) then
       check_keys(v, names, name)
     end
+  end
+end
+
+-- The numbers of a spec and the range each takes (no max: up to the largest
+-- integer a number holds exactly), checked by the engine's one rule (lua_opts.c,
+-- lua_check.c): NaN and infinities are refused, which would otherwise hang the
+-- dispatcher (NaN compares false with every limit) or stop a host for ever (an
+-- infinite delay). nil is the default. Names are checked by M.check (open).
+local YEAR = 365 * 24 * 3600 -- the longest wait a spec may ask for, in seconds
+local SPEC_NUMBERS = core.option_decl({
+  caller = "crawl.run", label = "crawl.run: %s", open = true,
+  { "concurrency", "integer", 1 }, { "per_host", "integer", 1 }, { "retries", "integer", 0 },
+  { "max_redirect", "integer", 0 }, { "max_depth", "integer", 0 }, { "max_pages", "integer", 0 },
+  { "max_robots_size", "integer", 0 }, { "robots_redirects", "integer", 0 },
+  { "delay", "number", 0, YEAR }, { "max_delay", "number", 0, YEAR },
+  { "max_retry_after", "number", 0, YEAR }, { "stop_grace", "number", 0, YEAR },
+  { "max_time", "number", 0, YEAR }, { "max_host_time", "number", 0, YEAR },
+  { "progress_interval", "number", 0.001, YEAR },
+})
+local THROTTLE_NUMBERS = core.option_decl({
+  caller = "crawl.run", label = "crawl.run: throttle.%s", open = true,
+  { "target", "number", 0.001, 1e6 }, { "min_delay", "number", 0, YEAR }, { "max_delay", "number", 0, YEAR },
+})
+
+-- Check the numbers of spec s (with crawl.defaults filled in); raises with a message.
+function M.check_numbers(s)
+  core.check_options(s, SPEC_NUMBERS)
+  if type(s.throttle) == "table" then core.check_options(s.throttle, THROTTLE_NUMBERS) end
+  if type(s.retry_statuses) ~= "table" then error("crawl.run: retry_statuses must be a list of HTTP statuses", 0) end
+  for i, v in ipairs(s.retry_statuses) do
+    core.check_integer(v, ("crawl.run: retry_statuses[%d]"):format(i), 100, 999)
   end
 end
 

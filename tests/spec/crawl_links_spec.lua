@@ -45,7 +45,7 @@ describe("core.crawl.host", function()
       local a, aerr = lc.url.host(u)
       local b, berr = chost(u)
       assert.equal(a, b, u)
-      assert.equal(aerr, berr, u)
+      assert.same(aerr, berr, u)
     end
   end)
 

@@ -116,6 +116,46 @@ describe("numbers elsewhere in the bindings", function()
   end)
 end)
 
+describe("option names", function()
+  it("lc.configure refuses a misspelled name, with the nearest known one, ", function()
+    local msg = tostring(select(2, pcall(lc.configure, { dns_tries = 3, dns_timout = 1 })))
+    assert.matches("configure: unknown option 'dns_timout' %(did you mean 'dns_timeout'%?%)", msg)
+  end)
+
+  it("lc.store.open refuses a misspelled option before it opens anything", function()
+    local path = h.tmpname(".db")
+    local ok, err = pcall(lc.store.open, path, { max_byte = 1000 })
+    assert.is_false(ok)
+    assert.matches("store.open: unknown option 'max_byte' %(did you mean 'max_bytes'%?%)", tostring(err))
+    assert.is_nil(io.open(path))
+  end)
+
+  it("lc.url.normalize refuses a misspelled option", function()
+    local ok, err = pcall(lc.url.normalize, "http://a.example/?b=1&a=2", { sort_querry = true })
+    assert.is_false(ok)
+    assert.matches("normalize: unknown option 'sort_querry' %(did you mean 'sort_query'%?%)", tostring(err))
+  end)
+
+  it("a declaration made in Lua checks a table by the same rules", function()
+    local decl = core.option_decl({ caller = "mine", label = "mine: %s", { "depth", "integer", 0, 9 } })
+    assert.same({ depth = 3 }, core.check_options({ depth = 3 }, decl))
+    assert.matches("mine: depth must be an integer from 0 to 9 %(got 10%)",
+      tostring(select(2, pcall(core.check_options, { depth = 10 }, decl))))
+    assert.matches("mine: unknown option 'dept' %(did you mean 'depth'%?%)",
+      tostring(select(2, pcall(core.check_options, { dept = 1 }, decl))))
+    assert.equal("depth", core.suggest("DEPHT", { "width", "depth" }))
+    assert.is_nil(core.suggest("colour", { "depth" }))
+  end)
+
+  it("an option of the wrong type is refused by name and type", function()
+    assert.matches("normalize: option 'strip' must be a table %(got string%)",
+      tostring(select(2, pcall(lc.url.normalize, "http://a.example/", { strip = "utm_" }))))
+    assert.matches("store.open: option 'cache_mb' must be an integer from 0 to 1048576 %(got 0.5%)",
+      tostring(select(2, pcall(lc.store.open, h.tmpname(".db"), { cache_mb = 0.5 }))))
+  end)
+
+end)
+
 describe("the memory error kind", function()
   it("is not retried by the crawl, and is counted under its own name", function()
     local crawl = require "luacrawl.crawl"

@@ -408,6 +408,14 @@ describe("crawl.page: testing a parse without a crawl", function()
     assert.equal(200, page.status)
   end)
 
+  it("page:json() gives the body's value, or nil and a parse error for a body that is not JSON", function()
+    assert.same({ a = 1 }, crawl.page({ url = "http://example.org/", body = '{"a":1}' }):json())
+    local v, err = crawl.page({ url = "http://example.org/", body = "<html>" }):json()
+    assert.is_nil(v)
+    assert.equal("parse", err.kind)
+    assert.matches("^json: ", err.message)
+  end)
+
   it("refuses a table without a url", function()
     assert.has_error(function() crawl.page({ body = "" }) end,
       "crawl.page: expected a table with url (and body, status, headers)")
