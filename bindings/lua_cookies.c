@@ -4,9 +4,10 @@
  * another (lua_http.c). */
 #include "lua_cookies.h"
 
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_libs.h"
 
-#define JAR_METATABLE "luacrawl.cookies"
+static const char JAR_METATABLE[] = "luacrawl.cookies";
 
 /* The value: one reference to the jar (NULL once collected). */
 struct jar_value {
@@ -168,16 +169,7 @@ static const luaL_Reg funcs[] = {
 
 void lc_register_cookies(lua_State *L)
 {
-    luaL_newmetatable(L, JAR_METATABLE);
-    lua_newtable(L);
-    lua_pushvalue(L, -3); /* the state: jar:set makes error objects (lc_state) */
-    lc_setfuncs(L, methods);
-    lua_pop(L, 1);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, jar_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, jar_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pop(L, 1);
+    static const luaL_Reg meta[] = {{"__gc", jar_gc}, {"__tostring", jar_tostring}, {NULL, NULL}};
+    lc_class(L, JAR_METATABLE, meta, methods); /* jar:set makes error objects (lc_state) */
     lc_setfuncs(L, funcs);
 }

@@ -16,9 +16,14 @@
  *
  * core.crawl.host is lc.url.host, without parsing a URL already in normalized form. */
 #include "html.h"
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "seen.h"
 #include "url.h"
+#include "lua_limits.h"
+#include "lua_seen.h"
+#include "lua_links.h"
+#include "lua_url.h"
+#include "lua_libs.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -673,21 +678,12 @@ static const luaL_Reg crawl_funcs[] = {
     {NULL, NULL},
 };
 
-static void new_type(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction gc)
-{
-    lc_newmetatable(L, name);
-    lua_newtable(L);
-    luaL_register(L, NULL, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
-}
-
 void lc_register_crawl(lua_State *L)
 {
-    new_type(L, HOSTS_METATABLE, hosts_methods, hosts_l_gc);
-    new_type(L, FILTER_METATABLE, filter_methods, filter_l_gc);
+    static const luaL_Reg hosts_meta[] = {{"__gc", hosts_l_gc}, {NULL, NULL}};
+    static const luaL_Reg filter_meta[] = {{"__gc", filter_l_gc}, {NULL, NULL}};
+    lc_class(L, HOSTS_METATABLE, hosts_meta, hosts_methods);
+    lc_class(L, FILTER_METATABLE, filter_meta, filter_methods);
     lua_createtable(L, 0, 3); /* core.crawl */
     lua_pushvalue(L, -2);     /* the state, as lc_setfuncs wants it on top */
     lc_setfuncs(L, crawl_funcs);

@@ -3,7 +3,10 @@
  * crawl_dupes.lua uses for page.duplicate_of. */
 #include "digest.h"
 #include "dupes.h"
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_body.h"
+#include "lua_limits.h"
+#include "lua_libs.h"
 
 static const char DUPES_METATABLE[] = "luacrawl.dupes";
 
@@ -151,14 +154,7 @@ static const luaL_Reg digest_funcs[] = {
 
 void lc_register_digest(lua_State *L)
 {
-    lc_newmetatable(L, DUPES_METATABLE);
-    lua_createtable(L, 0, 3);
-    luaL_register(L, NULL, dupes_methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, dupes_l_size);
-    lua_setfield(L, -2, "__len");
-    lua_pushcfunction(L, dupes_l_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
+    static const luaL_Reg meta[] = {{"__len", dupes_l_size}, {"__gc", dupes_l_gc}, {NULL, NULL}};
+    lc_class(L, DUPES_METATABLE, meta, dupes_methods);
     lc_setfuncs(L, digest_funcs);
 }

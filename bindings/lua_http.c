@@ -3,7 +3,9 @@
  * (in protected mode, on the scheduler's state) and wakes the task with it. */
 #include "lua_check.h"
 #include "lua_cookies.h"
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_body.h"
+#include "lua_libs.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -706,5 +708,4 @@ void lc_register_http(lua_State *L)
     st->build_answer_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     set_kept_body(L, 0);
     lc_setfuncs(L, funcs);
-    lc_register_cookies(L); /* the jars fetch takes (its cookies option) */
 }

@@ -9,7 +9,9 @@
  * is switched off (the interpreter is several times slower on Lua loops, but a
  * crawl spends most of its time in C). */
 #include "lua_check.h"
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_limits.h"
+#include "lua_libs.h"
 
 #include <float.h>
 #include <stdint.h>

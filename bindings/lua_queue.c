@@ -1,8 +1,10 @@
 /* lua_queue.c: core.strq, the FIFO of strings (strq.h) that lc.queue (init.lua)
  * keeps the strings put in it in, outside the Lua heap. Its bytes count towards
  * max_memory, as bodies do (lc_limits_account). */
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "strq.h"
+#include "lua_limits.h"
+#include "lua_libs.h"
 
 static const char STRQ_METATABLE[] = "luacrawl.strq";
 
@@ -80,14 +82,7 @@ static const luaL_Reg funcs[] = {
 void lc_register_queue(lua_State *L)
 {
     static const luaL_Reg methods[] = {{"push", strq_l_push}, {"pop", strq_l_pop}, {NULL, NULL}};
-    lc_newmetatable(L, STRQ_METATABLE);
-    lua_pushcfunction(L, strq_l_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, strq_l_len);
-    lua_setfield(L, -2, "__len");
-    lua_newtable(L);
-    luaL_register(L, NULL, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
+    static const luaL_Reg meta[] = {{"__gc", strq_l_gc}, {"__len", strq_l_len}, {NULL, NULL}};
+    lc_class(L, STRQ_METATABLE, meta, methods);
     lc_setfuncs(L, funcs);
 }

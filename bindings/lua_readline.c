@@ -9,7 +9,8 @@
  * until the line is read. libedit keeps one editor and one history per process, set up on
  * first use; with `luacrawl:` lines, ~/.editrc can configure it for this program. */
 #include "lua_check.h"
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_libs.h"
 
 #include <pthread.h>
 #include <stdio.h>

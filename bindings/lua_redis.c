@@ -9,8 +9,10 @@
  * when the last one is in. A task cancelled while waiting cancels its commands in
  * redis.c, whose callbacks then never come: the op is freed at once. */
 #include "lua_check.h"
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "redis.h"
+#include "lua_redis.h"
+#include "lua_libs.h"
 
 #include <errno.h>
 #include <math.h>
@@ -673,14 +675,7 @@ void lc_register_redis(lua_State *L)
         {"sha1_hex", l_sha1_hex},
         {NULL, NULL},
     };
-    lc_newmetatable(L, CONN_METATABLE);
-    lua_newtable(L);
-    luaL_register(L, NULL, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, conn_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, conn_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pop(L, 1);
+    static const luaL_Reg meta[] = {{"__gc", conn_gc}, {"__tostring", conn_tostring}, {NULL, NULL}};
+    lc_class(L, CONN_METATABLE, meta, methods);
     lc_setfuncs(L, funcs);
 }

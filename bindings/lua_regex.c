@@ -3,12 +3,13 @@
  * as in string.find. Runaway matches raise an error naming the limit and the pattern;
  * the cache of compiled patterns lives in lua/luacrawl/regex.lua. */
 #include "lua_check.h"
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "regex.h"
+#include "lua_libs.h"
 
 #include <string.h>
 
-#define REGEX_METATABLE "luacrawl.regex"
+static const char REGEX_METATABLE[] = "luacrawl.regex";
 #define QUOTE_MAX 60 /* bytes of a pattern quoted in messages */
 
 typedef struct {
@@ -428,14 +429,8 @@ static const luaL_Reg funcs[] = {
 
 void lc_register_regex(lua_State *L)
 {
-    luaL_newmetatable(L, REGEX_METATABLE);
-    lua_newtable(L);
-    luaL_register(L, NULL, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, regex_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, regex_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pop(L, 1);
+    static const luaL_Reg meta[] = {
+        {"__gc", regex_gc}, {"__tostring", regex_tostring}, {NULL, NULL}};
+    lc_class(L, REGEX_METATABLE, meta, methods);
     lc_setfuncs(L, funcs);
 }

@@ -4,9 +4,11 @@
  * signals does not keep a run alive. In an engine a host program drives (st->hosted), the
  * process's signals are the host's: watching catches none, and only lc_signals_deliver
  * (lc_engine_stop) brings one. */
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "proc_limits.h"
 #include "signals.h"
+#include "lua_signal.h"
+#include "lua_libs.h"
 
 #include <errno.h>
 

@@ -1,6 +1,7 @@
 /* lua_sitemap.c: core.sitemap_parse(body) -> {kind=, entries={{loc=,...}}} | nil, err */
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "sitemap.h"
+#include "lua_libs.h"
 
 static void set_field(lua_State *L, const char *k, const char *v)
 {

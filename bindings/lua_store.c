@@ -5,9 +5,11 @@
  * A store's userdata owns the store_t; the handles of its queues and seen sets
  * keep it alive (their environment holds it) and check that it is still open. */
 #include "lua_check.h"
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "store.h"
 #include "url.h"
+#include "lua_seen.h"
+#include "lua_libs.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -631,14 +633,6 @@ static int stmt_l_seen_urls(lua_State *L)
 
 /* Registration -------------------------------------------------------------------- */
 
-static void new_metatable(lua_State *L, const char *name, const luaL_Reg *methods)
-{
-    lc_newmetatable(L, name);
-    lua_newtable(L);
-    luaL_register(L, NULL, methods);
-    lua_setfield(L, -2, "__index");
-}
-
 void lc_register_store(lua_State *L)
 {
     static const luaL_Reg store_methods[] = {
@@ -668,21 +662,13 @@ void lc_register_store(lua_State *L)
         {"truncate", l_truncate},
         {NULL, NULL},
     };
-    new_metatable(L, STORE_METATABLE, store_methods);
-    lua_pushcfunction(L, store_l_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, store_l_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pop(L, 1);
-    new_metatable(L, QUEUE_METATABLE, queue_methods);
-    lua_pop(L, 1);
-    new_metatable(L, STMT_METATABLE, stmt_methods);
-    lua_pop(L, 1);
-    new_metatable(L, SEEN_METATABLE, seen_methods);
-    lua_pushcfunction(L, seen_l_size);
-    lua_setfield(L, -2, "__len");
-    lua_pushcfunction(L, seen_l_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pop(L, 1);
+    static const luaL_Reg store_meta[] = {
+        {"__gc", store_l_gc}, {"__tostring", store_l_tostring}, {NULL, NULL}};
+    static const luaL_Reg seen_meta[] = {
+        {"__len", seen_l_size}, {"__tostring", seen_l_tostring}, {NULL, NULL}};
+    lc_class(L, STORE_METATABLE, store_meta, store_methods);
+    lc_class(L, QUEUE_METATABLE, NULL, queue_methods);
+    lc_class(L, STMT_METATABLE, NULL, stmt_methods);
+    lc_class(L, SEEN_METATABLE, seen_meta, seen_methods);
     lc_setfuncs(L, funcs);
 }

@@ -2,11 +2,15 @@
  * sleep, now, run) and the methods of task objects. The Lua layer (init.lua) wraps
  * the waiting ones to turn the cancelled marker into a raised error. */
 #include "lua_check.h"
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_libs.h"
 
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The task type's tag for lc_class (task.c reaches the metatable by its name). */
+static const char TASK_CLASS[] = TASK_METATABLE;
 
 /* core.spawn(fn, ...) -> task */
 static int l_spawn(lua_State *L)
@@ -258,17 +262,10 @@ void lc_register_task(lua_State *L)
 {
     lc_setfuncs(L, core_funcs);
     /* The task metatable; init.lua adds the Lua-level methods to core.Task. */
-    luaL_newmetatable(L, TASK_METATABLE);
-    lua_createtable(L, 0, 8);
-    lua_pushvalue(L, -3); /* state */
-    lc_setfuncs(L, task_methods);
-    lua_pop(L, 1);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, "__index");
+    static const luaL_Reg meta[] = {{"__tostring", t_tostring}, {"__gc", t_gc}, {NULL, NULL}};
+    lc_class(L, TASK_CLASS, meta, task_methods);
+    lc_getmetatable(L, TASK_CLASS);
+    lua_getfield(L, -1, "__index");
     lua_setfield(L, -4, "Task"); /* core.Task = methods */
-    lua_pushcfunction(L, t_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pushcfunction(L, t_gc);
-    lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
 }

@@ -5,8 +5,10 @@
 #include "http_capture.h"
 #include "http_decode.h"
 #include "lua_check.h"
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "warc.h"
+#include "lua_body.h"
+#include "lua_libs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -470,13 +472,9 @@ static const luaL_Reg funcs[] = {
 
 void lc_register_warc(lua_State *L)
 {
-    lc_newmetatable(L, WRITER_METATABLE);
-    lua_pushcfunction(L, writer_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
-    lc_newmetatable(L, READER_METATABLE);
-    lua_pushcfunction(L, reader_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
+    static const luaL_Reg writer_meta[] = {{"__gc", writer_gc}, {NULL, NULL}};
+    static const luaL_Reg reader_meta[] = {{"__gc", reader_gc}, {NULL, NULL}};
+    lc_class(L, WRITER_METATABLE, writer_meta, NULL);
+    lc_class(L, READER_METATABLE, reader_meta, NULL);
     lc_setfuncs(L, funcs);
 }
