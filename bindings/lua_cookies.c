@@ -62,30 +62,18 @@ static int jar_tostring(lua_State *L)
     return 1;
 }
 
-static void set_str(lua_State *L, const char *k, const char *v)
-{
-    lua_pushstring(L, v);
-    lua_setfield(L, -2, k);
-}
-
-static void set_bool(lua_State *L, const char *k, int v)
-{
-    lua_pushboolean(L, v);
-    lua_setfield(L, -2, k);
-}
-
 /* cookies_fn: append a table for c to the list on top of L. */
 static int push_cookie(void *arg, const cookie_t *c)
 {
     lua_State *L = arg;
     lua_createtable(L, 0, 8);
-    set_str(L, "name", c->name);
-    set_str(L, "value", c->value);
-    set_str(L, "domain", c->domain);
-    set_str(L, "path", c->path);
-    set_bool(L, "host_only", c->host_only);
-    set_bool(L, "secure", c->secure);
-    set_bool(L, "http_only", c->http_only);
+    lc_set_string(L, "name", c->name);
+    lc_set_string(L, "value", c->value);
+    lc_set_string(L, "domain", c->domain);
+    lc_set_string(L, "path", c->path);
+    lc_set_bool(L, "host_only", c->host_only);
+    lc_set_bool(L, "secure", c->secure);
+    lc_set_bool(L, "http_only", c->http_only);
     if (c->expires) lc_set_number(L, "expires", (double)c->expires);
     lua_rawseti(L, -2, (int)lua_objlen(L, -2) + 1);
     return 0;
@@ -142,11 +130,7 @@ static int jar_set(lua_State *L)
     char err[256];
     int rc = cookies_set(jar, url, line, err, sizeof(err));
     if (rc == -2) luaL_error(L, "jar:set: %s: %s", err, url);
-    if (rc < 0) {
-        lua_pushnil(L);
-        lc_push_error(L, lc_state(L), "invalid_cookie", err);
-        return 2;
-    }
+    if (rc < 0) return lc_fail(L, lc_state(L), "invalid_cookie", err);
     lua_pushboolean(L, 1);
     return 1;
 }

@@ -609,10 +609,8 @@ static int l_redis_open(lua_State *L)
     c->r = redis_connect(st->loop, addr, port, &opts, on_connected, c);
     if (!c->r) {
         int bad = errno == EINVAL;
-        lua_pushnil(L);
-        lc_push_error(L, st, bad ? "connect" : "memory",
-                      bad ? "redis: not an IPv4 address" : "redis: out of memory connecting");
-        return 2;
+        return lc_fail(L, st, bad ? "connect" : "memory",
+                       bad ? "redis: not an IPv4 address" : "redis: out of memory connecting");
     }
     c->next = lr->conns;
     if (lr->conns) lr->conns->prev = c;

@@ -3,21 +3,14 @@
 #include "sitemap.h"
 #include "lua_libs.h"
 
-static void set_field(lua_State *L, const char *k, const char *v)
-{
-    if (!v) return;
-    lua_pushstring(L, v);
-    lua_setfield(L, -2, k);
-}
-
 static int add_entry(void *arg, const sitemap_entry_t *e)
 {
     lua_State *L = arg;
     lua_createtable(L, 0, 4);
-    set_field(L, "loc", e->loc);
-    set_field(L, "lastmod", e->lastmod);
-    set_field(L, "changefreq", e->changefreq);
-    set_field(L, "priority", e->priority);
+    lc_set_string(L, "loc", e->loc);
+    lc_set_string(L, "lastmod", e->lastmod);
+    lc_set_string(L, "changefreq", e->changefreq);
+    lc_set_string(L, "priority", e->priority);
     lua_rawseti(L, -2, (int)lua_objlen(L, -2) + 1);
     return 0;
 }
