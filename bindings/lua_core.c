@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STATE_METATABLE "luacrawl.state"
+static const char STATE_METATABLE[] = "luacrawl.state";
 
-static int state_gc(lua_State *L)
+static int l_state_gc(lua_State *L)
 {
     lc_state_t *st = luaL_checkudata(L, 1, STATE_METATABLE);
     lc_signals_free(st);
@@ -40,7 +40,7 @@ static int state_gc(lua_State *L)
 
 /* core.init(error_mt, cancel_error, new_response, headers_mt): values the C side
  * hands out, defined in init.lua (new_response builds a response from its fields). */
-static int core_init(lua_State *L)
+static int l_init(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -61,7 +61,7 @@ static int core_init(lua_State *L)
  * dns_ttl_min=, dns_ttl_max=, dns_negative_ttl=}: before the first lookup for servers;
  * the rest at any time. A setting not given keeps its value (dns_get_config): giving
  * dns_ttl_min alone leaves dns_ttl_max as it was. */
-static int core_configure(lua_State *L)
+static int l_configure(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -116,7 +116,7 @@ static int core_configure(lua_State *L)
 }
 
 /* core.stats(): counters of the scheduler, resolver and HTTP client. */
-static int core_stats(lua_State *L)
+static int l_stats(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     sched_stats_t ts;
@@ -151,7 +151,7 @@ static int core_stats(lua_State *L)
     return 1;
 }
 
-static int core_versions(lua_State *L)
+static int l_versions(lua_State *L)
 {
     lua_createtable(L, 0, 4);
     lua_pushstring(L, LUACRAWL_VERSION);
@@ -166,8 +166,7 @@ static int core_versions(lua_State *L)
 }
 
 static const luaL_Reg core_funcs[] = {
-    {"init", core_init},   {"configure", core_configure},
-    {"stats", core_stats}, {"versions", core_versions},
+    {"init", l_init}, {"configure", l_configure}, {"stats", l_stats}, {"versions", l_versions},
     {NULL, NULL},
 };
 
@@ -224,9 +223,9 @@ int luaopen_luacrawl(lua_State *L)
     lua_createtable(L, 0, 32); /* core */
     lc_state_t *st = lua_newuserdata(L, sizeof(*st));
     memset(st, 0, sizeof(*st));
-    luaL_newmetatable(L, STATE_METATABLE);
-    lua_pushcfunction(L, state_gc);
-    lua_setfield(L, -2, "__gc");
+    static const luaL_Reg state_meta[] = {{"__gc", l_state_gc}, {NULL, NULL}};
+    lc_class(L, STATE_METATABLE, state_meta, NULL);
+    lc_getmetatable(L, STATE_METATABLE);
     lua_setmetatable(L, -2);
     st->L = L;
     st->error_mt_ref = st->new_response_ref = st->headers_mt_ref = LUA_NOREF;
