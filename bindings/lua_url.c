@@ -26,7 +26,7 @@ static int push_result(lua_State *L, int err, char *s)
 }
 
 /* url.parse(u) -> {scheme, user, password, host, port, path, query, fragment} */
-static int l_parse(lua_State *L)
+static int l_url_parse(lua_State *L)
 {
     size_t len;
     const char *u = lc_check_url(L, 1, &len);
@@ -53,7 +53,7 @@ static int l_parse(lua_State *L)
 }
 
 /* url.resolve(base, ref) -> absolute URL */
-static int l_resolve(lua_State *L)
+static int l_url_resolve(lua_State *L)
 {
     size_t blen, rlen;
     const char *base = lc_check_url(L, 1, &blen);
@@ -93,7 +93,7 @@ void lc_check_norm_opts(lua_State *L, int idx, url_norm_opts_t *o, const char **
 }
 
 /* url.normalize(u [, opts]) -> URL */
-static int l_normalize(lua_State *L)
+static int l_url_normalize(lua_State *L)
 {
     size_t len;
     const char *u = lc_check_url(L, 1, &len);
@@ -112,7 +112,7 @@ static uint64_t fingerprint(const char *u, size_t len)
 }
 
 /* url.fingerprint(u) -> 16 lower-case hex digits (a Lua number cannot hold 64 bits) */
-static int l_fingerprint(lua_State *L)
+static int l_url_fingerprint(lua_State *L)
 {
     size_t len;
     const char *u = lc_check_url(L, 1, &len);
@@ -132,19 +132,19 @@ static int host_or_site(lua_State *L, int (*fn)(const char *, char **))
 }
 
 /* url.host(u) -> host */
-static int l_host(lua_State *L)
+static int l_url_host(lua_State *L)
 {
     return host_or_site(L, url_host);
 }
 
 /* url.site(u) -> registrable domain */
-static int l_site(lua_State *L)
+static int l_url_site(lua_State *L)
 {
     return host_or_site(L, url_site);
 }
 
 /* url.same_site(a, b) -> boolean: both parse and have the same registrable domain. */
-static int l_same_site(lua_State *L)
+static int l_url_same_site(lua_State *L)
 {
     size_t alen, blen;
     const char *a = lc_check_url(L, 1, &alen);
@@ -158,10 +158,10 @@ static int l_same_site(lua_State *L)
 }
 
 static const luaL_Reg url_funcs[] = {
-    {"parse", l_parse},         {"resolve", l_resolve},
-    {"normalize", l_normalize}, {"fingerprint", l_fingerprint},
-    {"host", l_host},           {"site", l_site},
-    {"same_site", l_same_site}, {NULL, NULL},
+    {"parse", l_url_parse},         {"resolve", l_url_resolve},
+    {"normalize", l_url_normalize}, {"fingerprint", l_url_fingerprint},
+    {"host", l_url_host},           {"site", l_url_site},
+    {"same_site", l_url_same_site}, {NULL, NULL},
 };
 
 void lc_register_url(lua_State *L)
