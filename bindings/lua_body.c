@@ -94,14 +94,14 @@ static void drop_bytes(lua_State *L, struct body *b)
     b->len = 0;
 }
 
-static int body_gc(lua_State *L)
+static int l_body_gc(lua_State *L)
 {
     struct body *b = to_body(L, 1);
     if (b) drop_bytes(L, b);
     return 0;
 }
 
-static int body_len(lua_State *L)
+static int l_body_len(lua_State *L)
 {
     struct body *b = to_body(L, 1);
     if (!b) luaL_typerror(L, 1, "body");
@@ -109,7 +109,7 @@ static int body_len(lua_State *L)
     return 1;
 }
 
-static int body_tostring(lua_State *L)
+static int l_body_tostring(lua_State *L)
 {
     struct body *b = to_body(L, 1);
     if (!b) luaL_typerror(L, 1, "body");
@@ -289,7 +289,7 @@ static const luaL_Reg funcs[] = {
 void lc_register_body(lua_State *L)
 {
     static const luaL_Reg meta[] = {
-        {"__gc", body_gc}, {"__len", body_len}, {"__tostring", body_tostring}, {NULL, NULL}};
+        {"__gc", l_body_gc}, {"__len", l_body_len}, {"__tostring", l_body_tostring}, {NULL, NULL}};
     lc_class(L, BODY_METATABLE, meta, NULL);
     lc_class(L, BODY_SPENT_METATABLE, meta + 1, NULL); /* no __gc */
     lc_setfuncs(L, funcs);

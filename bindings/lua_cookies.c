@@ -48,7 +48,7 @@ static int l_is_cookies(lua_State *L)
     return 1;
 }
 
-static int jar_gc(lua_State *L)
+static int l_cookies_gc(lua_State *L)
 {
     struct jar_value *v = luaL_checkudata(L, 1, JAR_METATABLE);
     cookies_unref(v->jar);
@@ -56,7 +56,7 @@ static int jar_gc(lua_State *L)
     return 0;
 }
 
-static int jar_tostring(lua_State *L)
+static int l_cookies_tostring(lua_State *L)
 {
     lua_pushfstring(L, "cookie jar: %p", lua_topointer(L, 1));
     return 1;
@@ -80,7 +80,7 @@ static int push_cookie(void *arg, const cookie_t *c)
 }
 
 /* jar:list([url]) -> { {name=, value=, domain=, path=, ...}, ... } */
-static int jar_list(lua_State *L)
+static int l_cookies_list(lua_State *L)
 {
     cookies_t *jar = check_jar(L, "list");
     const char *url = luaL_optstring(L, 2, NULL);
@@ -107,7 +107,7 @@ static int add_to_header(void *arg, const cookie_t *c)
 }
 
 /* jar:get(url) -> the Cookie header a request to url gets ("a=1; b=2"), or nil */
-static int jar_get(lua_State *L)
+static int l_cookies_get(lua_State *L)
 {
     cookies_t *jar = check_jar(L, "get");
     const char *url = luaL_checkstring(L, 2);
@@ -122,7 +122,7 @@ static int jar_get(lua_State *L)
 }
 
 /* jar:set(url, "name=value; Attr=...") -> true | nil, err (kind invalid_cookie) */
-static int jar_set(lua_State *L)
+static int l_cookies_set(lua_State *L)
 {
     cookies_t *jar = check_jar(L, "set");
     const char *url = luaL_checkstring(L, 2);
@@ -135,14 +135,15 @@ static int jar_set(lua_State *L)
     return 1;
 }
 
-static int jar_clear(lua_State *L)
+static int l_cookies_clear(lua_State *L)
 {
     cookies_clear(check_jar(L, "clear"));
     return 0;
 }
 
 static const luaL_Reg methods[] = {
-    {"get", jar_get}, {"set", jar_set}, {"list", jar_list}, {"clear", jar_clear}, {NULL, NULL},
+    {"get", l_cookies_get},     {"set", l_cookies_set}, {"list", l_cookies_list},
+    {"clear", l_cookies_clear}, {NULL, NULL},
 };
 
 static const luaL_Reg funcs[] = {
@@ -153,7 +154,8 @@ static const luaL_Reg funcs[] = {
 
 void lc_register_cookies(lua_State *L)
 {
-    static const luaL_Reg meta[] = {{"__gc", jar_gc}, {"__tostring", jar_tostring}, {NULL, NULL}};
+    static const luaL_Reg meta[] = {
+        {"__gc", l_cookies_gc}, {"__tostring", l_cookies_tostring}, {NULL, NULL}};
     lc_class(L, JAR_METATABLE, meta, methods); /* jar:set makes error objects (lc_state) */
     lc_setfuncs(L, funcs);
 }

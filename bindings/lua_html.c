@@ -143,7 +143,7 @@ static void gc_debt(lua_State *L, ldoc_t *d, size_t body_len)
 }
 
 /* core.html.parse(body, url, charset) -> doc */
-static int h_parse(lua_State *L)
+static int l_html_parse(lua_State *L)
 {
     size_t len;
     const char *body = lc_checkbytes(L, 1, &len);
@@ -170,7 +170,7 @@ static int h_parse(lua_State *L)
 }
 
 /* core.html.encoding(label) -> WHATWG encoding name, or nil for an unknown label */
-static int h_encoding(lua_State *L)
+static int l_html_encoding(lua_State *L)
 {
     size_t len;
     const char *label = luaL_checklstring(L, 1, &len);
@@ -179,7 +179,7 @@ static int h_encoding(lua_State *L)
 }
 
 /* core.html.info(doc) -> encoding, url (nothing once freed) */
-static int h_info(lua_State *L)
+static int l_html_info(lua_State *L)
 {
     ldoc_t *d = luaL_checkudata(L, 1, DOC_MT);
     if (!d->doc) return 0;
@@ -188,7 +188,7 @@ static int h_info(lua_State *L)
     return 2;
 }
 
-static int h_free(lua_State *L)
+static int l_html_free(lua_State *L)
 {
     doc_release(luaL_checkudata(L, 1, DOC_MT));
     return 0;
@@ -278,7 +278,7 @@ static void unmute(struct muted m)
     xmlSetGenericErrorFunc(m.ctx, m.func);
 }
 
-static int xpath_gc(lua_State *L)
+static int l_html_xpath_gc(lua_State *L)
 {
     lxpath_t *x = luaL_checkudata(L, 1, XPATH_MT);
     if (x->comp) xmlXPathFreeCompExpr(x->comp);
@@ -337,7 +337,7 @@ static xmlXPathCompExprPtr compile_expr(lua_State *L, const char *expr, const ch
 }
 
 /* core.html.compile(expr) -> compiled expression; raises on a syntax error */
-static int h_compile(lua_State *L)
+static int l_html_compile(lua_State *L)
 {
     size_t len;
     const char *expr = luaL_checklstring(L, 1, &len);
@@ -350,7 +350,7 @@ static int h_compile(lua_State *L)
     return 1;
 }
 
-static int select_gc(lua_State *L)
+static int l_html_select_gc(lua_State *L)
 {
     lselect_t *s = luaL_checkudata(L, 1, SELECT_MT);
     select_free(s->prog);
@@ -398,7 +398,7 @@ static void add_selector(lua_State *L, lselect_t *s)
 /* core.html.compile_css(plan, selector) -> compiled selector group, from the plan
  * luacrawl.css gives for it: a list of {subject=, tail=, attr=, deep=,
  * {test=, comb=}, ...}. */
-static int h_compile_css(lua_State *L)
+static int l_html_compile_css(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     size_t len;
@@ -420,7 +420,7 @@ static int h_compile_css(lua_State *L)
 }
 
 /* core.html.limits([{steps = n}]) -> {steps = n, last = steps of the last call} */
-static int h_limits(lua_State *L)
+static int l_html_limits(lua_State *L)
 {
     lc_getmetatable(L, DOC_MT);
     lua_getfield(L, -1, "__limits");
@@ -547,7 +547,7 @@ static xmlXPathObjectPtr select_css(lua_State *L, ldoc_t *d, xmlXPathContextPtr 
 
 /* core.html.select(doc_or_node, compiled[, limit]) -> list; compiled is an XPath
  * expression or a CSS selector group */
-static int h_select(lua_State *L)
+static int l_html_select(lua_State *L)
 {
     ldoc_t *d;
     xmlNodePtr ctx = check_context(L, 1, &d);
@@ -587,7 +587,7 @@ static void push_malloced(lua_State *L, char *s, size_t len)
 }
 
 /* core.html.text(doc_or_node, squash) -> string */
-static int h_text(lua_State *L)
+static int l_html_text(lua_State *L)
 {
     ldoc_t *d;
     xmlNodePtr n = check_context(L, 1, &d);
@@ -598,7 +598,7 @@ static int h_text(lua_State *L)
 }
 
 /* core.html.html(doc_or_node) -> outer HTML */
-static int h_html(lua_State *L)
+static int l_html_html(lua_State *L)
 {
     ldoc_t *d;
     xmlNodePtr n = check_context(L, 1, &d);
@@ -609,7 +609,7 @@ static int h_html(lua_State *L)
 }
 
 /* core.html.tag(doc_or_node) -> lower-case element name, or nil for a document */
-static int h_tag(lua_State *L)
+static int l_html_tag(lua_State *L)
 {
     ldoc_t *d;
     xmlNodePtr n = check_context(L, 1, &d);
@@ -619,7 +619,7 @@ static int h_tag(lua_State *L)
 }
 
 /* core.html.attr(node, name) -> value or nil */
-static int h_attr(lua_State *L)
+static int l_html_attr(lua_State *L)
 {
     xmlNodePtr n = check_element(L, 1);
     size_t len;
@@ -639,7 +639,7 @@ static int h_attr(lua_State *L)
 }
 
 /* core.html.attrs(node) -> {name = value} */
-static int h_attrs(lua_State *L)
+static int l_html_attrs(lua_State *L)
 {
     xmlNodePtr n = check_element(L, 1);
     lua_newtable(L);
@@ -656,7 +656,7 @@ static int h_attrs(lua_State *L)
 /* Documents -------------------------------------------------------------------- */
 
 /* core.html.title(doc) -> string or nil */
-static int h_title(lua_State *L)
+static int l_html_title(lua_State *L)
 {
     ldoc_t *d = check_doc(L, 1);
     size_t len = 0;
@@ -668,7 +668,7 @@ static int h_title(lua_State *L)
 
 /* core.html.links(doc, flags, detail, prefix, seen) -> {url, ...} or
  * {{url=, text=, nofollow=, tag=}, ...}; flags: 1 <link>, 2 frames, 4 <img> */
-static int h_links(lua_State *L)
+static int l_html_links(lua_State *L)
 {
     ldoc_t *d = check_doc(L, 1);
     int detail = lua_toboolean(L, 3);
@@ -680,13 +680,13 @@ static int h_links(lua_State *L)
 
 /* Metatables --------------------------------------------------------------------- */
 
-static int doc_gc(lua_State *L)
+static int l_html_doc_gc(lua_State *L)
 {
     doc_release(luaL_checkudata(L, 1, DOC_MT));
     return 0;
 }
 
-static int doc_tostring(lua_State *L)
+static int l_html_doc_tostring(lua_State *L)
 {
     ldoc_t *d = luaL_checkudata(L, 1, DOC_MT);
     if (!d->doc)
@@ -696,14 +696,14 @@ static int doc_tostring(lua_State *L)
     return 1;
 }
 
-static int node_eq(lua_State *L)
+static int l_html_node_eq(lua_State *L)
 {
     lnode_t *a = luaL_checkudata(L, 1, NODE_MT), *b = luaL_checkudata(L, 2, NODE_MT);
     lua_pushboolean(L, a->node == b->node && a->doc == b->doc);
     return 1;
 }
 
-static int node_tostring(lua_State *L)
+static int l_html_node_tostring(lua_State *L)
 {
     lnode_t *n = luaL_checkudata(L, 1, NODE_MT);
     if (!n->doc->doc)
@@ -717,7 +717,7 @@ static int node_tostring(lua_State *L)
 
 /* core.html.metatables() -> doc_mt, node_mt, linkset_mt, spent linkset_mt (the Lua
  * side adds __index to the first two) */
-static int h_metatables(lua_State *L)
+static int l_html_metatables(lua_State *L)
 {
     lc_getmetatable(L, DOC_MT);
     lc_getmetatable(L, NODE_MT);
@@ -727,22 +727,22 @@ static int h_metatables(lua_State *L)
 }
 
 static const luaL_Reg html_funcs[] = {
-    {"parse", h_parse},
-    {"info", h_info},
-    {"free", h_free},
-    {"compile", h_compile},
-    {"compile_css", h_compile_css},
-    {"limits", h_limits},
-    {"select", h_select},
-    {"text", h_text},
-    {"html", h_html},
-    {"tag", h_tag},
-    {"attr", h_attr},
-    {"attrs", h_attrs},
-    {"title", h_title},
-    {"links", h_links},
-    {"encoding", h_encoding},
-    {"metatables", h_metatables},
+    {"parse", l_html_parse},
+    {"info", l_html_info},
+    {"free", l_html_free},
+    {"compile", l_html_compile},
+    {"compile_css", l_html_compile_css},
+    {"limits", l_html_limits},
+    {"select", l_html_select},
+    {"text", l_html_text},
+    {"html", l_html_html},
+    {"tag", l_html_tag},
+    {"attr", l_html_attr},
+    {"attrs", l_html_attrs},
+    {"title", l_html_title},
+    {"links", l_html_links},
+    {"encoding", l_html_encoding},
+    {"metatables", l_html_metatables},
     {NULL, NULL},
 };
 
@@ -753,11 +753,11 @@ static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
 void lc_register_html(lua_State *L)
 {
     static const luaL_Reg doc_meta[] = {
-        {"__gc", doc_gc}, {"__tostring", doc_tostring}, {NULL, NULL}};
+        {"__gc", l_html_doc_gc}, {"__tostring", l_html_doc_tostring}, {NULL, NULL}};
     static const luaL_Reg node_meta[] = {
-        {"__eq", node_eq}, {"__tostring", node_tostring}, {NULL, NULL}};
-    static const luaL_Reg xpath_meta[] = {{"__gc", xpath_gc}, {NULL, NULL}};
-    static const luaL_Reg select_meta[] = {{"__gc", select_gc}, {NULL, NULL}};
+        {"__eq", l_html_node_eq}, {"__tostring", l_html_node_tostring}, {NULL, NULL}};
+    static const luaL_Reg xpath_meta[] = {{"__gc", l_html_xpath_gc}, {NULL, NULL}};
+    static const luaL_Reg select_meta[] = {{"__gc", l_html_select_gc}, {NULL, NULL}};
     pthread_once(&xml_once, xmlInitParser);
     lc_class(L, DOC_MT, doc_meta, NULL);
     /* The counter gc_debt keeps; freed with the state, after the last document. */
@@ -765,7 +765,7 @@ void lc_register_html(lua_State *L)
     size_t *outstanding = lua_newuserdata(L, sizeof(*outstanding));
     *outstanding = 0;
     lua_setfield(L, -2, "__external");
-    /* The state's XPath limits (h_limits), reached the same way. */
+    /* The state's XPath limits (l_html_limits), reached the same way. */
     struct xpath_limits *lim = lua_newuserdata(L, sizeof(*lim));
     lim->steps = XPATH_STEPS_DEFAULT;
     lim->last = 0;

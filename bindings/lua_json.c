@@ -177,7 +177,7 @@ static json_buf_t *check_lines(lua_State *L)
     return lines;
 }
 
-static int lines_gc(lua_State *L)
+static int l_json_lines_gc(lua_State *L)
 {
     buf_free(check_lines(L));
     return 0;
@@ -346,7 +346,7 @@ static const luaL_Reg funcs[] = {
 
 void lc_register_json(lua_State *L)
 {
-    static const luaL_Reg meta[] = {{"__gc", lines_gc}, {NULL, NULL}};
+    static const luaL_Reg meta[] = {{"__gc", l_json_lines_gc}, {NULL, NULL}};
     lc_class(L, LINES_METATABLE, meta, NULL);
     lc_setfuncs(L, funcs);
     lua_pushlightuserdata(L, NULL);

@@ -122,13 +122,13 @@ int lc_push_links(lua_State *L, html_links_t *links, int rc, int detail,
     return 1;
 }
 
-static int linkset_gc(lua_State *L)
+static int l_html_linkset_gc(lua_State *L)
 {
     free_set(check_set(L, 1));
     return 0;
 }
 
-static int linkset_len(lua_State *L)
+static int l_html_linkset_len(lua_State *L)
 {
     lua_pushinteger(L, (lua_Integer)check_set(L, 1)->links.n);
     return 1;
@@ -137,7 +137,7 @@ static int linkset_len(lua_State *L)
 /* core.html.scan(body, url, charset, flags, detail, prefix, seen) -> links, title: the
  * links as doc:links gives them, without a tree, and the first <title>'s text (or
  * nil), from one pass */
-static int h_scan(lua_State *L)
+static int l_html_scan(lua_State *L)
 {
     size_t len;
     const char *body = lc_checkbytes(L, 1, &len);
@@ -162,7 +162,7 @@ static int h_scan(lua_State *L)
 /* core.html.scan_set(body, url, charset) -> set: as scan with no options, the links
  * (and the title) kept in C, a link set, for core.html.set_links, set_title and
  * core.crawl.next */
-static int h_scan_set(lua_State *L)
+static int l_html_scan_set(lua_State *L)
 {
     size_t len;
     const char *body = lc_checkbytes(L, 1, &len);
@@ -175,7 +175,7 @@ static int h_scan_set(lua_State *L)
 }
 
 /* core.html.set_title(set) -> the title its scan found, or nil (none, or freed) */
-static int h_set_title(lua_State *L)
+static int l_html_set_title(lua_State *L)
 {
     struct link_set *set = check_set(L, 1);
     if (set->title)
@@ -186,14 +186,14 @@ static int h_set_title(lua_State *L)
 }
 
 /* core.html.set_free(set): free its links and title now; the set is empty after */
-static int h_set_free(lua_State *L)
+static int l_html_set_free(lua_State *L)
 {
     spend_set(L, 1, check_set(L, 1));
     return 0;
 }
 
 /* core.html.set_links(set, prefix, seen) -> {url, ...}: the list scan would give */
-static int h_set_links(lua_State *L)
+static int l_html_set_links(lua_State *L)
 {
     struct link_set *set = check_set(L, 1);
     struct link_filter f = lc_link_filter(L, 2);
@@ -202,14 +202,14 @@ static int h_set_links(lua_State *L)
 }
 
 static const luaL_Reg linkset_meta[] = {
-    {"__gc", linkset_gc},
-    {"__len", linkset_len},
+    {"__gc", l_html_linkset_gc},
+    {"__len", l_html_linkset_len},
     {NULL, NULL},
 };
 
 static const luaL_Reg html_funcs[] = {
-    {"scan", h_scan},           {"scan_set", h_scan_set},   {"set_free", h_set_free},
-    {"set_links", h_set_links}, {"set_title", h_set_title}, {NULL, NULL},
+    {"scan", l_html_scan},           {"scan_set", l_html_scan_set},   {"set_free", l_html_set_free},
+    {"set_links", l_html_set_links}, {"set_title", l_html_set_title}, {NULL, NULL},
 };
 
 /* After lc_register_html: its functions go into core.html. */

@@ -32,7 +32,7 @@ static void setup(void)
     pthread_once(&setup_once, setup_editor);
 }
 
-static int core_readline(lua_State *L)
+static int l_readline(lua_State *L)
 {
     const char *prompt = luaL_optstring(L, 1, "");
     setup();
@@ -47,7 +47,7 @@ static int core_readline(lua_State *L)
     return 1;
 }
 
-static int core_add_history(lua_State *L)
+static int l_add_history(lua_State *L)
 {
     const char *line = luaL_checkstring(L, 1);
     setup();
@@ -55,7 +55,7 @@ static int core_add_history(lua_State *L)
     return 0;
 }
 
-static int core_isatty(lua_State *L)
+static int l_isatty(lua_State *L)
 {
     long long fd = lc_check_integer(L, 1, "isatty: fd", -LC_INT_MAX, LC_INT_MAX);
     lua_pushboolean(L, fd >= 0 && fd <= 0x7fffffff && isatty((int)fd));
@@ -63,9 +63,9 @@ static int core_isatty(lua_State *L)
 }
 
 static const luaL_Reg funcs[] = {
-    {"readline", core_readline},
-    {"add_history", core_add_history},
-    {"isatty", core_isatty},
+    {"readline", l_readline},
+    {"add_history", l_add_history},
+    {"isatty", l_isatty},
     {NULL, NULL},
 };
 

@@ -88,7 +88,7 @@ int lc_seen_add(lua_State *L, void *ud, uint64_t fp, char *err, size_t errlen)
 }
 
 /* set:add(url) -> true when the URL (normalized) was not in the set */
-static int seen_l_add(lua_State *L)
+static int l_seen_add(lua_State *L)
 {
     check_seen(L);
     size_t len;
@@ -101,7 +101,7 @@ static int seen_l_add(lua_State *L)
 }
 
 /* set:has(url) -> boolean */
-static int seen_l_has(lua_State *L)
+static int l_seen_has(lua_State *L)
 {
     seen_t *s = check_seen(L);
     size_t len;
@@ -110,25 +110,25 @@ static int seen_l_has(lua_State *L)
     return 1;
 }
 
-static int seen_l_size(lua_State *L)
+static int l_seen_size(lua_State *L)
 {
     lua_pushnumber(L, (lua_Number)seen_size(check_seen(L)));
     return 1;
 }
 
-static int seen_l_bytes(lua_State *L)
+static int l_seen_bytes(lua_State *L)
 {
     lua_pushnumber(L, (lua_Number)seen_bytes(check_seen(L)));
     return 1;
 }
 
-static int seen_l_tostring(lua_State *L)
+static int l_seen_tostring(lua_State *L)
 {
     lua_pushfstring(L, "seen set (%d URLs)", (int)seen_size(check_seen(L)));
     return 1;
 }
 
-static int seen_l_gc(lua_State *L)
+static int l_seen_gc(lua_State *L)
 {
     struct seen_ud *u = luaL_checkudata(L, 1, SEEN_METATABLE);
     lc_limits_account(L, -(long long)u->counted);
@@ -139,14 +139,14 @@ static int seen_l_gc(lua_State *L)
 }
 
 static const luaL_Reg seen_methods[] = {
-    {"add", seen_l_add},     {"has", seen_l_has}, {"size", seen_l_size},
-    {"bytes", seen_l_bytes}, {NULL, NULL},
+    {"add", l_seen_add},     {"has", l_seen_has}, {"size", l_seen_size},
+    {"bytes", l_seen_bytes}, {NULL, NULL},
 };
 
 static const luaL_Reg seen_meta[] = {
-    {"__len", seen_l_size},
-    {"__tostring", seen_l_tostring},
-    {"__gc", seen_l_gc},
+    {"__len", l_seen_size},
+    {"__tostring", l_seen_tostring},
+    {"__gc", l_seen_gc},
     {NULL, NULL},
 };
 

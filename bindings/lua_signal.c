@@ -128,7 +128,7 @@ void lc_signals_deliver(lua_State *L, lc_state_t *st, int signo)
     on_signal(signals_of(L, st), signo);
 }
 
-static int l_watch(lua_State *L)
+static int l_signal_watch(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     int signo = signo_of(L, 1);
@@ -138,7 +138,7 @@ static int l_watch(lua_State *L)
     return 0;
 }
 
-static int l_unwatch(lua_State *L)
+static int l_signal_unwatch(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     int signo = signo_of(L, 1);
@@ -156,7 +156,7 @@ static void abort_wait(void *arg)
     free(w);
 }
 
-static int l_wait(lua_State *L)
+static int l_signal_wait(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     struct lc_signals *s = signals_of(L, st);
@@ -179,9 +179,9 @@ static int l_wait(lua_State *L)
 }
 
 static const luaL_Reg funcs[] = {
-    {"signal_watch", l_watch},
-    {"signal_unwatch", l_unwatch},
-    {"signal_wait", l_wait},
+    {"signal_watch", l_signal_watch},
+    {"signal_unwatch", l_signal_unwatch},
+    {"signal_wait", l_signal_wait},
     {NULL, NULL},
 };
 

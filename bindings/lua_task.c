@@ -204,52 +204,52 @@ static int l_finish(lua_State *L)
 /* ---- task methods ---- */
 
 /* task:_join() -> true, results... | false, err (waits until the task ends) */
-static int t_join(lua_State *L)
+static int l_task_join(lua_State *L)
 {
     return task_join(lc_state(L)->sched, L, task_check(L, 1));
 }
 
-static int t_cancel(lua_State *L)
+static int l_task_cancel(lua_State *L)
 {
     task_cancel(task_check(L, 1));
     return 0;
 }
 
-static int t_done(lua_State *L)
+static int l_task_done(lua_State *L)
 {
     lua_pushboolean(L, task_state(task_check(L, 1)) != 0);
     return 1;
 }
 
-static int t_state(lua_State *L)
+static int l_task_state(lua_State *L)
 {
     static const char *const names[] = {"running", "finished", "failed", "cancelled"};
     lua_pushstring(L, names[task_state(task_check(L, 1))]);
     return 1;
 }
 
-static int t_id(lua_State *L)
+static int l_task_id(lua_State *L)
 {
     lua_pushnumber(L, (double)task_id(task_check(L, 1)));
     return 1;
 }
 
-static int t_tostring(lua_State *L)
+static int l_task_tostring(lua_State *L)
 {
     task_t *t = task_check(L, 1);
     lua_pushfstring(L, "task %d", (int)task_id(t));
     return 1;
 }
 
-static int t_gc(lua_State *L)
+static int l_task_gc(lua_State *L)
 {
     task_release(L, task_check(L, 1));
     return 0;
 }
 
 static const luaL_Reg task_methods[] = {
-    {"_join", t_join},  {"cancel", t_cancel}, {"done", t_done},
-    {"state", t_state}, {"id", t_id},         {NULL, NULL},
+    {"_join", l_task_join},  {"cancel", l_task_cancel}, {"done", l_task_done},
+    {"state", l_task_state}, {"id", l_task_id},         {NULL, NULL},
 };
 
 static const luaL_Reg core_funcs[] = {
@@ -262,7 +262,8 @@ void lc_register_task(lua_State *L)
 {
     lc_setfuncs(L, core_funcs);
     /* The task metatable; init.lua adds the Lua-level methods to core.Task. */
-    static const luaL_Reg meta[] = {{"__tostring", t_tostring}, {"__gc", t_gc}, {NULL, NULL}};
+    static const luaL_Reg meta[] = {
+        {"__tostring", l_task_tostring}, {"__gc", l_task_gc}, {NULL, NULL}};
     lc_class(L, TASK_CLASS, meta, task_methods);
     lc_getmetatable(L, TASK_CLASS);
     lua_getfield(L, -1, "__index");

@@ -164,7 +164,7 @@ static int l_warc_sync(lua_State *L)
     return 2;
 }
 
-static int writer_gc(lua_State *L)
+static int l_warc_writer_gc(lua_State *L)
 {
     warc_t **w = to_writer(L);
     warc_err_t err = {0};
@@ -256,7 +256,7 @@ static int l_warc_reader(lua_State *L)
     return 2;
 }
 
-static int reader_gc(lua_State *L)
+static int l_warc_reader_gc(lua_State *L)
 {
     warc_reader_t **r = to_reader(L);
     warc_reader_free(*r);
@@ -472,8 +472,8 @@ static const luaL_Reg funcs[] = {
 
 void lc_register_warc(lua_State *L)
 {
-    static const luaL_Reg writer_meta[] = {{"__gc", writer_gc}, {NULL, NULL}};
-    static const luaL_Reg reader_meta[] = {{"__gc", reader_gc}, {NULL, NULL}};
+    static const luaL_Reg writer_meta[] = {{"__gc", l_warc_writer_gc}, {NULL, NULL}};
+    static const luaL_Reg reader_meta[] = {{"__gc", l_warc_reader_gc}, {NULL, NULL}};
     lc_class(L, WRITER_METATABLE, writer_meta, NULL);
     lc_class(L, READER_METATABLE, reader_meta, NULL);
     lc_setfuncs(L, funcs);
