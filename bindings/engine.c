@@ -3,7 +3,8 @@
  * the binary and embedders behave alike; the run itself is the scheduler's, turned
  * one step at a time by the host or by lc_engine_run_file. */
 #include "luacrawl.h"
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_signal.h"
 #include "proc_limits.h"
 
 #include <errno.h>

@@ -19,7 +19,10 @@
  * and a table for the timings made most of the example crawler's garbage a page
  * (docs/benchmarks.md). They outlive res:release(). */
 #include "http_capture.h"
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_body.h"
+#include "lua_limits.h"
+#include "lua_libs.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -91,14 +94,14 @@ static void drop_bytes(lua_State *L, struct body *b)
     b->len = 0;
 }
 
-static int body_gc(lua_State *L)
+static int l_body_gc(lua_State *L)
 {
     struct body *b = to_body(L, 1);
     if (b) drop_bytes(L, b);
     return 0;
 }
 
-static int body_len(lua_State *L)
+static int l_body_len(lua_State *L)
 {
     struct body *b = to_body(L, 1);
     if (!b) luaL_typerror(L, 1, "body");
@@ -106,7 +109,7 @@ static int body_len(lua_State *L)
     return 1;
 }
 
-static int body_tostring(lua_State *L)
+static int l_body_tostring(lua_State *L)
 {
     struct body *b = to_body(L, 1);
     if (!b) luaL_typerror(L, 1, "body");
@@ -286,12 +289,8 @@ static const luaL_Reg funcs[] = {
 void lc_register_body(lua_State *L)
 {
     static const luaL_Reg meta[] = {
-        {"__gc", body_gc}, {"__len", body_len}, {"__tostring", body_tostring}, {NULL, NULL}};
-    lc_newmetatable(L, BODY_METATABLE);
-    luaL_register(L, NULL, meta);
-    lua_pop(L, 1);
-    lc_newmetatable(L, BODY_SPENT_METATABLE);
-    luaL_register(L, NULL, meta + 1); /* no __gc */
-    lua_pop(L, 1);
+        {"__gc", l_body_gc}, {"__len", l_body_len}, {"__tostring", l_body_tostring}, {NULL, NULL}};
+    lc_class(L, BODY_METATABLE, meta, NULL);
+    lc_class(L, BODY_SPENT_METATABLE, meta + 1, NULL); /* no __gc */
     lc_setfuncs(L, funcs);
 }

@@ -1,7 +1,8 @@
 /* lua_check.c: the one rule for numbers that come from Lua (lua_check.h). */
 #include "lua_check.h"
 
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_libs.h"
 
 #include <float.h>
 #include <math.h>

@@ -27,8 +27,4 @@ double lc_opt_number(lua_State *L, int idx, const char *what, double def, double
 long long lc_opt_integer(lua_State *L, int idx, const char *what, long long def, long long min,
                          long long max);
 
-/* core.check_number(v, what, min, max) and core.check_integer(...): the same rule
- * for the Lua side (init.lua, the crawl and the CLI): v, or an error. */
-void lc_register_check(lua_State *L);
-
 #endif

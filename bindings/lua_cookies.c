@@ -4,9 +4,10 @@
  * another (lua_http.c). */
 #include "lua_cookies.h"
 
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_libs.h"
 
-#define JAR_METATABLE "luacrawl.cookies"
+static const char JAR_METATABLE[] = "luacrawl.cookies";
 
 /* The value: one reference to the jar (NULL once collected). */
 struct jar_value {
@@ -47,7 +48,7 @@ static int l_is_cookies(lua_State *L)
     return 1;
 }
 
-static int jar_gc(lua_State *L)
+static int l_cookies_gc(lua_State *L)
 {
     struct jar_value *v = luaL_checkudata(L, 1, JAR_METATABLE);
     cookies_unref(v->jar);
@@ -55,22 +56,10 @@ static int jar_gc(lua_State *L)
     return 0;
 }
 
-static int jar_tostring(lua_State *L)
+static int l_cookies_tostring(lua_State *L)
 {
     lua_pushfstring(L, "cookie jar: %p", lua_topointer(L, 1));
     return 1;
-}
-
-static void set_str(lua_State *L, const char *k, const char *v)
-{
-    lua_pushstring(L, v);
-    lua_setfield(L, -2, k);
-}
-
-static void set_bool(lua_State *L, const char *k, int v)
-{
-    lua_pushboolean(L, v);
-    lua_setfield(L, -2, k);
 }
 
 /* cookies_fn: append a table for c to the list on top of L. */
@@ -78,20 +67,20 @@ static int push_cookie(void *arg, const cookie_t *c)
 {
     lua_State *L = arg;
     lua_createtable(L, 0, 8);
-    set_str(L, "name", c->name);
-    set_str(L, "value", c->value);
-    set_str(L, "domain", c->domain);
-    set_str(L, "path", c->path);
-    set_bool(L, "host_only", c->host_only);
-    set_bool(L, "secure", c->secure);
-    set_bool(L, "http_only", c->http_only);
+    lc_set_string(L, "name", c->name);
+    lc_set_string(L, "value", c->value);
+    lc_set_string(L, "domain", c->domain);
+    lc_set_string(L, "path", c->path);
+    lc_set_bool(L, "host_only", c->host_only);
+    lc_set_bool(L, "secure", c->secure);
+    lc_set_bool(L, "http_only", c->http_only);
     if (c->expires) lc_set_number(L, "expires", (double)c->expires);
     lua_rawseti(L, -2, (int)lua_objlen(L, -2) + 1);
     return 0;
 }
 
 /* jar:list([url]) -> { {name=, value=, domain=, path=, ...}, ... } */
-static int jar_list(lua_State *L)
+static int l_cookies_list(lua_State *L)
 {
     cookies_t *jar = check_jar(L, "list");
     const char *url = luaL_optstring(L, 2, NULL);
@@ -118,7 +107,7 @@ static int add_to_header(void *arg, const cookie_t *c)
 }
 
 /* jar:get(url) -> the Cookie header a request to url gets ("a=1; b=2"), or nil */
-static int jar_get(lua_State *L)
+static int l_cookies_get(lua_State *L)
 {
     cookies_t *jar = check_jar(L, "get");
     const char *url = luaL_checkstring(L, 2);
@@ -133,7 +122,7 @@ static int jar_get(lua_State *L)
 }
 
 /* jar:set(url, "name=value; Attr=...") -> true | nil, err (kind invalid_cookie) */
-static int jar_set(lua_State *L)
+static int l_cookies_set(lua_State *L)
 {
     cookies_t *jar = check_jar(L, "set");
     const char *url = luaL_checkstring(L, 2);
@@ -141,23 +130,20 @@ static int jar_set(lua_State *L)
     char err[256];
     int rc = cookies_set(jar, url, line, err, sizeof(err));
     if (rc == -2) luaL_error(L, "jar:set: %s: %s", err, url);
-    if (rc < 0) {
-        lua_pushnil(L);
-        lc_push_error(L, lc_state(L), "invalid_cookie", err);
-        return 2;
-    }
+    if (rc < 0) return lc_fail(L, lc_state(L), "invalid_cookie", err);
     lua_pushboolean(L, 1);
     return 1;
 }
 
-static int jar_clear(lua_State *L)
+static int l_cookies_clear(lua_State *L)
 {
     cookies_clear(check_jar(L, "clear"));
     return 0;
 }
 
 static const luaL_Reg methods[] = {
-    {"get", jar_get}, {"set", jar_set}, {"list", jar_list}, {"clear", jar_clear}, {NULL, NULL},
+    {"get", l_cookies_get},     {"set", l_cookies_set}, {"list", l_cookies_list},
+    {"clear", l_cookies_clear}, {NULL, NULL},
 };
 
 static const luaL_Reg funcs[] = {
@@ -168,16 +154,8 @@ static const luaL_Reg funcs[] = {
 
 void lc_register_cookies(lua_State *L)
 {
-    luaL_newmetatable(L, JAR_METATABLE);
-    lua_newtable(L);
-    lua_pushvalue(L, -3); /* the state: jar:set makes error objects (lc_state) */
-    lc_setfuncs(L, methods);
-    lua_pop(L, 1);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, jar_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, jar_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pop(L, 1);
+    static const luaL_Reg meta[] = {
+        {"__gc", l_cookies_gc}, {"__tostring", l_cookies_tostring}, {NULL, NULL}};
+    lc_class(L, JAR_METATABLE, meta, methods); /* jar:set makes error objects (lc_state) */
     lc_setfuncs(L, funcs);
 }

@@ -9,7 +9,4 @@
 /* The jar of the cookie jar value at idx; NULL when it is something else. */
 cookies_t *lc_tocookies(lua_State *L, int idx);
 
-/* core.cookies_new, and the jar type's methods. */
-void lc_register_cookies(lua_State *L);
-
 #endif

@@ -1,11 +1,16 @@
-/* lua_core.c: luaopen_luacrawl. Creates the engine state (loop, scheduler, and on
- * first use the resolver and HTTP client), registers the C functions of every
- * binding file into a `core` table, and runs the embedded lua/luacrawl/init.lua
- * with it, which builds the public module. */
+/* lua_core.c: luaopen_luacrawl, the root of the bindings. Creates the engine state
+ * (loop, scheduler; lua_state.c makes the resolver and HTTP client on first use),
+ * walks the table of binding files once, each registering its C functions into a
+ * `core` table, and runs the embedded lua/luacrawl/init.lua with it, which builds
+ * the public module. No binding file calls into this one. */
 #include "buf.h"
-#include "lua_embed.h"
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "lua_check.h"
+#include "lua_embed.h"
+#include "lua_libs.h"
+#include "lua_limits.h"
+#include "lua_redis.h"
+#include "lua_signal.h"
 #include "lua_opts.h"
 
 #include <ares.h>
@@ -15,79 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STATE_METATABLE "luacrawl.state"
+static const char STATE_METATABLE[] = "luacrawl.state";
 
-void lc_setfuncs(lua_State *L, const luaL_Reg *reg)
-{
-    for (; reg->name; reg++) {
-        lua_pushvalue(L, -1);
-        lua_pushcclosure(L, reg->func, 1);
-        lua_setfield(L, -3, reg->name);
-    }
-}
-
-dns_t *lc_dns(lua_State *L, lc_state_t *st)
-{
-    if (!st->dns) {
-        char err[256];
-        const char *servers = st->dns_servers;
-        if (!servers || !*servers) servers = getenv("LUACRAWL_DNS_SERVERS");
-        st->dns = dns_new(st->loop, servers, err, sizeof(err));
-        if (!st->dns) luaL_error(L, "DNS: %s", err);
-    }
-    return st->dns;
-}
-
-http_t *lc_http(lua_State *L, lc_state_t *st)
-{
-    if (!st->http) {
-        char err[256];
-        dns_t *dns = lc_dns(L, st);
-        st->http = http_new(st->loop, dns, err, sizeof(err));
-        if (!st->http) luaL_error(L, "HTTP: %s", err);
-        http_set_budget(st->http, lc_limits_budget, st);
-    }
-    return st->http;
-}
-
-void lc_newmetatable(lua_State *L, const char *name)
-{
-    luaL_newmetatable(L, name);
-    lua_pushlightuserdata(L, (void *)name); /* its tag, for lc_toudata_either */
-    lua_rawseti(L, -2, 1);
-    lua_pushlightuserdata(L, (void *)name);
-    lua_pushvalue(L, -2);
-    lua_rawset(L, LUA_REGISTRYINDEX);
-}
-
-void lc_getmetatable(lua_State *L, const char *name)
-{
-    lua_pushlightuserdata(L, (void *)name);
-    lua_rawget(L, LUA_REGISTRYINDEX);
-}
-
-void *lc_toudata_either(lua_State *L, int idx, const char *name, const char *spent)
-{
-    void *p = lua_touserdata(L, idx);
-    if (!p || !lua_getmetatable(L, idx)) return NULL;
-    lua_rawgeti(L, -1, 1); /* the tag lc_newmetatable gave it: no lookup in the registry */
-    const void *tag = lua_type(L, -1) == LUA_TLIGHTUSERDATA ? lua_touserdata(L, -1) : NULL;
-    lua_pop(L, 2);
-    return tag && (tag == name || tag == spent) ? p : NULL;
-}
-
-void lc_push_error(lua_State *L, lc_state_t *st, const char *kind, const char *message)
-{
-    lua_createtable(L, 0, 2);
-    lua_pushstring(L, kind);
-    lua_setfield(L, -2, "kind");
-    lua_pushstring(L, message);
-    lua_setfield(L, -2, "message");
-    lua_rawgeti(L, LUA_REGISTRYINDEX, st->error_mt_ref);
-    lua_setmetatable(L, -2);
-}
-
-static int state_gc(lua_State *L)
+static int l_state_gc(lua_State *L)
 {
     lc_state_t *st = luaL_checkudata(L, 1, STATE_METATABLE);
     lc_signals_free(st);
@@ -107,7 +42,7 @@ static int state_gc(lua_State *L)
 
 /* core.init(error_mt, cancel_error, new_response, headers_mt): values the C side
  * hands out, defined in init.lua (new_response builds a response from its fields). */
-static int core_init(lua_State *L)
+static int l_init(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -182,7 +117,7 @@ static void configure_servers(lua_State *L, lc_state_t *st, int idx)
  * reads}: before the first lookup for servers; the rest at any time. Every value is
  * checked (and an unknown name refused) before any is set. A setting not given keeps
  * its value (dns_get_config): giving dns_ttl_min alone leaves dns_ttl_max as it was. */
-static int core_configure(lua_State *L)
+static int l_configure(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -211,14 +146,8 @@ static int core_configure(lua_State *L)
     return 0;
 }
 
-void lc_set_number(lua_State *L, const char *k, double v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
-}
-
 /* core.stats(): counters of the scheduler, resolver and HTTP client. */
-static int core_stats(lua_State *L)
+static int l_stats(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     sched_stats_t ts;
@@ -253,7 +182,7 @@ static int core_stats(lua_State *L)
     return 1;
 }
 
-static int core_versions(lua_State *L)
+static int l_versions(lua_State *L)
 {
     lua_createtable(L, 0, 4);
     lua_pushstring(L, LUACRAWL_VERSION);
@@ -268,8 +197,7 @@ static int core_versions(lua_State *L)
 }
 
 static const luaL_Reg core_funcs[] = {
-    {"init", core_init},   {"configure", core_configure},
-    {"stats", core_stats}, {"versions", core_versions},
+    {"init", l_init}, {"configure", l_configure}, {"stats", l_stats}, {"versions", l_versions},
     {NULL, NULL},
 };
 
@@ -281,6 +209,38 @@ static void pin_module(void)
     Dl_info info;
     if (dladdr((void *)pin_module, &info) && info.dli_fname)
         dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+/* The binding files, in the order they are opened: lc_register_links adds to the
+ * core.html table lc_register_html makes. */
+static const struct {
+    const char *name;
+    void (*open)(lua_State *L);
+} bindings[] = {
+    {"task", lc_register_task},         {"http", lc_register_http},
+    {"cookies", lc_register_cookies},   {"html", lc_register_html},
+    {"links", lc_register_links},       {"url", lc_register_url},
+    {"seen", lc_register_seen},         {"digest", lc_register_digest},
+    {"sitemap", lc_register_sitemap},   {"regex", lc_register_regex},
+    {"readline", lc_register_readline}, {"signal", lc_register_signal},
+    {"limits", lc_register_limits},     {"body", lc_register_body},
+    {"queue", lc_register_queue},       {"crawl", lc_register_crawl},
+    {"json", lc_register_json},         {"warc", lc_register_warc},
+    {"store", lc_register_store},       {"redis", lc_register_redis},
+    {"check", lc_register_check},     {"opts", lc_register_opts},
+    {"fs", lc_register_fs},
+};
+
+/* With [core, state] on top of L. An open function that leaves the stack otherwise
+ * would shift every one after it onto the wrong tables: caught here, by name. */
+static void open_bindings(lua_State *L)
+{
+    int top = lua_gettop(L);
+    for (size_t i = 0; i < sizeof(bindings) / sizeof(bindings[0]); i++) {
+        bindings[i].open(L);
+        if (lua_gettop(L) != top)
+            luaL_error(L, "luacrawl: binding %s left the stack unbalanced", bindings[i].name);
+    }
 }
 
 int luaopen_luacrawl(lua_State *L)
@@ -295,9 +255,9 @@ int luaopen_luacrawl(lua_State *L)
     lua_createtable(L, 0, 32); /* core */
     lc_state_t *st = lua_newuserdata(L, sizeof(*st));
     memset(st, 0, sizeof(*st));
-    luaL_newmetatable(L, STATE_METATABLE);
-    lua_pushcfunction(L, state_gc);
-    lua_setfield(L, -2, "__gc");
+    static const luaL_Reg state_meta[] = {{"__gc", l_state_gc}, {NULL, NULL}};
+    lc_class(L, STATE_METATABLE, state_meta, NULL);
+    lc_getmetatable(L, STATE_METATABLE);
     lua_setmetatable(L, -2);
     st->L = L;
     st->error_mt_ref = st->new_response_ref = st->headers_mt_ref = LUA_NOREF;
@@ -312,26 +272,7 @@ int luaopen_luacrawl(lua_State *L)
     lc_setfuncs(L, core_funcs);
     lua_pushlightuserdata(L, task_cancelled_marker());
     lua_setfield(L, -3, "CANCELLED");
-    lc_register_task(L);
-    lc_register_http(L);
-    lc_register_html(L);
-    lc_register_url(L);
-    lc_register_digest(L);
-    lc_register_sitemap(L);
-    lc_register_regex(L);
-    lc_register_readline(L);
-    lc_register_fs(L);
-    lc_register_signal(L);
-    lc_register_limits(L);
-    lc_register_body(L);
-    lc_register_queue(L);
-    lc_register_crawl(L);
-    lc_register_json(L);
-    lc_register_warc(L);
-    lc_register_store(L);
-    lc_register_redis(L);
-    lc_register_check(L);
-    lc_register_opts(L);
+    open_bindings(L);
     lua_pop(L, 1); /* state */
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, "luacrawl.core");

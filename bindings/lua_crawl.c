@@ -16,9 +16,14 @@
  *
  * core.crawl.host is lc.url.host, without parsing a URL already in normalized form. */
 #include "html.h"
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "seen.h"
 #include "url.h"
+#include "lua_limits.h"
+#include "lua_seen.h"
+#include "lua_links.h"
+#include "lua_url.h"
+#include "lua_libs.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -120,7 +125,7 @@ static long host_of(const char *url, size_t len, char *buf, int *err)
 }
 
 /* core.crawl.hosts([list], subdomains) -> a host set of the names in list */
-static int l_hosts(lua_State *L)
+static int l_crawl_hosts(lua_State *L)
 {
     if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 2);
@@ -148,7 +153,7 @@ static int l_hosts(lua_State *L)
 }
 
 /* hosts:add(host) */
-static int hosts_l_add(lua_State *L)
+static int l_hosts_add(lua_State *L)
 {
     hosts_t *h = check_hosts(L, 1);
     size_t n;
@@ -159,7 +164,7 @@ static int hosts_l_add(lua_State *L)
 
 /* hosts:match(url) -> whether the URL's host is in the set (a URL without one has
  * the host "") */
-static int hosts_l_match(lua_State *L)
+static int l_hosts_match(lua_State *L)
 {
     hosts_t *h = check_hosts(L, 1);
     size_t len;
@@ -171,7 +176,7 @@ static int hosts_l_match(lua_State *L)
     return 1;
 }
 
-static int hosts_l_gc(lua_State *L)
+static int l_hosts_gc(lua_State *L)
 {
     hosts_t *h = check_hosts(L, 1);
     seen_free(h->set);
@@ -181,7 +186,7 @@ static int hosts_l_gc(lua_State *L)
 }
 
 /* core.crawl.host(url) -> host | nil, err: lc.url.host */
-static int l_host(lua_State *L)
+static int l_crawl_host(lua_State *L)
 {
     if (lua_type(L, 1) != LUA_TSTRING) luaL_typerror(L, 1, "string");
     size_t len;
@@ -296,7 +301,7 @@ static void filter_set_opts(lua_State *L, filter_t *f, int idx)
  *   normalize  lc.url.normalize's options
  *   max_depth  a number (none: no limit)
  *   scope      a host set (core.crawl.hosts), "any", or "lua" */
-static int l_filter(lua_State *L)
+static int l_crawl_filter(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
@@ -526,7 +531,7 @@ static int push_verdict(lua_State *L, enum verdict v, candidate_t *c)
  * the rules (next: the index after it), or that is in the hands of a Lua scope
  * ("scope": the caller asks it, then calls filter:scoped), at the end (nil), or at
  * an item that is not a string (false; next is its index: a node, say). */
-static int filter_l_next(lua_State *L)
+static int l_filter_next(lua_State *L)
 {
     const filter_t *f = check_filter(L, 1);
     const html_links_t *set = lc_tolinkset(L, 2);
@@ -598,7 +603,7 @@ static int filter_l_next(lua_State *L)
  * One URL through the rules, as filter:next takes each: the normalized URL when it
  * passes (with "scope" when the scope is Lua's), else nil and the name of the stats
  * counter it went to (none for a reference that does not resolve against base). */
-static int filter_l_check(lua_State *L)
+static int l_filter_check(lua_State *L)
 {
     const filter_t *f = check_filter(L, 1);
     size_t len;
@@ -622,7 +627,7 @@ static int filter_l_check(lua_State *L)
  *
  * The rest of the rules for a URL that filter:next or filter:check handed over
  * with "scope", once the Lua scope has answered. */
-static int filter_l_scoped(lua_State *L)
+static int l_filter_scoped(lua_State *L)
 {
     const filter_t *f = check_filter(L, 1);
     size_t len;
@@ -644,7 +649,7 @@ static int filter_l_scoped(lua_State *L)
     return push_verdict(L, v, &c);
 }
 
-static int filter_l_gc(lua_State *L)
+static int l_filter_gc(lua_State *L)
 {
     filter_t *f = luaL_checkudata(L, 1, FILTER_METATABLE);
     free_pats(f);
@@ -653,40 +658,31 @@ static int filter_l_gc(lua_State *L)
 }
 
 static const luaL_Reg hosts_methods[] = {
-    {"add", hosts_l_add},
-    {"match", hosts_l_match},
+    {"add", l_hosts_add},
+    {"match", l_hosts_match},
     {NULL, NULL},
 };
 
 static const luaL_Reg filter_methods[] = {
-    {"next", filter_l_next},
-    {"check", filter_l_check},
-    {"scoped", filter_l_scoped},
+    {"next", l_filter_next},
+    {"check", l_filter_check},
+    {"scoped", l_filter_scoped},
     {NULL, NULL},
 };
 
 static const luaL_Reg crawl_funcs[] = {
-    {"host", l_host},
-    {"hosts", l_hosts},
-    {"filter", l_filter},
+    {"host", l_crawl_host},
+    {"hosts", l_crawl_hosts},
+    {"filter", l_crawl_filter},
     {NULL, NULL},
 };
 
-static void new_type(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction gc)
-{
-    lc_newmetatable(L, name);
-    lua_newtable(L);
-    luaL_register(L, NULL, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
-}
-
 void lc_register_crawl(lua_State *L)
 {
-    new_type(L, HOSTS_METATABLE, hosts_methods, hosts_l_gc);
-    new_type(L, FILTER_METATABLE, filter_methods, filter_l_gc);
+    static const luaL_Reg hosts_meta[] = {{"__gc", l_hosts_gc}, {NULL, NULL}};
+    static const luaL_Reg filter_meta[] = {{"__gc", l_filter_gc}, {NULL, NULL}};
+    lc_class(L, HOSTS_METATABLE, hosts_meta, hosts_methods);
+    lc_class(L, FILTER_METATABLE, filter_meta, filter_methods);
     lua_createtable(L, 0, 3); /* core.crawl */
     lua_pushvalue(L, -2);     /* the state, as lc_setfuncs wants it on top */
     lc_setfuncs(L, crawl_funcs);

@@ -3,7 +3,10 @@
  * crawl_dupes.lua uses for page.duplicate_of. */
 #include "digest.h"
 #include "dupes.h"
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_body.h"
+#include "lua_limits.h"
+#include "lua_libs.h"
 
 static const char DUPES_METATABLE[] = "luacrawl.dupes";
 
@@ -88,7 +91,7 @@ static int first_or_add(lua_State *L, struct dupes_ud *u, const uint64_t digest[
 /* map:first(digest, url) -> the URL the digest (32 hex digits, as core.digest
  * gives) was first met with, or nil when it is new: then it is kept with url.
  * Raises when the map would pass max_memory or memory runs out. */
-static int dupes_l_first(lua_State *L)
+static int l_dupes_first(lua_State *L)
 {
     struct dupes_ud *u = check_dupes(L);
     size_t hex_len;
@@ -105,7 +108,7 @@ static int dupes_l_first(lua_State *L)
 
 /* map:see(body, url) -> as map:first with the digest of body (a string or a
  * response's body, read in place), without making the digest a Lua string. */
-static int dupes_l_see(lua_State *L)
+static int l_dupes_see(lua_State *L)
 {
     struct dupes_ud *u = check_dupes(L);
     size_t len;
@@ -116,19 +119,19 @@ static int dupes_l_see(lua_State *L)
     return first_or_add(L, u, digest, 3);
 }
 
-static int dupes_l_size(lua_State *L)
+static int l_dupes_size(lua_State *L)
 {
     lua_pushnumber(L, (lua_Number)dupes_size(check_dupes(L)->d));
     return 1;
 }
 
-static int dupes_l_bytes(lua_State *L)
+static int l_dupes_bytes(lua_State *L)
 {
     lua_pushnumber(L, (lua_Number)dupes_bytes(check_dupes(L)->d));
     return 1;
 }
 
-static int dupes_l_gc(lua_State *L)
+static int l_dupes_gc(lua_State *L)
 {
     struct dupes_ud *u = luaL_checkudata(L, 1, DUPES_METATABLE);
     lc_limits_account(L, -(long long)u->counted);
@@ -139,8 +142,8 @@ static int dupes_l_gc(lua_State *L)
 }
 
 static const luaL_Reg dupes_methods[] = {
-    {"first", dupes_l_first}, {"see", dupes_l_see}, {"size", dupes_l_size},
-    {"bytes", dupes_l_bytes}, {NULL, NULL},
+    {"first", l_dupes_first}, {"see", l_dupes_see}, {"size", l_dupes_size},
+    {"bytes", l_dupes_bytes}, {NULL, NULL},
 };
 
 static const luaL_Reg digest_funcs[] = {
@@ -151,14 +154,7 @@ static const luaL_Reg digest_funcs[] = {
 
 void lc_register_digest(lua_State *L)
 {
-    lc_newmetatable(L, DUPES_METATABLE);
-    lua_createtable(L, 0, 3);
-    luaL_register(L, NULL, dupes_methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, dupes_l_size);
-    lua_setfield(L, -2, "__len");
-    lua_pushcfunction(L, dupes_l_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
+    static const luaL_Reg meta[] = {{"__len", l_dupes_size}, {"__gc", l_dupes_gc}, {NULL, NULL}};
+    lc_class(L, DUPES_METATABLE, meta, dupes_methods);
     lc_setfuncs(L, digest_funcs);
 }

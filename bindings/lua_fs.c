@@ -3,7 +3,9 @@
  * (mode 0777 less the umask, as mkdir -p makes them); true when it is a folder already.
  * Used for what the CLI writes where a user names a path (the shell's history, the
  * outputs' folders). */
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_body.h"
+#include "lua_libs.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -39,7 +41,7 @@ static int make_dirs(char *path)
     }
 }
 
-static int core_mkdirs(lua_State *L)
+static int l_mkdirs(lua_State *L)
 {
     size_t len;
     const char *path = luaL_checklstring(L, 1, &len);
@@ -61,7 +63,7 @@ static int core_mkdirs(lua_State *L)
 }
 
 static const luaL_Reg funcs[] = {
-    {"mkdirs", core_mkdirs},
+    {"mkdirs", l_mkdirs},
     {NULL, NULL},
 };
 

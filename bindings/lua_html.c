@@ -7,10 +7,11 @@
  * html_select.c. Each css or xpath call may take a number of steps (lc.html.limits). */
 #include "html.h"
 #include "html_charset.h"
+#include "lua_body.h"
 #include "lua_check.h"
-#include "lua_state.h"
-#include "seen.h"
+#include "lua_links.h"
 #include "html_select.h"
+#include "lua_libs.h"
 
 #include <libxml/xpath.h>
 #include <libxml/xpathInternals.h>
@@ -24,10 +25,6 @@ static const char DOC_MT[] = "luacrawl.html.doc";
 static const char NODE_MT[] = "luacrawl.html.node";
 static const char XPATH_MT[] = "luacrawl.html.xpath";
 static const char SELECT_MT[] = "luacrawl.html.select";
-static const char LINKSET_MT[] = "luacrawl.html.linkset";
-/* A set whose links were freed early (set_free, or once its list is made): no
- * __gc, so the collector frees it without calling a finalizer. */
-static const char LINKSET_SPENT_MT[] = "luacrawl.html.linkset.spent";
 
 /* The steps one css or xpath call may take (0: no limit), per state, and how many the
  * last call took. A runaway selector or expression raises instead of holding the
@@ -146,7 +143,7 @@ static void gc_debt(lua_State *L, ldoc_t *d, size_t body_len)
 }
 
 /* core.html.parse(body, url, charset) -> doc */
-static int h_parse(lua_State *L)
+static int l_html_parse(lua_State *L)
 {
     size_t len;
     const char *body = lc_checkbytes(L, 1, &len);
@@ -173,7 +170,7 @@ static int h_parse(lua_State *L)
 }
 
 /* core.html.encoding(label) -> WHATWG encoding name, or nil for an unknown label */
-static int h_encoding(lua_State *L)
+static int l_html_encoding(lua_State *L)
 {
     size_t len;
     const char *label = luaL_checklstring(L, 1, &len);
@@ -182,7 +179,7 @@ static int h_encoding(lua_State *L)
 }
 
 /* core.html.info(doc) -> encoding, url (nothing once freed) */
-static int h_info(lua_State *L)
+static int l_html_info(lua_State *L)
 {
     ldoc_t *d = luaL_checkudata(L, 1, DOC_MT);
     if (!d->doc) return 0;
@@ -191,7 +188,7 @@ static int h_info(lua_State *L)
     return 2;
 }
 
-static int h_free(lua_State *L)
+static int l_html_free(lua_State *L)
 {
     doc_release(luaL_checkudata(L, 1, DOC_MT));
     return 0;
@@ -281,7 +278,7 @@ static void unmute(struct muted m)
     xmlSetGenericErrorFunc(m.ctx, m.func);
 }
 
-static int xpath_gc(lua_State *L)
+static int l_html_xpath_gc(lua_State *L)
 {
     lxpath_t *x = luaL_checkudata(L, 1, XPATH_MT);
     if (x->comp) xmlXPathFreeCompExpr(x->comp);
@@ -340,7 +337,7 @@ static xmlXPathCompExprPtr compile_expr(lua_State *L, const char *expr, const ch
 }
 
 /* core.html.compile(expr) -> compiled expression; raises on a syntax error */
-static int h_compile(lua_State *L)
+static int l_html_compile(lua_State *L)
 {
     size_t len;
     const char *expr = luaL_checklstring(L, 1, &len);
@@ -353,7 +350,7 @@ static int h_compile(lua_State *L)
     return 1;
 }
 
-static int select_gc(lua_State *L)
+static int l_html_select_gc(lua_State *L)
 {
     lselect_t *s = luaL_checkudata(L, 1, SELECT_MT);
     select_free(s->prog);
@@ -401,7 +398,7 @@ static void add_selector(lua_State *L, lselect_t *s)
 /* core.html.compile_css(plan, selector) -> compiled selector group, from the plan
  * luacrawl.css gives for it: a list of {subject=, tail=, attr=, deep=,
  * {test=, comb=}, ...}. */
-static int h_compile_css(lua_State *L)
+static int l_html_compile_css(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     size_t len;
@@ -423,7 +420,7 @@ static int h_compile_css(lua_State *L)
 }
 
 /* core.html.limits([{steps = n}]) -> {steps = n, last = steps of the last call} */
-static int h_limits(lua_State *L)
+static int l_html_limits(lua_State *L)
 {
     lc_getmetatable(L, DOC_MT);
     lua_getfield(L, -1, "__limits");
@@ -550,7 +547,7 @@ static xmlXPathObjectPtr select_css(lua_State *L, ldoc_t *d, xmlXPathContextPtr 
 
 /* core.html.select(doc_or_node, compiled[, limit]) -> list; compiled is an XPath
  * expression or a CSS selector group */
-static int h_select(lua_State *L)
+static int l_html_select(lua_State *L)
 {
     ldoc_t *d;
     xmlNodePtr ctx = check_context(L, 1, &d);
@@ -590,7 +587,7 @@ static void push_malloced(lua_State *L, char *s, size_t len)
 }
 
 /* core.html.text(doc_or_node, squash) -> string */
-static int h_text(lua_State *L)
+static int l_html_text(lua_State *L)
 {
     ldoc_t *d;
     xmlNodePtr n = check_context(L, 1, &d);
@@ -601,7 +598,7 @@ static int h_text(lua_State *L)
 }
 
 /* core.html.html(doc_or_node) -> outer HTML */
-static int h_html(lua_State *L)
+static int l_html_html(lua_State *L)
 {
     ldoc_t *d;
     xmlNodePtr n = check_context(L, 1, &d);
@@ -612,7 +609,7 @@ static int h_html(lua_State *L)
 }
 
 /* core.html.tag(doc_or_node) -> lower-case element name, or nil for a document */
-static int h_tag(lua_State *L)
+static int l_html_tag(lua_State *L)
 {
     ldoc_t *d;
     xmlNodePtr n = check_context(L, 1, &d);
@@ -622,7 +619,7 @@ static int h_tag(lua_State *L)
 }
 
 /* core.html.attr(node, name) -> value or nil */
-static int h_attr(lua_State *L)
+static int l_html_attr(lua_State *L)
 {
     xmlNodePtr n = check_element(L, 1);
     size_t len;
@@ -642,7 +639,7 @@ static int h_attr(lua_State *L)
 }
 
 /* core.html.attrs(node) -> {name = value} */
-static int h_attrs(lua_State *L)
+static int l_html_attrs(lua_State *L)
 {
     xmlNodePtr n = check_element(L, 1);
     lua_newtable(L);
@@ -659,7 +656,7 @@ static int h_attrs(lua_State *L)
 /* Documents -------------------------------------------------------------------- */
 
 /* core.html.title(doc) -> string or nil */
-static int h_title(lua_State *L)
+static int l_html_title(lua_State *L)
 {
     ldoc_t *d = check_doc(L, 1);
     size_t len = 0;
@@ -669,243 +666,27 @@ static int h_title(lua_State *L)
     return 1;
 }
 
-static void set_field_string(lua_State *L, const char *k, const char *v)
-{
-    lua_pushstring(L, v);
-    lua_setfield(L, -2, k);
-}
-
-/* What links() keeps: links starting with prefix (when set), and only those the
- * seen set did not hold (when set), which are added to it. */
-struct link_filter {
-    const char *prefix;
-    size_t prefix_len;
-    struct seen *seen;
-};
-
-/* 1 to keep url, 0 to drop it, -1 when the seen set is out of memory. */
-static int keep_link(const struct link_filter *f, const html_link_t *l)
-{
-    if (f->prefix && (l->len < f->prefix_len || memcmp(l->url, f->prefix, f->prefix_len) != 0))
-        return 0;
-    if (f->seen) return seen_add(f->seen, l->hash); /* its fingerprint: l->url is normalized */
-    return 1;
-}
-
-/* The links that pass f as a list: strings, or {url=, tag=, text=, nofollow=}. */
-static void push_link_list(lua_State *L, const html_links_t *links, int detail,
-                           const struct link_filter *f)
-{
-    lua_createtable(L, f->prefix || f->seen ? 0 : (int)links->n, 0);
-    if (f->seen)
-        for (size_t i = 0; i < links->n; i++)
-            seen_prefetch(f->seen, links->v[i].hash);
-    int n = 0;
-    for (size_t i = 0; i < links->n; i++) {
-        const html_link_t *l = &links->v[i];
-        int keep = keep_link(f, l);
-        if (keep < 0) luaL_error(L, "seen: out of memory");
-        if (!keep) continue;
-        if (detail) {
-            lua_createtable(L, 0, 4);
-            set_field_string(L, "url", l->url);
-            set_field_string(L, "tag", l->tag);
-            set_field_string(L, "text", l->text ? l->text : "");
-            lua_pushboolean(L, l->nofollow);
-            lua_setfield(L, -2, "nofollow");
-        } else {
-            lua_pushlstring(L, l->url, l->len);
-        }
-        lua_rawseti(L, -2, ++n);
-    }
-}
-
-/* A link set's userdata: the links of a scan, and the title it found (NULL: none),
- * which becomes a Lua string only when asked for (core.html.set_title): a crawler
- * that never asks makes no string of it. */
-struct link_set {
-    html_links_t links;
-    char *title;
-};
-
-/* Push a set that takes links and title (may be NULL) from a scan (rc its result);
- * raises when rc says it ran out of memory. */
-static struct link_set *push_link_set(lua_State *L, html_links_t *links, int rc, char *title)
-{
-    if (rc != 0) {
-        html_links_free(links);
-        free(title);
-        luaL_error(L, "html: out of memory extracting links");
-    }
-    struct link_set *set = lua_newuserdata(L, sizeof(*set));
-    set->links = *links; /* the userdata owns them from here, freed by its __gc */
-    set->title = title;
-    memset(links, 0, sizeof(*links));
-    lc_getmetatable(L, LINKSET_MT);
-    lua_setmetatable(L, -2);
-    return set;
-}
-
-static struct link_set *to_set(lua_State *L, int idx)
-{
-    return lc_toudata_either(L, idx, LINKSET_MT, LINKSET_SPENT_MT);
-}
-
-html_links_t *lc_tolinkset(lua_State *L, int idx)
-{
-    struct link_set *set = to_set(L, idx);
-    return set ? &set->links : NULL;
-}
-
-static struct link_set *check_set(lua_State *L, int idx)
-{
-    struct link_set *set = to_set(L, idx);
-    if (!set) luaL_typerror(L, idx, "link set");
-    return set;
-}
-
-static void free_set(struct link_set *set)
-{
-    html_links_free(&set->links);
-    free(set->title);
-    set->title = NULL;
-}
-
-/* Free the links and title of set, the set at idx, now; the set is empty after. */
-static void spend_set(lua_State *L, int idx, struct link_set *set)
-{
-    free_set(set);
-    lc_getmetatable(L, LINKSET_SPENT_MT);
-    lua_setmetatable(L, idx < 0 ? idx - 1 : idx);
-}
-
-static int push_links(lua_State *L, html_links_t *links, int rc, int detail,
-                      const struct link_filter *f)
-{
-    struct link_set *set = push_link_set(L, links, rc, NULL); /* freed even if the list raises */
-    push_link_list(L, &set->links, detail, f);
-    spend_set(L, -2, set);
-    lua_remove(L, -2);
-    return 1;
-}
-
-static int linkset_gc(lua_State *L)
-{
-    free_set(check_set(L, 1));
-    return 0;
-}
-
-static int linkset_len(lua_State *L)
-{
-    lua_pushinteger(L, (lua_Integer)check_set(L, 1)->links.n);
-    return 1;
-}
-
-/* The filter from the arguments at idx (prefix) and idx + 1 (seen set). */
-static struct link_filter link_filter(lua_State *L, int idx)
-{
-    struct link_filter f = {NULL, 0, NULL};
-    f.prefix = luaL_optlstring(L, idx, NULL, &f.prefix_len);
-    if (!lua_isnoneornil(L, idx + 1) && !(f.seen = lc_toseen(L, idx + 1)))
-        luaL_argerror(L, idx + 1, "unseen must be a seen set (lc.seen())");
-    return f;
-}
-
-static unsigned link_flags(lua_State *L, int idx, int detail)
-{
-    unsigned flags = (unsigned)lc_opt_integer(L, idx, "links: flags", 0, 0, INT_MAX) &
-                     (HTML_LINKS_LINK | HTML_LINKS_FRAMES | HTML_LINKS_IMG);
-    return detail ? flags | HTML_LINKS_TEXT : flags;
-}
-
 /* core.html.links(doc, flags, detail, prefix, seen) -> {url, ...} or
  * {{url=, text=, nofollow=, tag=}, ...}; flags: 1 <link>, 2 frames, 4 <img> */
-static int h_links(lua_State *L)
+static int l_html_links(lua_State *L)
 {
     ldoc_t *d = check_doc(L, 1);
     int detail = lua_toboolean(L, 3);
     html_links_t links;
-    struct link_filter f = link_filter(L, 4);
-    int rc = html_links(d->doc, d->url, link_flags(L, 2, detail), &links);
-    return push_links(L, &links, rc, detail, &f);
-}
-
-/* core.html.scan(body, url, charset, flags, detail, prefix, seen) -> links, title: the
- * links as doc:links gives them, without a tree, and the first <title>'s text (or
- * nil), from one pass */
-static int h_scan(lua_State *L)
-{
-    size_t len;
-    const char *body = lc_checkbytes(L, 1, &len);
-    const char *url = luaL_optstring(L, 2, NULL), *charset = luaL_optstring(L, 3, NULL);
-    int detail = lua_toboolean(L, 5);
-    struct link_filter f = link_filter(L, 6);
-    html_links_t links;
-    char *title = NULL;
-    int rc =
-        html_scan_body(body, len, charset, url, link_flags(L, 4, detail), &links, &title, NULL);
-    if (title) {
-        lua_pushstring(L, title); /* before push_links, which may raise */
-        free(title);
-    } else {
-        lua_pushnil(L);
-    }
-    push_links(L, &links, rc, detail, &f);
-    lua_insert(L, -2);
-    return 2;
-}
-
-/* core.html.scan_set(body, url, charset) -> set: as scan with no options, the links
- * (and the title) kept in C, a link set, for core.html.set_links, set_title and
- * core.crawl.next */
-static int h_scan_set(lua_State *L)
-{
-    size_t len;
-    const char *body = lc_checkbytes(L, 1, &len);
-    const char *url = luaL_optstring(L, 2, NULL), *charset = luaL_optstring(L, 3, NULL);
-    html_links_t links;
-    char *title = NULL;
-    int rc = html_scan_body(body, len, charset, url, 0, &links, &title, NULL);
-    push_link_set(L, &links, rc, title);
-    return 1;
-}
-
-/* core.html.set_title(set) -> the title its scan found, or nil (none, or freed) */
-static int h_set_title(lua_State *L)
-{
-    struct link_set *set = check_set(L, 1);
-    if (set->title)
-        lua_pushstring(L, set->title);
-    else
-        lua_pushnil(L);
-    return 1;
-}
-
-/* core.html.set_free(set): free its links and title now; the set is empty after */
-static int h_set_free(lua_State *L)
-{
-    spend_set(L, 1, check_set(L, 1));
-    return 0;
-}
-
-/* core.html.set_links(set, prefix, seen) -> {url, ...}: the list scan would give */
-static int h_set_links(lua_State *L)
-{
-    struct link_set *set = check_set(L, 1);
-    struct link_filter f = link_filter(L, 2);
-    push_link_list(L, &set->links, 0, &f);
-    return 1;
+    struct link_filter f = lc_link_filter(L, 4);
+    int rc = html_links(d->doc, d->url, lc_link_flags(L, 2, detail), &links);
+    return lc_push_links(L, &links, rc, detail, &f);
 }
 
 /* Metatables --------------------------------------------------------------------- */
 
-static int doc_gc(lua_State *L)
+static int l_html_doc_gc(lua_State *L)
 {
     doc_release(luaL_checkudata(L, 1, DOC_MT));
     return 0;
 }
 
-static int doc_tostring(lua_State *L)
+static int l_html_doc_tostring(lua_State *L)
 {
     ldoc_t *d = luaL_checkudata(L, 1, DOC_MT);
     if (!d->doc)
@@ -915,14 +696,14 @@ static int doc_tostring(lua_State *L)
     return 1;
 }
 
-static int node_eq(lua_State *L)
+static int l_html_node_eq(lua_State *L)
 {
     lnode_t *a = luaL_checkudata(L, 1, NODE_MT), *b = luaL_checkudata(L, 2, NODE_MT);
     lua_pushboolean(L, a->node == b->node && a->doc == b->doc);
     return 1;
 }
 
-static int node_tostring(lua_State *L)
+static int l_html_node_tostring(lua_State *L)
 {
     lnode_t *n = luaL_checkudata(L, 1, NODE_MT);
     if (!n->doc->doc)
@@ -936,49 +717,34 @@ static int node_tostring(lua_State *L)
 
 /* core.html.metatables() -> doc_mt, node_mt, linkset_mt, spent linkset_mt (the Lua
  * side adds __index to the first two) */
-static int h_metatables(lua_State *L)
+static int l_html_metatables(lua_State *L)
 {
     lc_getmetatable(L, DOC_MT);
     lc_getmetatable(L, NODE_MT);
-    lc_getmetatable(L, LINKSET_MT);
-    lc_getmetatable(L, LINKSET_SPENT_MT);
+    lc_getmetatable(L, LC_LINKSET_MT);
+    lc_getmetatable(L, LC_LINKSET_SPENT_MT);
     return 4;
 }
 
 static const luaL_Reg html_funcs[] = {
-    {"parse", h_parse},
-    {"info", h_info},
-    {"free", h_free},
-    {"compile", h_compile},
-    {"compile_css", h_compile_css},
-    {"limits", h_limits},
-    {"select", h_select},
-    {"text", h_text},
-    {"html", h_html},
-    {"tag", h_tag},
-    {"attr", h_attr},
-    {"attrs", h_attrs},
-    {"title", h_title},
-    {"links", h_links},
-    {"scan", h_scan},
-    {"encoding", h_encoding},
-    {"metatables", h_metatables},
-    {"scan_set", h_scan_set},
-    {"set_free", h_set_free},
-    {"set_links", h_set_links},
-    {"set_title", h_set_title},
+    {"parse", l_html_parse},
+    {"info", l_html_info},
+    {"free", l_html_free},
+    {"compile", l_html_compile},
+    {"compile_css", l_html_compile_css},
+    {"limits", l_html_limits},
+    {"select", l_html_select},
+    {"text", l_html_text},
+    {"html", l_html_html},
+    {"tag", l_html_tag},
+    {"attr", l_html_attr},
+    {"attrs", l_html_attrs},
+    {"title", l_html_title},
+    {"links", l_html_links},
+    {"encoding", l_html_encoding},
+    {"metatables", l_html_metatables},
     {NULL, NULL},
 };
-
-static void new_metatable(lua_State *L, const char *name, const luaL_Reg *methods)
-{
-    lc_newmetatable(L, name);
-    for (; methods->name; methods++) {
-        lua_pushcfunction(L, methods->func);
-        lua_setfield(L, -2, methods->name);
-    }
-    lua_pop(L, 1);
-}
 
 /* libxml2 2.9 asks for one xmlInitParser before threads parse; it is never undone
  * (xmlCleanupParser would pull the library from under engines still alive). */
@@ -987,33 +753,29 @@ static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
 void lc_register_html(lua_State *L)
 {
     static const luaL_Reg doc_meta[] = {
-        {"__gc", doc_gc}, {"__tostring", doc_tostring}, {NULL, NULL}};
+        {"__gc", l_html_doc_gc}, {"__tostring", l_html_doc_tostring}, {NULL, NULL}};
     static const luaL_Reg node_meta[] = {
-        {"__eq", node_eq}, {"__tostring", node_tostring}, {NULL, NULL}};
-    static const luaL_Reg xpath_meta[] = {{"__gc", xpath_gc}, {NULL, NULL}};
-    static const luaL_Reg select_meta[] = {{"__gc", select_gc}, {NULL, NULL}};
-    static const luaL_Reg linkset_meta[] = {
-        {"__gc", linkset_gc}, {"__len", linkset_len}, {NULL, NULL}};
+        {"__eq", l_html_node_eq}, {"__tostring", l_html_node_tostring}, {NULL, NULL}};
+    static const luaL_Reg xpath_meta[] = {{"__gc", l_html_xpath_gc}, {NULL, NULL}};
+    static const luaL_Reg select_meta[] = {{"__gc", l_html_select_gc}, {NULL, NULL}};
     pthread_once(&xml_once, xmlInitParser);
-    new_metatable(L, DOC_MT, doc_meta);
+    lc_class(L, DOC_MT, doc_meta, NULL);
     /* The counter gc_debt keeps; freed with the state, after the last document. */
     lc_getmetatable(L, DOC_MT);
     size_t *outstanding = lua_newuserdata(L, sizeof(*outstanding));
     *outstanding = 0;
     lua_setfield(L, -2, "__external");
-    /* The state's XPath limits (h_limits), reached the same way. */
+    /* The state's XPath limits (l_html_limits), reached the same way. */
     struct xpath_limits *lim = lua_newuserdata(L, sizeof(*lim));
     lim->steps = XPATH_STEPS_DEFAULT;
     lim->last = 0;
     lua_setfield(L, -2, "__limits");
     lua_pop(L, 1);
-    new_metatable(L, NODE_MT, node_meta);
-    new_metatable(L, XPATH_MT, xpath_meta);
-    new_metatable(L, SELECT_MT, select_meta);
-    new_metatable(L, LINKSET_MT, linkset_meta);
-    new_metatable(L, LINKSET_SPENT_MT, linkset_meta + 1); /* no __gc */
-    lua_newtable(L);                                      /* [core, state, html] */
-    lua_pushvalue(L, -2);                                 /* [core, state, html, state] */
+    lc_class(L, NODE_MT, node_meta, NULL);
+    lc_class(L, XPATH_MT, xpath_meta, NULL);
+    lc_class(L, SELECT_MT, select_meta, NULL);
+    lua_newtable(L);      /* [core, state, html] */
+    lua_pushvalue(L, -2); /* [core, state, html, state] */
     lc_setfuncs(L, html_funcs);
     lua_pop(L, 1);
     lua_setfield(L, -3, "html");

@@ -4,7 +4,9 @@
 #include "lua_check.h"
 #include "lua_cookies.h"
 #include "lua_opts.h"
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_body.h"
+#include "lua_libs.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -116,12 +118,6 @@ static int hand_over(lua_State *L, struct op *op, int n)
     return 0;
 }
 
-static void set_str(lua_State *L, const char *k, const char *v)
-{
-    lua_pushstring(L, v);
-    lua_setfield(L, -2, k);
-}
-
 /* Header names, made once. A response's header names are the same from page to
  * page, but making each a Lua string again means hashing it and looking it up in
  * LuaJIT's string table (whose chains ran through a crawl's queued URLs, a cache
@@ -230,7 +226,7 @@ static int build_response(lua_State *L)
     if (res->error != HTTP_OK) {
         lua_pushnil(L);
         lc_push_error(L, st, http_error_name(res->error), res->message);
-        set_str(L, "url", res->url);
+        lc_set_string(L, "url", res->url);
         return hand_over(L, op, 2);
     }
     lua_rawgeti(L, LUA_REGISTRYINDEX, st->new_response_ref);
@@ -515,7 +511,7 @@ static int l_fetch(lua_State *L)
     /* Out of memory: an error of the crawl's kind, as a transfer's would be. */
     lua_pushnil(L);
     lc_push_error(L, st, "memory", "out of memory starting the request");
-    set_str(L, "url", url);
+    lc_set_string(L, "url", url);
     return 2;
 }
 
@@ -575,9 +571,7 @@ static int l_resolve(lua_State *L)
         }
         free(op);
     }
-    lua_pushnil(L);
-    lc_push_error(L, st, "memory", "out of memory starting the lookup");
-    return 2;
+    return lc_fail(L, st, "memory", "out of memory starting the lookup");
 }
 
 /* core.check_fetch_options(opts): raises as fetch would for opts (a header with CR or
@@ -663,5 +657,4 @@ void lc_register_http(lua_State *L)
     st->build_answer_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     set_kept_body(L, 0);
     lc_setfuncs(L, funcs);
-    lc_register_cookies(L); /* the jars fetch takes (its cookies option) */
 }

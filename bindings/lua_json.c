@@ -17,7 +17,8 @@
  * null. Functions, userdata, threads, NaN, infinities, keys other than strings and
  * numbers, and nesting deeper than 1000 raise. Metamethods are not called. */
 #include "json.h"
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_libs.h"
 
 #include <limits.h>
 #include <math.h>
@@ -177,7 +178,7 @@ static json_buf_t *check_lines(lua_State *L)
     return lines;
 }
 
-static int lines_gc(lua_State *L)
+static int l_json_lines_gc(lua_State *L)
 {
     buf_free(check_lines(L));
     return 0;
@@ -364,10 +365,8 @@ static const luaL_Reg funcs[] = {
 
 void lc_register_json(lua_State *L)
 {
-    lc_newmetatable(L, LINES_METATABLE);
-    lua_pushcfunction(L, lines_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
+    static const luaL_Reg meta[] = {{"__gc", l_json_lines_gc}, {NULL, NULL}};
+    lc_class(L, LINES_METATABLE, meta, NULL);
     lc_setfuncs(L, funcs);
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -3, "json_null");

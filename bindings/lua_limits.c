@@ -3,19 +3,25 @@
  * grow it past the limit while task code runs, so the task that asked gets "not
  * enough memory"; the engine's own bookkeeping between resumes is never refused.
  * max_task_cpu raises an error in a task that runs longer than that without
- * waiting, from an instruction-count hook.
+ * waiting, from an instruction-count hook. core.raise_fd_limit raises the process's
+ * limit of open files (proc_limits.c).
  *
  * LuaJIT's compiled code never calls hooks: with max_task_cpu set the JIT compiler
  * is switched off (the interpreter is several times slower on Lua loops, but a
  * crawl spends most of its time in C). */
 #include "lua_check.h"
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_limits.h"
+#include "lua_libs.h"
+#include "proc_limits.h"
 
+#include <errno.h>
 #include <float.h>
 #include <stdint.h>
 #include <luajit.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define HOOK_COUNT 10000
 
@@ -177,7 +183,22 @@ static int l_memory(lua_State *L)
     return 2;
 }
 
+/* core.raise_fd_limit() -> the soft limit of open files now in force | nil, message.
+ * For programs that load the module: the binary does it at start (main.c). */
+static int l_raise_fd_limit(lua_State *L)
+{
+    long n = proc_raise_nofile();
+    if (n < 0) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "raise_fd_limit: %s", strerror(errno));
+        return 2;
+    }
+    lua_pushnumber(L, (double)n);
+    return 1;
+}
+
 static const luaL_Reg funcs[] = {
+    {"raise_fd_limit", l_raise_fd_limit},
     {"set_limits", l_set_limits},
     {"memory", l_memory},
     {NULL, NULL},

@@ -3,8 +3,9 @@
  * core.option_decl, core.check_options). */
 #include "lua_opts.h"
 
+#include "lua_aux.h"
 #include "lua_check.h"
-#include "lua_state.h"
+#include "lua_libs.h"
 
 #include <ctype.h>
 #include <float.h>
@@ -323,7 +324,6 @@ static const luaL_Reg funcs[] = {
 
 void lc_register_opts(lua_State *L)
 {
-    lc_newmetatable(L, DECL_METATABLE);
-    lua_pop(L, 1);
+    lc_class(L, DECL_METATABLE, NULL, NULL);
     lc_setfuncs(L, funcs);
 }

@@ -55,8 +55,7 @@ int lc_push_opts(lua_State *L, int idx, const lc_opts_t *d);
  * first in byte order), else NULL. */
 const char *lc_suggest(const char *name, const char *const *known, int n);
 
-/* core.suggest(name, known), core.option_decl{...} and core.check_options(t, decl):
- * the same rules for the Lua side. */
-void lc_register_opts(lua_State *L);
+/* core.suggest(name, known), core.option_decl{...} and core.check_options(t, decl)
+ * are the same rules for the Lua side (lc_register_opts, lua_libs.h). */
 
 #endif

@@ -1,8 +1,10 @@
 /* lua_queue.c: core.strq, the FIFO of strings (strq.h) that lc.queue (init.lua)
  * keeps the strings put in it in, outside the Lua heap. Its bytes count towards
  * max_memory, as bodies do (lc_limits_account). */
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "strq.h"
+#include "lua_limits.h"
+#include "lua_libs.h"
 
 static const char STRQ_METATABLE[] = "luacrawl.strq";
 
@@ -33,7 +35,7 @@ static int l_strq(lua_State *L)
 }
 
 /* fifo:push(s) */
-static int strq_l_push(lua_State *L)
+static int l_strq_push(lua_State *L)
 {
     strq_t *q = check_strq(L);
     size_t len, before = strq_bytes(q);
@@ -44,7 +46,7 @@ static int strq_l_push(lua_State *L)
 }
 
 /* fifo:pop() -> the oldest string, or nil when empty */
-static int strq_l_pop(lua_State *L)
+static int l_strq_pop(lua_State *L)
 {
     strq_t *q = check_strq(L);
     const char *s;
@@ -55,13 +57,13 @@ static int strq_l_pop(lua_State *L)
     return 1;
 }
 
-static int strq_l_len(lua_State *L)
+static int l_strq_len(lua_State *L)
 {
     lua_pushnumber(L, (double)strq_count(check_strq(L)));
     return 1;
 }
 
-static int strq_l_gc(lua_State *L)
+static int l_strq_gc(lua_State *L)
 {
     strq_t **q = lc_toudata_either(L, 1, STRQ_METATABLE, NULL);
     if (q && *q) {
@@ -79,15 +81,8 @@ static const luaL_Reg funcs[] = {
 
 void lc_register_queue(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"push", strq_l_push}, {"pop", strq_l_pop}, {NULL, NULL}};
-    lc_newmetatable(L, STRQ_METATABLE);
-    lua_pushcfunction(L, strq_l_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, strq_l_len);
-    lua_setfield(L, -2, "__len");
-    lua_newtable(L);
-    luaL_register(L, NULL, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
+    static const luaL_Reg methods[] = {{"push", l_strq_push}, {"pop", l_strq_pop}, {NULL, NULL}};
+    static const luaL_Reg meta[] = {{"__gc", l_strq_gc}, {"__len", l_strq_len}, {NULL, NULL}};
+    lc_class(L, STRQ_METATABLE, meta, methods);
     lc_setfuncs(L, funcs);
 }

@@ -11,7 +11,8 @@
  * until the line is read. libedit keeps one editor and one history per process, set up on
  * first use; with `luacrawl:` lines, ~/.editrc can configure it for this program. */
 #include "lua_check.h"
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_libs.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -37,7 +38,7 @@ static void setup(void)
     pthread_once(&setup_once, setup_editor);
 }
 
-static int core_readline(lua_State *L)
+static int l_readline(lua_State *L)
 {
     const char *prompt = luaL_optstring(L, 1, "");
     setup();
@@ -52,7 +53,7 @@ static int core_readline(lua_State *L)
     return 1;
 }
 
-static int core_add_history(lua_State *L)
+static int l_add_history(lua_State *L)
 {
     const char *line = luaL_checkstring(L, 1);
     setup();
@@ -60,7 +61,7 @@ static int core_add_history(lua_State *L)
     return 0;
 }
 
-static int core_read_history(lua_State *L)
+static int l_read_history(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
     setup();
@@ -68,7 +69,7 @@ static int core_read_history(lua_State *L)
     return 1;
 }
 
-static int core_write_history(lua_State *L)
+static int l_write_history(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
     setup();
@@ -76,7 +77,7 @@ static int core_write_history(lua_State *L)
     return 1;
 }
 
-static int core_isatty(lua_State *L)
+static int l_isatty(lua_State *L)
 {
     long long fd = lc_check_integer(L, 1, "isatty: fd", -LC_INT_MAX, LC_INT_MAX);
     lua_pushboolean(L, fd >= 0 && fd <= 0x7fffffff && isatty((int)fd));
@@ -84,11 +85,11 @@ static int core_isatty(lua_State *L)
 }
 
 static const luaL_Reg funcs[] = {
-    {"readline", core_readline},
-    {"add_history", core_add_history},
-    {"read_history", core_read_history},
-    {"write_history", core_write_history},
-    {"isatty", core_isatty},
+    {"readline", l_readline},
+    {"add_history", l_add_history},
+    {"read_history", l_read_history},
+    {"write_history", l_write_history},
+    {"isatty", l_isatty},
     {NULL, NULL},
 };
 

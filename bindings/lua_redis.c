@@ -9,8 +9,10 @@
  * when the last one is in. A task cancelled while waiting cancels its commands in
  * redis.c, whose callbacks then never come: the op is freed at once. */
 #include "lua_check.h"
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "redis.h"
+#include "lua_redis.h"
+#include "lua_libs.h"
 
 #include <errno.h>
 #include <math.h>
@@ -417,7 +419,7 @@ static int wait_op(lua_State *L, task_t *t, struct op *op)
 
 /* conn:call(argv) -> reply | nil, err. argv: the command and its arguments (argv.n
  * counts them if there are nils among them: an error). */
-static int conn_call(lua_State *L)
+static int l_redis_call(lua_State *L)
 {
     struct conn *c = check_conn(L);
     luaL_checktype(L, 2, LUA_TTABLE);
@@ -430,7 +432,7 @@ static int conn_call(lua_State *L)
 }
 
 /* conn:pipeline(cmds) -> {replies..., n = #cmds} | nil, err */
-static int conn_pipeline(lua_State *L)
+static int l_redis_pipeline(lua_State *L)
 {
     struct conn *c = check_conn(L);
     luaL_checktype(L, 2, LUA_TTABLE);
@@ -493,7 +495,7 @@ static void on_connected(void *arg, const redis_error_t *err)
 }
 
 /* conn:wait() -> true | nil, err: once the connection is up (or has failed). */
-static int conn_wait(lua_State *L)
+static int l_redis_wait(lua_State *L)
 {
     struct conn *c = check_conn(L);
     const redis_error_t *e = redis_failure(c->r);
@@ -525,7 +527,7 @@ static void unlink_conn(struct conn *c)
 
 /* conn:close(): pending calls of other tasks end with an error (kind "connect"),
  * and so does a wait for the connect (redis.c does not call back after a close). */
-static int conn_close(lua_State *L)
+static int l_redis_close(lua_State *L)
 {
     struct conn *c = lc_toudata_either(L, 1, CONN_METATABLE, NULL);
     if (!c) return luaL_typerror(L, 1, "redis connection");
@@ -545,7 +547,7 @@ static int conn_close(lua_State *L)
 }
 
 /* conn:status() -> "connecting" | "ready" | "failed" | "closed", and the failure */
-static int conn_status(lua_State *L)
+static int l_redis_status(lua_State *L)
 {
     struct conn *c = lc_toudata_either(L, 1, CONN_METATABLE, NULL);
     if (!c) return luaL_typerror(L, 1, "redis connection");
@@ -564,7 +566,7 @@ static int conn_status(lua_State *L)
     return 1;
 }
 
-static int conn_tostring(lua_State *L)
+static int l_redis_tostring(lua_State *L)
 {
     struct conn *c = lc_toudata_either(L, 1, CONN_METATABLE, NULL);
     lua_pushfstring(L, "%s%s", c ? c->label : "redis", c && c->r ? "" : " (closed)");
@@ -607,10 +609,8 @@ static int l_redis_open(lua_State *L)
     c->r = redis_connect(st->loop, addr, port, &opts, on_connected, c);
     if (!c->r) {
         int bad = errno == EINVAL;
-        lua_pushnil(L);
-        lc_push_error(L, st, bad ? "connect" : "memory",
-                      bad ? "redis: not an IPv4 address" : "redis: out of memory connecting");
-        return 2;
+        return lc_fail(L, st, bad ? "connect" : "memory",
+                       bad ? "redis: not an IPv4 address" : "redis: out of memory connecting");
     }
     c->next = lr->conns;
     if (lr->conns) lr->conns->prev = c;
@@ -620,7 +620,7 @@ static int l_redis_open(lua_State *L)
 
 /* conn.__gc: an unreachable connection has no task waiting on it (a waiting task
  * holds it); its cancelled commands' replies need no reader. */
-static int conn_gc(lua_State *L)
+static int l_redis_gc(lua_State *L)
 {
     struct conn *c = lua_touserdata(L, 1);
     if (c->r) {
@@ -665,22 +665,16 @@ void lc_redis_free(lc_state_t *st)
 void lc_register_redis(lua_State *L)
 {
     static const luaL_Reg methods[] = {
-        {"wait", conn_wait},   {"call", conn_call},     {"pipeline", conn_pipeline},
-        {"close", conn_close}, {"status", conn_status}, {NULL, NULL},
+        {"wait", l_redis_wait},   {"call", l_redis_call},     {"pipeline", l_redis_pipeline},
+        {"close", l_redis_close}, {"status", l_redis_status}, {NULL, NULL},
     };
     static const luaL_Reg funcs[] = {
         {"redis_open", l_redis_open},
         {"sha1_hex", l_sha1_hex},
         {NULL, NULL},
     };
-    lc_newmetatable(L, CONN_METATABLE);
-    lua_newtable(L);
-    luaL_register(L, NULL, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, conn_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, conn_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pop(L, 1);
+    static const luaL_Reg meta[] = {
+        {"__gc", l_redis_gc}, {"__tostring", l_redis_tostring}, {NULL, NULL}};
+    lc_class(L, CONN_METATABLE, meta, methods);
     lc_setfuncs(L, funcs);
 }

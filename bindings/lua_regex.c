@@ -3,12 +3,13 @@
  * as in string.find. Runaway matches raise an error naming the limit and the pattern;
  * the cache of compiled patterns lives in lua/luacrawl/regex.lua. */
 #include "lua_check.h"
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "regex.h"
+#include "lua_libs.h"
 
 #include <string.h>
 
-#define REGEX_METATABLE "luacrawl.regex"
+static const char REGEX_METATABLE[] = "luacrawl.regex";
 #define QUOTE_MAX 60 /* bytes of a pattern quoted in messages */
 
 typedef struct {
@@ -90,7 +91,7 @@ static int push_groups(lua_State *L, regex_pattern_t *re, const char *s, int fir
     return n + 1 - first;
 }
 
-static int regex_test(lua_State *L)
+static int l_regex_test(lua_State *L)
 {
     regex_pattern_t *re = check_regex(L, 1);
     size_t len;
@@ -100,7 +101,7 @@ static int regex_test(lua_State *L)
     return 1;
 }
 
-static int regex_find(lua_State *L)
+static int l_regex_find(lua_State *L)
 {
     regex_pattern_t *re = check_regex(L, 1);
     size_t len, so, eo;
@@ -116,7 +117,7 @@ static int regex_find(lua_State *L)
     return 2 + push_groups(L, re, s, 1);
 }
 
-static int regex_match(lua_State *L)
+static int l_regex_match(lua_State *L)
 {
     regex_pattern_t *re = check_regex(L, 1);
     size_t len;
@@ -184,7 +185,7 @@ static int gmatch_next(lua_State *L)
     return push_groups(L, re, s, 0);
 }
 
-static int regex_gmatch(lua_State *L)
+static int l_regex_gmatch(lua_State *L)
 {
     check_regex(L, 1);
     size_t len;
@@ -275,7 +276,7 @@ static void add_call(lua_State *L, luaL_Buffer *b, regex_pattern_t *re, const ch
     }
 }
 
-static int regex_gsub(lua_State *L)
+static int l_regex_gsub(lua_State *L)
 {
     regex_pattern_t *re = check_regex(L, 1);
     size_t len, rlen = 0, so, eo;
@@ -309,7 +310,7 @@ static int regex_gsub(lua_State *L)
     return 2;
 }
 
-static int regex_split(lua_State *L)
+static int l_regex_split(lua_State *L)
 {
     regex_pattern_t *re = check_regex(L, 1);
     size_t len, so, eo;
@@ -340,7 +341,7 @@ static void push_flags(lua_State *L, unsigned flags)
     lua_pushlstring(L, buf, n);
 }
 
-static int regex_info(lua_State *L)
+static int l_regex_info(lua_State *L)
 {
     regex_pattern_t *re = check_regex(L, 1);
     size_t len;
@@ -357,7 +358,7 @@ static int regex_info(lua_State *L)
     return 1;
 }
 
-static int regex_tostring(lua_State *L)
+static int l_regex_tostring(lua_State *L)
 {
     regex_pattern_t *re = check_regex(L, 1);
     size_t len;
@@ -371,7 +372,7 @@ static int regex_tostring(lua_State *L)
     return 1;
 }
 
-static int regex_gc(lua_State *L)
+static int l_regex_gc(lua_State *L)
 {
     regex_box_t *box = luaL_checkudata(L, 1, REGEX_METATABLE);
     regex_free(box->re);
@@ -395,7 +396,7 @@ static unsigned parse_flags(lua_State *L, int idx)
     return flags;
 }
 
-static int core_regex_compile(lua_State *L)
+static int l_regex_compile(lua_State *L)
 {
     size_t len, erroff;
     const char *pattern = luaL_checklstring(L, 1, &len);
@@ -417,25 +418,20 @@ static int core_regex_compile(lua_State *L)
 }
 
 static const luaL_Reg methods[] = {
-    {"test", regex_test}, {"find", regex_find},   {"match", regex_match}, {"gmatch", regex_gmatch},
-    {"gsub", regex_gsub}, {"split", regex_split}, {"info", regex_info},   {NULL, NULL},
+    {"test", l_regex_test},     {"find", l_regex_find}, {"match", l_regex_match},
+    {"gmatch", l_regex_gmatch}, {"gsub", l_regex_gsub}, {"split", l_regex_split},
+    {"info", l_regex_info},     {NULL, NULL},
 };
 
 static const luaL_Reg funcs[] = {
-    {"regex_compile", core_regex_compile},
+    {"regex_compile", l_regex_compile},
     {NULL, NULL},
 };
 
 void lc_register_regex(lua_State *L)
 {
-    luaL_newmetatable(L, REGEX_METATABLE);
-    lua_newtable(L);
-    luaL_register(L, NULL, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, regex_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, regex_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pop(L, 1);
+    static const luaL_Reg meta[] = {
+        {"__gc", l_regex_gc}, {"__tostring", l_regex_tostring}, {NULL, NULL}};
+    lc_class(L, REGEX_METATABLE, meta, methods);
     lc_setfuncs(L, funcs);
 }

@@ -1,14 +1,13 @@
-/* lua_signal.c: the process: core.signal_watch(name), core.signal_unwatch(name),
- * core.signal_wait() -> name, and core.raise_fd_limit(). A signal that arrives while no task waits
+/* lua_signal.c: the process's signals: core.signal_watch(name), core.signal_unwatch(name),
+ * core.signal_wait() -> name. A signal that arrives while no task waits
  * is kept (up to 64) for the next signal_wait. Waiting takes no loop reference: a task waiting for
  * signals does not keep a run alive. In an engine a host program drives (st->hosted), the
  * process's signals are the host's: watching catches none, and only lc_signals_deliver
  * (lc_engine_stop) brings one. */
-#include "lua_state.h"
-#include "proc_limits.h"
+#include "lua_aux.h"
 #include "signals.h"
-
-#include <errno.h>
+#include "lua_signal.h"
+#include "lua_libs.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -129,7 +128,7 @@ void lc_signals_deliver(lua_State *L, lc_state_t *st, int signo)
     on_signal(signals_of(L, st), signo);
 }
 
-static int l_watch(lua_State *L)
+static int l_signal_watch(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     int signo = signo_of(L, 1);
@@ -139,7 +138,7 @@ static int l_watch(lua_State *L)
     return 0;
 }
 
-static int l_unwatch(lua_State *L)
+static int l_signal_unwatch(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     int signo = signo_of(L, 1);
@@ -157,7 +156,7 @@ static void abort_wait(void *arg)
     free(w);
 }
 
-static int l_wait(lua_State *L)
+static int l_signal_wait(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
     struct lc_signals *s = signals_of(L, st);
@@ -179,25 +178,10 @@ static int l_wait(lua_State *L)
     return lua_yield(L, 0);
 }
 
-/* core.raise_fd_limit() -> the soft limit of open files now in force | nil, message.
- * For programs that load the module: the binary does it at start (main.c). */
-static int l_raise_fd_limit(lua_State *L)
-{
-    long n = proc_raise_nofile();
-    if (n < 0) {
-        lua_pushnil(L);
-        lua_pushfstring(L, "raise_fd_limit: %s", strerror(errno));
-        return 2;
-    }
-    lua_pushnumber(L, (double)n);
-    return 1;
-}
-
 static const luaL_Reg funcs[] = {
-    {"raise_fd_limit", l_raise_fd_limit},
-    {"signal_watch", l_watch},
-    {"signal_unwatch", l_unwatch},
-    {"signal_wait", l_wait},
+    {"signal_watch", l_signal_watch},
+    {"signal_unwatch", l_signal_unwatch},
+    {"signal_wait", l_signal_wait},
     {NULL, NULL},
 };
 

@@ -1,26 +1,20 @@
 /* lua_sitemap.c: core.sitemap_parse(body) -> {kind=, entries={{loc=,...}}} | nil, err:
  * what is not a sitemap (or passes the protocol's limits) gives an error of kind
  * "parse", a lack of memory one of kind "memory". */
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "sitemap.h"
+#include "lua_libs.h"
 
 #include <string.h>
-
-static void set_field(lua_State *L, const char *k, const char *v)
-{
-    if (!v) return;
-    lua_pushstring(L, v);
-    lua_setfield(L, -2, k);
-}
 
 static int add_entry(void *arg, const sitemap_entry_t *e)
 {
     lua_State *L = arg;
     lua_createtable(L, 0, 4);
-    set_field(L, "loc", e->loc);
-    set_field(L, "lastmod", e->lastmod);
-    set_field(L, "changefreq", e->changefreq);
-    set_field(L, "priority", e->priority);
+    lc_set_string(L, "loc", e->loc);
+    lc_set_string(L, "lastmod", e->lastmod);
+    lc_set_string(L, "changefreq", e->changefreq);
+    lc_set_string(L, "priority", e->priority);
     lua_rawseti(L, -2, (int)lua_objlen(L, -2) + 1);
     return 0;
 }

@@ -6,9 +6,11 @@
  * keep it alive (their environment holds it) and check that it is still open. */
 #include "lua_check.h"
 #include "lua_opts.h"
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "store.h"
 #include "url.h"
+#include "lua_seen.h"
+#include "lua_libs.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -117,7 +119,7 @@ static int l_store_open(lua_State *L)
 }
 
 /* db:commit() -> true | nil, err */
-static int store_l_commit(lua_State *L)
+static int l_store_commit(lua_State *L)
 {
     struct store_ud *u = check_store(L);
     store_err_t e;
@@ -128,7 +130,7 @@ static int store_l_commit(lua_State *L)
 
 /* db:close() -> true | nil, err: commits, then closes (also after a failed
  * commit). A second close does nothing. */
-static int store_l_close(lua_State *L)
+static int l_store_close(lua_State *L)
 {
     struct store_ud *u = lc_toudata_either(L, 1, STORE_METATABLE, NULL);
     if (!u) luaL_typerror(L, 1, "store");
@@ -146,7 +148,7 @@ static int store_l_close(lua_State *L)
 
 /* db:abandon(): close without committing: what was written since the last commit is
  * dropped, as a kill would drop it (a crawl whose outputs no longer match it). */
-static int store_l_abandon(lua_State *L)
+static int l_store_abandon(lua_State *L)
 {
     struct store_ud *u = lc_toudata_either(L, 1, STORE_METATABLE, NULL);
     if (!u) luaL_typerror(L, 1, "store");
@@ -156,7 +158,7 @@ static int store_l_abandon(lua_State *L)
 }
 
 /* Collected unclosed: dropped as a kill would drop it, what was not committed lost. */
-static int store_l_gc(lua_State *L)
+static int l_store_gc(lua_State *L)
 {
     struct store_ud *u = lc_toudata_either(L, 1, STORE_METATABLE, NULL);
     if (u && u->s) {
@@ -166,21 +168,21 @@ static int store_l_gc(lua_State *L)
     return 0;
 }
 
-static int store_l_path(lua_State *L)
+static int l_store_path(lua_State *L)
 {
     lua_pushstring(L, store_path(check_store(L)->s));
     return 1;
 }
 
 /* db:bytes() -> bytes of the file and its WAL */
-static int store_l_bytes(lua_State *L)
+static int l_store_bytes(lua_State *L)
 {
     lua_pushnumber(L, (lua_Number)store_file_bytes(check_store(L)->s));
     return 1;
 }
 
 /* db:meta(key) -> value | nil (not set) | nil, err */
-static int store_l_meta(lua_State *L)
+static int l_store_meta(lua_State *L)
 {
     struct store_ud *u = check_store(L);
     const char *key = luaL_checkstring(L, 2);
@@ -196,7 +198,7 @@ static int store_l_meta(lua_State *L)
 }
 
 /* db:set_meta(key, value | nil) -> true | nil, err */
-static int store_l_set_meta(lua_State *L)
+static int l_store_set_meta(lua_State *L)
 {
     struct store_ud *u = check_store(L);
     const char *key = luaL_checkstring(L, 2);
@@ -210,14 +212,14 @@ static int store_l_set_meta(lua_State *L)
 }
 
 /* db:_cache() -> the table of Lua objects made over this store (init.lua) */
-static int store_l_cache(lua_State *L)
+static int l_store_cache(lua_State *L)
 {
     check_store(L);
     lua_getfenv(L, 1);
     return 1;
 }
 
-static int store_l_tostring(lua_State *L)
+static int l_store_tostring(lua_State *L)
 {
     struct store_ud *u = lc_toudata_either(L, 1, STORE_METATABLE, NULL);
     if (!u) luaL_typerror(L, 1, "store");
@@ -243,7 +245,7 @@ static void push_handle(lua_State *L, struct store_ud *u, void *obj, const char 
 }
 
 /* db:queue(name) -> the queue's handle (raises on failure) */
-static int store_l_queue(lua_State *L)
+static int l_store_queue(lua_State *L)
 {
     struct store_ud *u = check_store(L);
     const char *name = luaL_checkstring(L, 2);
@@ -255,7 +257,7 @@ static int store_l_queue(lua_State *L)
 }
 
 /* db:seen(name) -> the seen set's handle (raises on failure) */
-static int store_l_seen(lua_State *L)
+static int l_store_seen(lua_State *L)
 {
     struct store_ud *u = check_store(L);
     const char *name = luaL_checkstring(L, 2);
@@ -267,7 +269,7 @@ static int store_l_seen(lua_State *L)
 }
 
 /* db:sql(text) -> the statement's handle (prepared once per text; raises on failure) */
-static int store_l_sql(lua_State *L)
+static int l_store_sql(lua_State *L)
 {
     struct store_ud *u = check_store(L);
     const char *sql = luaL_checkstring(L, 2);
@@ -281,7 +283,7 @@ static int store_l_sql(lua_State *L)
 /* Queue handles ------------------------------------------------------------------- */
 
 /* h:push(item[, text]) -> id. text: stored as text (init.lua's JSON) */
-static int queue_l_push(lua_State *L)
+static int l_store_queue_push(lua_State *L)
 {
     struct handle_ud *h = check_handle(L, QUEUE_METATABLE, "store queue");
     store_item_t it = {0};
@@ -295,7 +297,7 @@ static int queue_l_push(lua_State *L)
 
 /* h:pop(max, items, ids, texts) -> n: the n oldest items not taken yet into
  * items[1..n], their ids into ids[1..n], texts[i] true for those pushed as text. */
-static int queue_l_pop(lua_State *L)
+static int l_store_queue_pop(lua_State *L)
 {
     struct handle_ud *h = check_handle(L, QUEUE_METATABLE, "store queue");
     size_t max = (size_t)lc_check_integer(L, 2, "store queue: pop count", 1, POP_MAX);
@@ -319,7 +321,7 @@ static int queue_l_pop(lua_State *L)
 }
 
 /* h:ack(id, ...) : the items with these ids are done */
-static int queue_l_ack(lua_State *L)
+static int l_store_queue_ack(lua_State *L)
 {
     struct handle_ud *h = check_handle(L, QUEUE_METATABLE, "store queue");
     int top = lua_gettop(L);
@@ -333,7 +335,7 @@ static int queue_l_ack(lua_State *L)
 
 /* h:counts() -> ready, pending; 0, 0 once the store is closed (tasks cancelled
  * while they waited on the queue ask it after their crawl closed the store). */
-static int queue_l_counts(lua_State *L)
+static int l_store_queue_counts(lua_State *L)
 {
     struct handle_ud *h = lc_toudata_either(L, 1, QUEUE_METATABLE, NULL);
     if (!h) luaL_typerror(L, 1, "store queue");
@@ -355,7 +357,7 @@ static uint64_t fingerprint(lua_State *L, int idx)
 }
 
 /* set:add(url) -> true when the URL (normalized) was not in the set */
-static int seen_l_add(lua_State *L)
+static int l_store_seen_add(lua_State *L)
 {
     struct handle_ud *h = check_handle(L, SEEN_METATABLE, "store seen set");
     uint64_t fp = fingerprint(L, 2);
@@ -367,7 +369,7 @@ static int seen_l_add(lua_State *L)
 }
 
 /* set:has(url) -> boolean */
-static int seen_l_has(lua_State *L)
+static int l_store_seen_has(lua_State *L)
 {
     struct handle_ud *h = check_handle(L, SEEN_METATABLE, "store seen set");
     store_err_t e;
@@ -377,14 +379,14 @@ static int seen_l_has(lua_State *L)
     return 1;
 }
 
-static int seen_l_size(lua_State *L)
+static int l_store_seen_size(lua_State *L)
 {
     struct handle_ud *h = check_handle(L, SEEN_METATABLE, "store seen set");
     lua_pushnumber(L, (lua_Number)store_seen_size(h->obj));
     return 1;
 }
 
-static int seen_l_tostring(lua_State *L)
+static int l_store_seen_tostring(lua_State *L)
 {
     struct handle_ud *h = check_handle(L, SEEN_METATABLE, "store seen set");
     lua_pushfstring(L, "seen set (%d URLs, in %s)", (int)store_seen_size(h->obj),
@@ -477,7 +479,7 @@ static int step(lua_State *L, struct handle_ud *h)
 }
 
 /* stmt:exec(...) -> rows changed, the rowid of the last insert */
-static int stmt_l_exec(lua_State *L)
+static int l_store_stmt_exec(lua_State *L)
 {
     struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
     bind_args(L, h, 2);
@@ -496,7 +498,7 @@ static int stmt_l_exec(lua_State *L)
  * be a multiple of m. Raises as exec does; the rows before a failed step are written
  * (and rolled back with it). */
 #define MANY_MAX 512 /* values one step of exec_many binds */
-static int stmt_l_exec_many(lua_State *L)
+static int l_store_stmt_exec_many(lua_State *L)
 {
     struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
     int first = (int)lc_check_integer(L, 2, "store statement: first row", 1, LC_INT_MAX);
@@ -533,7 +535,7 @@ static int stmt_l_exec_many(lua_State *L)
 }
 
 /* stmt:rows(...) -> {{col, ...}, ...}: every row */
-static int stmt_l_rows(lua_State *L)
+static int l_store_stmt_rows(lua_State *L)
 {
     struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
     bind_args(L, h, 2);
@@ -555,7 +557,7 @@ static int stmt_l_rows(lua_State *L)
  * of named fields, a column NULL or without a name (names[i] not a string) left out:
  * rows made into records (requests read back from a state's frontier) with no table a
  * row besides. */
-static int stmt_l_records(lua_State *L)
+static int l_store_stmt_records(lua_State *L)
 {
     struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
     luaL_checktype(L, 2, LUA_TTABLE);
@@ -584,7 +586,7 @@ static int stmt_l_records(lua_State *L)
 }
 
 /* stmt:one(...) -> the columns of the first row (nothing when there is none) */
-static int stmt_l_one(lua_State *L)
+static int l_store_stmt_one(lua_State *L)
 {
     struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
     bind_args(L, h, 2);
@@ -667,7 +669,7 @@ static int l_file_id(lua_State *L)
 /* stmt:seen_urls(set, ...) -> n: add the URL in the first column of every row to the
  * lc.seen set, as the crawl's filter adds a normalized URL (url_hash of its text);
  * the crawl's state makes its seen set so at open, with no Lua value a row. */
-static int stmt_l_seen_urls(lua_State *L)
+static int l_store_stmt_seen_urls(lua_State *L)
 {
     struct handle_ud *h = check_handle(L, STMT_METATABLE, "store statement");
     if (!lc_toseen(L, 2)) return luaL_argerror(L, 2, "an lc.seen set");
@@ -691,36 +693,34 @@ static int stmt_l_seen_urls(lua_State *L)
 
 /* Registration -------------------------------------------------------------------- */
 
-static void new_metatable(lua_State *L, const char *name, const luaL_Reg *methods)
-{
-    lc_newmetatable(L, name);
-    lua_newtable(L);
-    luaL_register(L, NULL, methods);
-    lua_setfield(L, -2, "__index");
-}
-
 void lc_register_store(lua_State *L)
 {
     static const luaL_Reg store_methods[] = {
-        {"commit", store_l_commit},     {"close", store_l_close},  {"abandon", store_l_abandon},
-        {"path", store_l_path},         {"bytes", store_l_bytes},  {"meta", store_l_meta},
-        {"set_meta", store_l_set_meta}, {"queue", store_l_queue},  {"seen", store_l_seen},
-        {"sql", store_l_sql},           {"_cache", store_l_cache}, {NULL, NULL},
+        {"commit", l_store_commit},     {"close", l_store_close},  {"abandon", l_store_abandon},
+        {"path", l_store_path},         {"bytes", l_store_bytes},  {"meta", l_store_meta},
+        {"set_meta", l_store_set_meta}, {"queue", l_store_queue},  {"seen", l_store_seen},
+        {"sql", l_store_sql},           {"_cache", l_store_cache}, {NULL, NULL},
     };
     static const luaL_Reg queue_methods[] = {
-        {"push", queue_l_push},     {"pop", queue_l_pop}, {"ack", queue_l_ack},
-        {"counts", queue_l_counts}, {NULL, NULL},
+        {"push", l_store_queue_push},
+        {"pop", l_store_queue_pop},
+        {"ack", l_store_queue_ack},
+        {"counts", l_store_queue_counts},
+        {NULL, NULL},
     };
     static const luaL_Reg seen_methods[] = {
-        {"add", seen_l_add},
-        {"has", seen_l_has},
-        {"size", seen_l_size},
+        {"add", l_store_seen_add},
+        {"has", l_store_seen_has},
+        {"size", l_store_seen_size},
         {NULL, NULL},
     };
     static const luaL_Reg stmt_methods[] = {
-        {"exec", stmt_l_exec}, {"exec_many", stmt_l_exec_many},
-        {"rows", stmt_l_rows}, {"records", stmt_l_records},
-        {"one", stmt_l_one},   {"seen_urls", stmt_l_seen_urls},
+        {"exec", l_store_stmt_exec},
+        {"exec_many", l_store_stmt_exec_many},
+        {"rows", l_store_stmt_rows},
+        {"records", l_store_stmt_records},
+        {"one", l_store_stmt_one},
+        {"seen_urls", l_store_stmt_seen_urls},
         {NULL, NULL},
     };
     static const luaL_Reg funcs[] = {
@@ -729,21 +729,13 @@ void lc_register_store(lua_State *L)
         {"file_id", l_file_id},
         {NULL, NULL},
     };
-    new_metatable(L, STORE_METATABLE, store_methods);
-    lua_pushcfunction(L, store_l_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, store_l_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pop(L, 1);
-    new_metatable(L, QUEUE_METATABLE, queue_methods);
-    lua_pop(L, 1);
-    new_metatable(L, STMT_METATABLE, stmt_methods);
-    lua_pop(L, 1);
-    new_metatable(L, SEEN_METATABLE, seen_methods);
-    lua_pushcfunction(L, seen_l_size);
-    lua_setfield(L, -2, "__len");
-    lua_pushcfunction(L, seen_l_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pop(L, 1);
+    static const luaL_Reg store_meta[] = {
+        {"__gc", l_store_gc}, {"__tostring", l_store_tostring}, {NULL, NULL}};
+    static const luaL_Reg seen_meta[] = {
+        {"__len", l_store_seen_size}, {"__tostring", l_store_seen_tostring}, {NULL, NULL}};
+    lc_class(L, STORE_METATABLE, store_meta, store_methods);
+    lc_class(L, QUEUE_METATABLE, NULL, queue_methods);
+    lc_class(L, STMT_METATABLE, NULL, stmt_methods);
+    lc_class(L, SEEN_METATABLE, seen_meta, seen_methods);
     lc_setfuncs(L, funcs);
 }

@@ -2,11 +2,15 @@
  * sleep, now, run) and the methods of task objects. The Lua layer (init.lua) wraps
  * the waiting ones to turn the cancelled marker into a raised error. */
 #include "lua_check.h"
-#include "lua_state.h"
+#include "lua_aux.h"
+#include "lua_libs.h"
 
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The task type's tag for lc_class (task.c reaches the metatable by its name). */
+static const char TASK_CLASS[] = TASK_METATABLE;
 
 /* core.spawn(fn, ...) -> task */
 static int l_spawn(lua_State *L)
@@ -200,52 +204,52 @@ static int l_finish(lua_State *L)
 /* ---- task methods ---- */
 
 /* task:_join() -> true, results... | false, err (waits until the task ends) */
-static int t_join(lua_State *L)
+static int l_task_join(lua_State *L)
 {
     return task_join(lc_state(L)->sched, L, task_check(L, 1));
 }
 
-static int t_cancel(lua_State *L)
+static int l_task_cancel(lua_State *L)
 {
     task_cancel(task_check(L, 1));
     return 0;
 }
 
-static int t_done(lua_State *L)
+static int l_task_done(lua_State *L)
 {
     lua_pushboolean(L, task_state(task_check(L, 1)) != 0);
     return 1;
 }
 
-static int t_state(lua_State *L)
+static int l_task_state(lua_State *L)
 {
     static const char *const names[] = {"running", "finished", "failed", "cancelled"};
     lua_pushstring(L, names[task_state(task_check(L, 1))]);
     return 1;
 }
 
-static int t_id(lua_State *L)
+static int l_task_id(lua_State *L)
 {
     lua_pushnumber(L, (double)task_id(task_check(L, 1)));
     return 1;
 }
 
-static int t_tostring(lua_State *L)
+static int l_task_tostring(lua_State *L)
 {
     task_t *t = task_check(L, 1);
     lua_pushfstring(L, "task %d", (int)task_id(t));
     return 1;
 }
 
-static int t_gc(lua_State *L)
+static int l_task_gc(lua_State *L)
 {
     task_release(L, task_check(L, 1));
     return 0;
 }
 
 static const luaL_Reg task_methods[] = {
-    {"_join", t_join},  {"cancel", t_cancel}, {"done", t_done},
-    {"state", t_state}, {"id", t_id},         {NULL, NULL},
+    {"_join", l_task_join},  {"cancel", l_task_cancel}, {"done", l_task_done},
+    {"state", l_task_state}, {"id", l_task_id},         {NULL, NULL},
 };
 
 static const luaL_Reg core_funcs[] = {
@@ -258,17 +262,11 @@ void lc_register_task(lua_State *L)
 {
     lc_setfuncs(L, core_funcs);
     /* The task metatable; init.lua adds the Lua-level methods to core.Task. */
-    luaL_newmetatable(L, TASK_METATABLE);
-    lua_createtable(L, 0, 8);
-    lua_pushvalue(L, -3); /* state */
-    lc_setfuncs(L, task_methods);
-    lua_pop(L, 1);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, "__index");
+    static const luaL_Reg meta[] = {
+        {"__tostring", l_task_tostring}, {"__gc", l_task_gc}, {NULL, NULL}};
+    lc_class(L, TASK_CLASS, meta, task_methods);
+    lc_getmetatable(L, TASK_CLASS);
+    lua_getfield(L, -1, "__index");
     lua_setfield(L, -4, "Task"); /* core.Task = methods */
-    lua_pushcfunction(L, t_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pushcfunction(L, t_gc);
-    lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
 }

@@ -5,8 +5,10 @@
 #include "http_capture.h"
 #include "http_decode.h"
 #include "lua_check.h"
-#include "lua_state.h"
+#include "lua_aux.h"
 #include "warc.h"
+#include "lua_body.h"
+#include "lua_libs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,7 +164,7 @@ static int l_warc_sync(lua_State *L)
     return 2;
 }
 
-static int writer_gc(lua_State *L)
+static int l_warc_writer_gc(lua_State *L)
 {
     warc_t **w = to_writer(L);
     warc_err_t err = {0};
@@ -259,7 +261,7 @@ static int l_warc_reader(lua_State *L)
     return 2;
 }
 
-static int reader_gc(lua_State *L)
+static int l_warc_reader_gc(lua_State *L)
 {
     warc_reader_t **r = to_reader(L);
     warc_reader_free(*r);
@@ -490,13 +492,9 @@ static const luaL_Reg funcs[] = {
 
 void lc_register_warc(lua_State *L)
 {
-    lc_newmetatable(L, WRITER_METATABLE);
-    lua_pushcfunction(L, writer_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
-    lc_newmetatable(L, READER_METATABLE);
-    lua_pushcfunction(L, reader_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
+    static const luaL_Reg writer_meta[] = {{"__gc", l_warc_writer_gc}, {NULL, NULL}};
+    static const luaL_Reg reader_meta[] = {{"__gc", l_warc_reader_gc}, {NULL, NULL}};
+    lc_class(L, WRITER_METATABLE, writer_meta, NULL);
+    lc_class(L, READER_METATABLE, reader_meta, NULL);
     lc_setfuncs(L, funcs);
 }
