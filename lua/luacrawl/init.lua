@@ -576,7 +576,9 @@ function M.seen(opts, ...)
 end
 -- lc.json.encode(v) -> text, lc.json.decode(text) -> v (strict RFC 8259; raises
 -- with the byte position), lc.json.null for JSON's null (equal to cjson.null).
-M.json = { encode = core.json_encode, decode = core.json_decode, null = core.json_null }
+-- lc.json.array(t) marks t (a new table when nil) as an array: written [] when empty.
+M.json = { encode = core.json_encode, decode = core.json_decode, null = core.json_null,
+  array = function(t) return setmetatable(t or {}, core.json_array_mt) end }
 M.url.redact = redact
 M.regex = require "luacrawl.regex"
 core.Response = Response
