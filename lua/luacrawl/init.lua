@@ -587,6 +587,9 @@ core.make_error = M.error
 M.warc = require "luacrawl.warc"
 -- lc.redis.connect(url [, opts]) -> a Redis connection on the loop (luacrawl/redis.lua).
 M.redis = require "luacrawl.redis"
+-- lc.save.path(url), lc.save.write(dir, url, body): bodies kept as files (luacrawl/save.lua),
+-- loaded on first use.
+M.save = setmetatable({}, { __index = function(_, k) return require("luacrawl.save")[k] end })
 M._suspend = suspend
 M._wake = core.wake
 
