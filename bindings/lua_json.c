@@ -13,8 +13,9 @@
  *
  * Tables: one whose keys are the integers 1..n (holes allowed, up to half of them
  * past the first ten) is an array; an empty table and any other are objects, their
- * number keys written as strings. nil and cjson.null (a NULL light userdata) are
- * null. Functions, userdata, threads, NaN, infinities, keys other than strings and
+ * number keys written as strings, but an empty table whose metatable is
+ * core.json_array_mt (lc.json.array{}) is the empty array []. nil and cjson.null (a NULL light
+ * userdata) are null. Functions, userdata, threads, NaN, infinities, keys other than strings and
  * numbers, and nesting deeper than 1000 raise. Metamethods are not called. */
 #include "json.h"
 #include "lua_aux.h"
@@ -63,6 +64,9 @@ static size_t array_length(lua_State *L, int idx)
 
 static void encode(lua_State *L, json_buf_t *out, int idx, int depth);
 
+/* The metatable that marks a table as an array even when it is empty. */
+static const char ARRAY_METATABLE[] = "luacrawl.json.array";
+
 static void encode_number(lua_State *L, json_buf_t *out, int idx)
 {
     int rc = json_put_number(out, lua_tonumber(L, idx));
@@ -75,6 +79,15 @@ static void encode_table(lua_State *L, json_buf_t *out, int idx, int depth)
     if (depth > MAX_DEPTH || !lua_checkstack(L, 3))
         luaL_error(L, "Cannot serialise, excessive nesting (%d)", depth);
     size_t n = array_length(L, idx);
+    if (n == 0 && lua_getmetatable(L, idx)) {
+        lc_getmetatable(L, ARRAY_METATABLE);
+        int marked = lua_rawequal(L, -1, -2);
+        lua_pop(L, 2);
+        if (marked) {
+            put(L, buf_append(out, "[]", 2));
+            return;
+        }
+    }
     if (n > 0) {
         put(L, buf_append(out, "[", 1));
         for (size_t i = 1; i <= n; i++) {
@@ -157,6 +170,78 @@ static json_buf_t *encode_value(lua_State *L, int idx)
     return st->json;
 }
 
+/* Whether the key at kidx (a string) is one of the strings of the list at keys. */
+static int listed(lua_State *L, int keys, int kidx)
+{
+    size_t n = lua_objlen(L, keys);
+    for (size_t i = 1; i <= n; i++) {
+        lua_rawgeti(L, keys, (int)i);
+        int eq = lua_rawequal(L, -1, kidx);
+        lua_pop(L, 1);
+        if (eq) return 1;
+    }
+    return 0;
+}
+
+/* The object at idx with the keys of the list at keys first, in its order (those
+ * the object has), then its other keys. */
+static void encode_ordered(lua_State *L, json_buf_t *out, int idx, int keys)
+{
+    if (!lua_checkstack(L, 4)) luaL_error(L, "json: out of memory");
+    put(L, buf_append(out, "{", 1));
+    int first = 1;
+    size_t n = lua_objlen(L, keys), found = 0, total = 0;
+    for (size_t i = 1; i <= n; i++) {
+        lua_rawgeti(L, keys, (int)i);
+        if (lua_type(L, -1) != LUA_TSTRING)
+            luaL_error(L, "json: the keys' order must be a list of strings");
+        lua_pushvalue(L, -1);
+        lua_rawget(L, idx);
+        if (!lua_isnil(L, -1)) {
+            if (!first) put(L, buf_append(out, ",", 1));
+            first = 0;
+            found++;
+            size_t len;
+            const char *k = lua_tolstring(L, -2, &len);
+            put(L, json_put_string(out, k, len));
+            put(L, buf_append(out, ":", 1));
+            encode(L, out, lua_gettop(L), 1);
+        }
+        lua_pop(L, 2);
+    }
+    /* Most often the object has the listed keys only (a record of its fields). */
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) {
+        total++;
+        lua_pop(L, 1);
+    }
+    if (total > found) lua_pushnil(L);
+    while (total > found && lua_next(L, idx) != 0) {
+        int kt = lua_type(L, -2);
+        if (kt == LUA_TSTRING && listed(L, keys, lua_gettop(L) - 1)) {
+            lua_pop(L, 1);
+            continue;
+        }
+        if (!first) put(L, buf_append(out, ",", 1));
+        first = 0;
+        if (kt == LUA_TSTRING) {
+            size_t len;
+            const char *k = lua_tolstring(L, -2, &len);
+            put(L, json_put_string(out, k, len));
+        } else if (kt == LUA_TNUMBER) {
+            put(L, buf_append(out, "\"", 1));
+            encode_number(L, out, lua_gettop(L) - 1);
+            put(L, buf_append(out, "\"", 1));
+        } else {
+            fail(L, -2, "table key must be a number or string");
+        }
+        put(L, buf_append(out, ":", 1));
+        encode(L, out, lua_gettop(L), 1);
+        lua_pop(L, 1);
+    }
+    put(L, buf_append(out, "}", 1));
+}
+
 /* core.json_encode(value) -> text */
 static int l_json_encode(lua_State *L)
 {
@@ -194,14 +279,25 @@ static int l_json_lines(lua_State *L)
     return 1;
 }
 
-/* core.json_append(lines, value) -> bytes held: value's JSON text and a newline
- * added; raises as json_encode does, adding nothing. */
+/* core.json_append(lines, value [, keys]) -> bytes held: value's JSON text and a
+ * newline added; raises as json_encode does, adding nothing. keys (a list of strings):
+ * an object's keys in that order first (an item's fields), then its others. */
 static int l_json_append(lua_State *L)
 {
     json_buf_t *lines = check_lines(L);
     luaL_checkany(L, 2);
-    lua_settop(L, 2);
-    json_buf_t *out = encode_value(L, 2);
+    lua_settop(L, 3);
+    json_buf_t *out;
+    if (lua_istable(L, 3) && lua_istable(L, 2) && array_length(L, 2) == 0) {
+        lc_state_t *st = lc_state(L);
+        if (!st->json && !(st->json = calloc(1, sizeof(*st->json))))
+            luaL_error(L, "json: out of memory");
+        buf_reset(st->json, KEEP_BYTES);
+        encode_ordered(L, st->json, 2, 3);
+        out = st->json;
+    } else {
+        out = encode_value(L, 2);
+    }
     if (buf_append(lines, out->p ? out->p : "", out->n) != 0 || buf_append(lines, "\n", 1) != 0)
         luaL_error(L, "json: out of memory");
     lua_pushnumber(L, (double)lines->n);
@@ -370,4 +466,7 @@ void lc_register_json(lua_State *L)
     lc_setfuncs(L, funcs);
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -3, "json_null");
+    lc_class(L, ARRAY_METATABLE, NULL, NULL);
+    lc_getmetatable(L, ARRAY_METATABLE);
+    lua_setfield(L, -3, "json_array_mt");
 }

@@ -45,6 +45,9 @@ commands:
       --dns-server S         DNS servers, HOST[:PORT][,...]
       --insecure             do not verify TLS certificates
       --css SEL, --xpath EXPR  print the matches (one per line) instead of the body
+      --css NAME=SEL, --xpath NAME=EXPR, --css-all NAME=SEL, --xpath-all NAME=EXPR
+                               print one JSON record: url, status and these fields
+                               (as luacrawl crawl's; repeatable)
   shell [URL]            a Lua REPL with fetch(url), css(sel), xpath(expr), page; help
   --version              print the versions of luacrawl and its libraries
   --help                 this text
@@ -171,11 +174,12 @@ local FETCH_VALUES = {
   ["--header"] = true, ["--user-agent"] = true, ["--timeout"] = true, ["--max-size"] = true,
   ["--max-header-size"] = true, ["--max-url-length"] = true, ["--dns-server"] = true,
   ["--deny-network"] = true, ["--css"] = true, ["--xpath"] = true, ["--location"] = true,
+  ["--css-all"] = true, ["--xpath-all"] = true, ["-H"] = true, ["-A"] = true,
 }
 
 local function parse_fetch(args)
   args = require("luacrawl.spec_check").split_equals(args, function(a) return FETCH_VALUES[a] end)
-  local o = { headers = {}, deny_networks = {} }
+  local o = { headers = {}, deny_networks = {}, extract = {} }
   local i = 1
   local function value(flag)
     i = i + 1
@@ -220,10 +224,18 @@ local function parse_fetch(args)
       o.public_only = true
     elseif a == "--deny-network" then
       o.deny_networks[#o.deny_networks + 1] = value(a)
-    elseif a == "--css" then
-      o.css = value(a)
-    elseif a == "--xpath" then
-      o.xpath = value(a)
+    elseif a == "--css" or a == "--xpath" or a == "--css-all" or a == "--xpath-all" then
+      local v = value(a)
+      local kind, all = a:match("^%-%-(%a+)(%-?a?l?l?)$")
+      local e = require("luacrawl.extract").from_arg(kind, v, all ~= "")
+      if e then
+        require("luacrawl.extract").check({ e }, a)
+        o.extract[#o.extract + 1] = e
+      elseif all ~= "" then
+        error(("%s needs NAME=SELECTOR, as tags=a.tag (got '%s')"):format(a, v), 0)
+      else
+        o[kind] = v
+      end
     elseif a:sub(1, 1) == "-" and a ~= "-" then
       error(require("luacrawl.spec_check").unknown_option(a, FETCH_VALUES, {
         ["-I"] = 1, ["--head"] = 1, ["-L"] = 1, ["--insecure"] = 1, ["--location-trusted"] = 1,
@@ -240,6 +252,12 @@ local function parse_fetch(args)
   -- XPath expression that does not compile (one line each, a usage error).
   local hint = require("luacrawl.crawl_losses").scheme_hint(o.url)
   if hint ~= "" then error(o.url .. hint, 0) end
+  if o.extract[1] then
+    if o.css or o.xpath then
+      error("--css SEL and --xpath EXPR print matches; NAME=SEL fields print a record: give one kind", 0)
+    end
+    require("luacrawl.extract").check(o.extract, "--css/--xpath")
+  end
   if o.css then
     local cok, cerr = pcall(require("luacrawl.css").to_plan, o.css)
     if not cok then error(("--css: %s"):format(plain(cerr)), 0) end
@@ -280,7 +298,17 @@ function M.fetch(args)
     local function out(...)
       if ok then ok, werr = io.stdout:write(...) end
     end
-    if o.css or o.xpath then
+    if o.extract[1] then
+      local rec, keys = { url = res.url, status = res.status }, { "url", "status" }
+      local ct = res.headers["content-type"] or ""
+      local doc = (ct == "" or ct:find("html", 1, true)) and res:html() or nil
+      require("luacrawl.extract").fill(rec, o.extract, doc)
+      for _, e in ipairs(o.extract) do keys[#keys + 1] = e.name end
+      local core = require "luacrawl.core"
+      local lines = core.json_lines()
+      core.json_append(lines, rec, keys)
+      out(core.json_take(lines))
+    elseif o.css or o.xpath then
       local doc = res:html()
       local matches = o.css and doc:css(o.css) or doc:xpath(o.xpath)
       for _, m in ipairs(matches) do

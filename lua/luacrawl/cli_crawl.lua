@@ -32,9 +32,14 @@ usage: luacrawl crawl URL... [options]
                          exactly)
   --allow-host H         crawl host H and its subdomains instead of the start URLs'
                          hosts (repeatable: list the start hosts too)
-  --allow RE             only follow URLs matching the regular expression, within the
-                         hosts in scope (repeatable)
-  --deny RE              never follow URLs matching it (repeatable)
+  --allow PATTERN        only follow URLs matching the pattern, within the hosts in
+                         scope (repeatable): a regular expression, or a glob such as
+                         'https://example.org/docs/**' (* any characters but /, **
+                         any characters, {a,b} either; glob: and re: prefixes force
+                         one reading)
+  --deny PATTERN         never follow URLs matching it (repeatable)
+  --follow SEL           follow only the links of the elements the CSS selector
+                         matches, as 'a.next' or 'nav a' (repeatable)
   --no-robots            do not fetch or obey robots.txt
   --robots-redirects N   redirects followed to fetch a robots.txt (default 5)
   --sitemaps             also crawl the pages the start sites' sitemaps list
@@ -61,7 +66,21 @@ usage: luacrawl crawl URL... [options]
                          then on a terminal)
   --fields F,F,...       the record's fields, from url, status, depth, content_type,
                          length, title, links (how many the page has), referrer,
-                         elapsed, duplicate_of (default: all but links)
+                         elapsed, duplicate_of (default: all but links; url alone
+                         with --css or --xpath)
+  --css NAME=SEL         add the field NAME: the text of the first match of the CSS
+                         selector SEL (whitespace squashed; SEL::text and
+                         SEL::attr(a) give the value as it is), null when none
+                         (repeatable: the fields follow in the order given)
+  --xpath NAME=EXPR      the same with an XPath expression
+  --css-all NAME=SEL     add the field NAME: every match, as a list
+  --xpath-all NAME=EXPR  the same with an XPath expression
+  --append               add to the outputs' records instead of replacing them
+                         (.jsonl and .csv; a CSV's header must have this crawl's
+                         fields)
+  --save DIR             keep each page fetched (2xx) as a file DIR/HOST/PATH, for
+                         reading offline (docs/crawl.md; --warc is the faithful
+                         archive)
   --stats-json FILE      write the final stats as JSON
   --dns-server S         DNS servers, HOST[:PORT][,...]
   --max-time S           stop scheduling after S seconds
@@ -127,7 +146,7 @@ local flags = {
   ["-c"] = "concurrency", ["--concurrency"] = "concurrency", ["--per-host"] = "per_host",
   ["--delay"] = "delay", ["--max-time"] = "max_time", ["-A"] = "user_agent",
   ["--user-agent"] = "user_agent", ["-o"] = "output", ["--output"] = "output",
-  ["--stats-json"] = "stats_json", ["--dns-server"] = "dns_server", ["--fields"] = "fields",
+  ["--stats-json"] = "stats_json", ["--save"] = "save", ["--dns-server"] = "dns_server", ["--fields"] = "fields",
   ["--max-host-time"] = "max_host_time", ["--timeout"] = "timeout", ["--max-size"] = "max_size",
   ["--max-redirect"] = "max_redirect", ["--max-memory"] = "max_memory", ["--max-task-cpu"] = "max_task_cpu",
   ["--max-header-size"] = "max_header_size", ["--max-url-length"] = "max_url_length",
@@ -166,10 +185,15 @@ local function option_number(flag, v, range)
   if not ok then error(tostring(err), 0) end
   return n
 end
+-- The selector options: each adds a record field (extract.lua), in the order given.
+local extracts = {
+  ["--css"] = { "css" }, ["--xpath"] = { "xpath" }, ["--css-all"] = { "css", true }, ["--xpath-all"] = { "xpath", true },
+}
 local lists = {
   ["--allow-host"] = "allow_hosts", ["--allow"] = "allow", ["--deny"] = "deny",
   ["--deny-network"] = "deny_networks", ["--sitemap"] = "sitemap_urls",
   ["--from-warc"] = "from_warc", ["-H"] = "headers", ["--header"] = "headers", ["--strip-param"] = "strip",
+  ["--follow"] = "follow",
 }
 local switches = {
   ["--span-hosts"] = "span_hosts", ["--no-robots"] = "no_robots", ["-q"] = "quiet", ["--quiet"] = "quiet",
@@ -178,7 +202,7 @@ local switches = {
   ["--cdx"] = "cdx", ["--no-warc-dedupe"] = "no_warc_dedupe", ["--state-force"] = "state_force",
   ["--dedupe-content"] = "dedupe_content", ["--no-dedupe-content"] = "no_dedupe_content",
   ["--depth-first"] = "depth_first", ["--no-progress"] = "no_progress", ["--sort-query"] = "sort_query",
-  ["--keep-fragment"] = "keep_fragment",
+  ["--keep-fragment"] = "keep_fragment", ["--append"] = "append",
 }
 
 -- A comma-separated list: "429, 503" -> {"429", "503"}; a usage error when empty.
@@ -212,16 +236,25 @@ local convert = {
 }
 
 -- The options, by kind (tests/spec/docs_spec.lua checks them against docs/crawl.md).
-M.options = { values = flags, lists = lists, switches = switches }
+M.options = { values = flags, lists = lists, switches = switches, extracts = extracts }
 
 function M.parse_args(args)
-  args = spec_check.split_equals(args, function(a) return flags[a] or lists[a] end)
+  args = spec_check.split_equals(args, function(a) return flags[a] or lists[a] or extracts[a] end)
   local o = { urls = {}, allow_hosts = {}, allow = {}, deny = {}, deny_networks = {}, sitemap_urls = {}, from_warc = {},
-    headers = {}, strip = {} }
+    headers = {}, strip = {}, extract = {}, follow = {} }
   local i = 1
   while i <= #args do
     local a = args[i]
-    if flags[a] or lists[a] then
+    if extracts[a] then
+      local v = args[i + 1]
+      if v == nil then error(a .. " needs NAME=SELECTOR", 0) end
+      local kind, all = extracts[a][1], extracts[a][2]
+      local e = require("luacrawl.extract").from_arg(kind, v, all)
+      if not e then error(("%s needs NAME=SELECTOR, as title=h1 (got '%s')"):format(a, v), 0) end
+      require("luacrawl.extract").check({ e }, a) -- a selector that does not compile names its option
+      o.extract[#o.extract + 1] = e
+      i = i + 2
+    elseif flags[a] or lists[a] then
       local v = args[i + 1]
       if v == nil then error(a .. " needs a value", 0) end
       if flags[a] then
@@ -249,7 +282,7 @@ function M.parse_args(args)
       o[switches[a]] = true
       i = i + 1
     elseif a:sub(1, 1) == "-" then
-      error(spec_check.unknown_option(a, flags, lists, switches, { ["--help"] = true }), 0)
+      error(spec_check.unknown_option(a, flags, lists, switches, extracts, { ["--help"] = true }), 0)
     else
       o.urls[#o.urls + 1] = a
       i = i + 1
@@ -267,6 +300,9 @@ function M.parse_args(args)
   end
   if (o.cdx or o.warc_max_size or o.warc_level or o.no_warc_dedupe) and not o.warc then
     error("--cdx, --warc-max-size, --warc-level and --no-warc-dedupe go with --warc PREFIX", 0)
+  end
+  if o.append and (o.state or o.redis) then
+    error("--append goes without --state and --redis: a kept crawl's outputs go on from where it stopped already", 0)
   end
   if o.redis and o.state then
     error("--redis does not go with --state: a crawl is kept in Redis (shared by its workers) or in a state file", 0)
@@ -289,12 +325,15 @@ M.fields = crawl_record.fields
 M.field_names = crawl_record.names
 
 -- The fields --fields names ("url,status,title"), checked as crawl.run checks a spec's
--- (crawl_record.check); raises a usage error.
-function M.parse_fields(v)
+-- (crawl_record.check; the names of --css and --xpath fields count); raises a usage
+-- error.
+function M.parse_fields(v, extract)
   local out = {}
   for f in v:gmatch("[^,]+") do out[#out + 1] = f:match("^%s*(.-)%s*$") end
   if not out[1] then error("--fields needs at least one field", 0) end
-  return crawl_record.check(out, "--fields")
+  local names = {}
+  for _, e in ipairs(extract or {}) do names[e.name] = true end
+  return crawl_record.check(out, "--fields", nil, names)
 end
 
 -- Build the crawl spec from the parsed options: each option is a spec field (the
@@ -315,9 +354,10 @@ function M.spec(o)
   end
   if o.deny[1] then deny = { urls = o.deny } end
   local span_hosts = o.span_hosts or nil
-  local fields = o.fields and M.parse_fields(o.fields) or M.fields
+  local extract = o.extract[1] and require("luacrawl.extract").check(o.extract, "--css/--xpath") or nil
+  local fields = o.fields and M.parse_fields(o.fields, extract) or (extract and { "url" }) or M.fields
   if o.recrawl and not o.fields then -- a recrawl's record says whether the page changed
-    fields = { unpack(M.fields) }
+    fields = { unpack(fields) }
     fields[#fields + 1] = "changed"
   end
   if o.redis and not o.fields then -- a fleet's records say which worker wrote them
@@ -335,7 +375,9 @@ function M.spec(o)
     start = (o.urls[1] or not o.from_warc[1]) and o.urls or nil, max_depth = o.depth, max_pages = o.max_pages, max_time = o.max_time,
     concurrency = o.concurrency, per_host = o.per_host, delay = o.delay,
     robots = not o.no_robots, user_agent = o.user_agent, quiet = o.quiet,
-    stats_json = o.stats_json, output = o.output or "-", fields = fields,
+    stats_json = o.stats_json, extract = extract, fields = fields,
+    output = o.append and o.output and { path = o.output, append = true } or o.output or "-",
+    follow = o.follow[1] and o.follow or nil, save = o.save,
     allow = allow, deny = deny, span_hosts = span_hosts,
     free_bodies = true, -- no script here keeps a page past its handling
     fetch = { insecure = o.insecure, timeout = o.timeout, max_size = o.max_size,

@@ -55,31 +55,6 @@ end
 local origin_of = crawl_robots.origin_of
 local lc_current, lc_suspend, task_wake = lc.current, lc._suspend, core.wake
 
--- Scope ---------------------------------------------------------------------------
-
--- A predicate from a scope spec: a function, or a table of hosts (a host set that
--- takes subdomains) and URL regexes; and, for a table of hosts alone, that host set
--- (the filter checks it in C).
-local function scope_rule(rule, name)
-  if rule == nil then return nil end
-  if type(rule) == "function" then return rule end
-  if type(rule) ~= "table" then error(("crawl: %s must be a table or a function"):format(name), 3) end
-  local ok, hosts = true, nil
-  if rule.hosts then ok, hosts = pcall(new_hosts, rule.hosts, true) end
-  if not ok then error(("crawl: %s.%s"):format(name, hosts), 3) end
-  local res = {}
-  for _, pattern in ipairs(rule.urls or rule.regex or {}) do
-    res[#res + 1] = type(pattern) == "string" and lc.regex(pattern) or pattern
-  end
-  return function(url)
-    if hosts and hosts:match(url) then return true end
-    for _, re in ipairs(res) do
-      if re:test(url) then return true end
-    end
-    return false
-  end, res[1] == nil and hosts or nil
-end
-
 -- Requests --------------------------------------------------------------------------
 
 local Crawler = {}
@@ -356,6 +331,7 @@ function Crawler:process(req)
   self.durable:fetched(req, res)
   self:throttle(req, res)
   st.pages = st.pages + 1
+  if self.save_dir and res.status >= 200 and res.status < 300 then self:save(res) end
   if req.recrawl then -- fetched again by a recrawl (crawl_state.lua)
     req.changed = require("luacrawl.crawl_state").changed(req, res)
     if not req.changed then st.unchanged = (st.unchanged or 0) + 1 end
@@ -366,7 +342,7 @@ function Crawler:process(req)
     if res.status >= 300 and res.status < 400 and res.headers.location then
       self:redirect(req, res)
     elseif not (page_field(page, "duplicate_of") and self.spec.dedupe_content) then
-      local parse = req.callback or self.spec.parse or M.follow_links
+      local parse = req.callback or self.spec.parse or self.default_parse
       if type(parse) == "string" then parse = self:callback(parse) end
       local r = parse(page)
       if r ~= nil then losses.parse_returned(self, r) end
@@ -375,6 +351,20 @@ function Crawler:process(req)
   -- The page is handled: with free_bodies, its body and document go now rather
   -- than at the next collection.
   if self.spec.free_bodies then res:release() end
+end
+
+-- spec.save: the body kept as DIR/HOST/PATH (luacrawl/save.lua). A body that cannot
+-- be written is counted and said once per message kind; the crawl goes on (the
+-- records and the archive are the crawl's outputs, the files a copy for reading).
+function Crawler:save(res)
+  local ok, err = require("luacrawl.save").write(self.save_dir, res.url, rawget(res, "_body") or res.body)
+  if ok then
+    self.stats.saved = (self.stats.saved or 0) + 1
+    return
+  end
+  local st = self.stats
+  st.save_errors = (st.save_errors or 0) + 1
+  if st.save_errors == 1 then self:log(("save %s: %s"):format(res.url, err.message or tostring(err))) end
 end
 
 -- A callback given by its name (a request kept in a state, or follow's own choice).
@@ -387,6 +377,16 @@ end
 -- The parse used when a spec gives none: follow every link of HTML pages.
 function M.follow_links(page)
   if Page.is_html(page) then Page.follow_links(page) end
+end
+
+-- The same with spec.follow (CSS selectors, crawl_spec.lua checked them): only the
+-- links of the elements they match (their href, else their src), or the values a
+-- selector ending in ::attr(...) gives.
+local function follow_selected(selectors)
+  return function(page)
+    if not Page.is_html(page) then return end
+    for _, sel in ipairs(selectors) do Page.follow(page, Page.css(page, sel)) end
+  end
 end
 
 -- The dispatcher ------------------------------------------------------------------
@@ -666,7 +666,7 @@ local function create(spec, level)
     active = 0, launched = 0, waiting_robots = 0, delayed = 0, starting = 0,
     start_hosts = start_hosts,
     allow = allow_fn, allow_hosts = allow_hosts,
-    deny = scope_rule(spec.deny, "deny"),
+    deny = crawl_scope.deny(spec.deny, "deny"),
     agent = identity.user_agent(spec),
     contact_agent = identity.contact_agent(spec), jar = identity.jar(spec),
     retry_status = {}, dupes = crawl_dupes.new(spec) or false,
@@ -674,12 +674,15 @@ local function create(spec, level)
     -- Crawler too, a metatable step each read. kept: durable.kept, read for every page.
     durable = false, kept = false, warc = false, refuse_new = false, dispatcher_waiting = false,
     base_opts = false, base_opts_of = false, base_opts_ua = false,
+    default_parse = spec.follow and follow_selected(spec.follow) or M.follow_links,
+    save_dir = spec.save or false,
   }, Crawler)
   -- spec.state (crawl_state.lua): the frontier, the seen set and the outputs' lengths
   -- from the state file; spec.redis (crawl_redis.lua): the frontier, seen set and
   -- robots.txt of a fleet; else the frontier in memory (crawl_durable.lua).
   local fopts = { per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first }
   crawl_outputs.check_files(spec, level + 1)
+  crawl_outputs.make_folders(spec, level + 1)
   local durable = crawl_durable.open(self, fopts)
   self.durable, self.kept = durable, durable.kept
   self.frontier = durable:open_frontier(self, fopts)

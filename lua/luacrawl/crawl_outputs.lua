@@ -30,6 +30,24 @@ local function named_files(spec)
   return files
 end
 
+-- The folders of the files a spec names (its state, file outputs, stats file and
+-- archive prefix) made when missing, as mkdir -p makes them; one that cannot be made
+-- is an error naming it.
+function M.make_folders(spec, level)
+  local files = named_files(spec)
+  local warc = spec.warc
+  if type(warc) == "table" then warc = warc.prefix end
+  if type(warc) == "string" then files[#files + 1] = { "warc", warc } end
+  if type(spec.save) == "string" then files[#files + 1] = { "save", spec.save .. "/." } end
+  for _, f in ipairs(files) do
+    local dir = type(f[2]) == "string" and f[2]:match("^(.+)/[^/]*$")
+    if dir then
+      local ok, err = core.mkdirs(dir)
+      if not ok then error(("crawl.run: %s %s: %s"):format(f[1], f[2], err.message), level) end
+    end
+  end
+end
+
 -- Two of the crawl's files that are one file (however their paths are spelled)
 -- would be written over each other: refused before any is opened. Devices and
 -- FIFOs (/dev/stdout, /dev/null) may be shared.

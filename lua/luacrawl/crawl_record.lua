@@ -6,9 +6,11 @@
 local core = require "luacrawl.core"
 local lc = require "luacrawl"
 local spec_check = require "luacrawl.spec_check"
+local extract = require "luacrawl.extract"
 local Page = require "luacrawl.crawl_page"
 
 local null = core.json_null
+local unpack = unpack or table.unpack
 local redact = lc.url.redact
 
 local M = {}
@@ -24,10 +26,11 @@ M.names = { "url", "status", "depth", "content_type", "length", "title", "links"
 local known = {}
 for _, f in ipairs(M.names) do known[f] = true end
 
--- fields checked: a list of record fields, each known. where names the option in
--- messages ("crawl.run: fields", "--fields"), tail (optional) ends the message of an
--- unknown name. Raises with a one-line message.
-function M.check(fields, where, tail)
+-- fields checked: a list of record fields, each known or the name of an extract
+-- entry (extra: a set of those names). where names the option in messages
+-- ("crawl.run: fields", "--fields"), tail (optional) ends the message of an unknown
+-- name. Raises with a one-line message.
+function M.check(fields, where, tail, extra)
   if type(fields) ~= "table" or fields[1] == nil then
     error(("%s must be a list of record fields, as {\"url\", \"title\"} (got %s)"):format(where,
       type(fields) == "string" and ("%q"):format(fields) or type(fields)), 0)
@@ -36,7 +39,7 @@ function M.check(fields, where, tail)
     if type(k) ~= "number" or type(f) ~= "string" then
       error(("%s must be a list of record fields, as {\"url\", \"title\"}"):format(where), 0)
     end
-    if not known[f] then
+    if not known[f] and not (extra and extra[f]) then
       error(("%s: no record field '%s'%s (the fields: %s)%s"):format(where, f, spec_check.hint(f, M.names),
         table.concat(M.names, ", "), tail or ""), 0)
     end
@@ -57,9 +60,9 @@ local function hide(url)
 end
 
 -- The record of page in rec (want: the set of fields chosen; the others are never
--- computed). Page's methods are called by name: page:is_html() would find them
--- through a function.
-local function record(page, rec, want)
+-- computed; extracts: the spec's extract list, or false). Page's methods are called
+-- by name: page:is_html() would find them through a function.
+local function record(page, rec, want, extracts)
   -- page.referrer and page.elapsed, read where Page.__index would find them.
   local res, req = page.response, page.request
   if want.url then rec.url = hide(req.url) end
@@ -67,7 +70,7 @@ local function record(page, rec, want)
   if want.depth then rec.depth = page.depth end
   if want.content_type then rec.content_type = page.headers["content-type"] or null end
   if want.length then rec.length = res and res.size or #page.body end
-  local html = (want.title or want.links) and page.status < 300 and Page.is_html(page)
+  local html = (want.title or want.links or extracts) and page.status < 300 and Page.is_html(page)
   if want.title then rec.title = html and Page.html(page):title() or null end
   if want.links then rec.links = html and #Page.html(page):links() or 0 end
   if want.referrer then
@@ -89,6 +92,7 @@ local function record(page, rec, want)
     local first = rawget(page, "duplicate_of")
     rec.duplicate_of = first and hide(first) or null
   end
+  if extracts then extract.fill(rec, extracts, html and Page.html(page) or nil) end
   return rec
 end
 
@@ -110,11 +114,34 @@ end
 -- for them (M.wanted): fields checked, and an on_response that emits the page's record
 -- after the spec's own on_response (a page it drops has none).
 function M.setup(spec)
-  if not M.wanted(spec) then return end
+  if not M.wanted(spec) then
+    if spec.extract ~= nil then
+      error("crawl.run: extract: the page record's fields from selectors go with fields and no parse "
+        .. "(a parse extracts with page:css)", 0)
+    end
+    return
+  end
+  -- The extract entries' names are record fields too, after those of fields (the
+  -- CSV columns in the order given).
+  local extracts = spec.extract ~= nil and extract.check(spec.extract, "crawl.run: extract") or false
+  local names = {}
+  for _, e in ipairs(extracts or {}) do names[e.name] = true end
   local fields = M.check(spec.fields, "crawl.run: fields",
-    "; with no parse or callbacks, fields chooses the page record's; items' CSV columns go with a parse")
+    "; with no parse or callbacks, fields chooses the page record's; items' CSV columns go with a parse", names)
+  if extracts then
+    local listed = {}
+    for _, f in ipairs(fields) do listed[f] = true end
+    fields = { unpack(fields) }
+    for _, e in ipairs(extracts) do
+      if not listed[e.name] then fields[#fields + 1] = e.name end
+    end
+    spec.fields = fields
+  end
   local want, template = {}, {}
-  for _, f in ipairs(fields) do want[f], template[f] = true, false end
+  for _, f in ipairs(fields) do
+    if not names[f] then want[f] = true end
+    template[f] = false
+  end
   local shared = reusable(spec) and {} or nil
   if shared then for f in pairs(template) do shared[f] = false end end
   local hook = spec.on_response
@@ -130,7 +157,7 @@ function M.setup(spec)
       rec = {}
       for f in pairs(template) do rec[f] = false end
     end
-    page.crawler:emit(record(p, rec, want), p)
+    page.crawler:emit(record(p, rec, want, extracts), p)
     return r
   end
 end

@@ -101,6 +101,7 @@ function M.losses(st)
   add(st.parse_errors, "%d errors in parse")
   add(st.output_errors, "%d items refused or failed by the output")
   add(st.items_lost, "%d items lost by a failed write")
+  add(st.save_errors, "%d pages not saved (--save; the first said why)")
   add(st.robots_denied, "%d requests denied by robots.txt")
   if st.robots_unreachable then
     for origin, cause in pairs(st.robots_unreachable) do

@@ -89,6 +89,27 @@ local HOST_KEYS = { "host", "domain", "ip" }
 -- The fields that take one of a few names: a misspelling would otherwise be ignored
 -- (host_key "domian" keyed by host; retry_kinds {timout = true} retried nothing).
 -- retry_kinds as a list ({"timeout", "dns"}) becomes the set the crawl reads.
+-- spec.follow: a CSS selector or a list of them, each compiled; as a list.
+local function check_follow(s)
+  local f = s.follow
+  if f == nil then return end
+  if s.parse ~= nil then
+    error("crawl.run: follow chooses the links a crawl with no parse follows; a parse follows with page:follow", 0)
+  end
+  if type(f) == "string" then f = { f } end
+  if type(f) ~= "table" or f[1] == nil then
+    error("crawl.run: follow must be a CSS selector or a list of them, as \"a.next\"", 0)
+  end
+  for _, sel in ipairs(f) do
+    local ok, err = type(sel) == "string" and pcall(require("luacrawl.css").to_plan, sel)
+    if not ok then
+      error(("crawl.run: follow: CSS selector '%s': %s"):format(tostring(sel),
+        tostring(err or "not a string"):gsub("^[^:]*:%d+: ", "")), 0)
+    end
+  end
+  s.follow = f
+end
+
 local function check_choices(s)
   local k = s.host_key
   if type(k) ~= "function" then
@@ -170,6 +191,7 @@ function M.check(spec, fetch_opts)
     if not ok then error(err, 3) end
   end
   ok, err = pcall(check_choices, s)
+  if ok then ok, err = pcall(check_follow, s) end
   if ok then ok, err = pcall(crawl_record.setup, s) end
   if not ok then error(err, 3) end
   if s.fetch ~= nil and type(s.fetch) ~= "table" then error("crawl.run: fetch must be a table of lc.fetch options", 3) end

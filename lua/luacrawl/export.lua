@@ -116,7 +116,7 @@ function Output:write(item)
     local buffer = self.buffer
     for _, row in ipairs(rows) do buffer[#buffer + 1] = row end
   else
-    local ok, err = pcall(json_append, self.lines_held, item)
+    local ok, err = pcall(json_append, self.lines_held, item, self.spec_fields)
     if not ok then return nil, err end
   end
   self.lines = self.lines + 1
@@ -202,7 +202,7 @@ function M.open(target, opts)
   if type(target) == "table" and target.path then
     -- {path = "/dev/stdout", format = "csv"}: a file whose name does not say its format.
     o.spec_fields = check_fields(target.fields, ("output %q: "):format(tostring(target.path))) or o.spec_fields
-    opts.format, target = target.format, target.path
+    opts.format, opts.append, target = target.format, target.append or opts.append, target.path
   end
   if type(target) == "function" then
     o.fn, o.name = target, "function"
@@ -235,10 +235,22 @@ function M.open(target, opts)
   end
   o.path = target
   if opts.resume_at then return M.resume(o, target, opts.resume_at) end
+  if opts.append then
+    -- Appended: written on from the file's end, as a resume from its whole length (a
+    -- CSV's rows under its header, whose columns must be this crawl's).
+    if o.format == "json" then
+      error(("output %q: a JSON array cannot be appended to; use .jsonl or .csv"):format(target), 2)
+    end
+    local f = io.open(target, "rb")
+    local size = f and f:seek("end") or 0
+    if f then f:close() end
+    o.appending = true
+    return M.resume(o, target, size)
+  end
   local f, err, created = M.open_file(target)
   if not f then error(("output %q: %s"):format(target, err), 2) end
   o.file, o.created = f, created
-  if not opts.append then o.cut_at = 0 end
+  o.cut_at = 0
   return o
 end
 
@@ -314,7 +326,8 @@ function M.resumed_columns(o, target)
   local want = o.spec_fields
   if want and table.concat(want, ",") ~= table.concat(cols, ",") then
     error(("output %q: its header has the columns %s, and this crawl's fields are %s: give the same fields "
-      .. "to go on with its state, or write to another output with another state file"):format(target,
+      .. (o.appending and "to append to it, or write to another output"
+        or "to go on with its state, or write to another output with another state file")):format(target,
       table.concat(cols, ","), table.concat(want, ",")), 4)
   end
   return cols

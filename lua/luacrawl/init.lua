@@ -576,8 +576,10 @@ function M.seen(opts, ...)
 end
 -- lc.json.encode(v) -> text, lc.json.decode(text) -> v | nil, err (strict RFC 8259;
 -- err.kind "parse", its message with the byte position), lc.json.null for JSON's
--- null (equal to cjson.null).
-M.json = { encode = core.json_encode, decode = core.json_parse, null = core.json_null }
+-- null (equal to cjson.null), lc.json.array(t) marks t (a new table when nil) as an
+-- array: written [] when empty.
+M.json = { encode = core.json_encode, decode = core.json_parse, null = core.json_null,
+  array = function(t) return setmetatable(t or {}, core.json_array_mt) end }
 M.url.redact = redact
 M.regex = require "luacrawl.regex"
 core.Response = Response
@@ -586,6 +588,9 @@ core.make_error = M.error
 M.warc = require "luacrawl.warc"
 -- lc.redis.connect(url [, opts]) -> a Redis connection on the loop (luacrawl/redis.lua).
 M.redis = require "luacrawl.redis"
+-- lc.save.path(url), lc.save.write(dir, url, body): bodies kept as files (luacrawl/save.lua),
+-- loaded on first use.
+M.save = setmetatable({}, { __index = function(_, k) return require("luacrawl.save")[k] end })
 M._suspend = suspend
 M._wake = core.wake
 

@@ -17,7 +17,7 @@ M.fields = {
   "user_agent", "fetch", "normalize", "on_host", "on_request", "on_response", "on_error",
   "on_item", "output", "fields", "items", "stats_json", "quiet", "progress",
   "progress_interval", "signals", "free_bodies", "contact", "cookies", "sitemaps",
-  "dedupe_content",
+  "dedupe_content", "extract", "follow", "save",
 }
 
 -- The crawl's optional parts, each loaded only by a spec that sets one of its fields
@@ -43,7 +43,7 @@ M.nested = {
   deny = { "hosts", "urls", "regex" },
   throttle = { "target", "min_delay", "max_delay" },
   normalize = { "sort_query", "strip", "keep_fragment" },
-  output = { "path", "format", "fields" },
+  output = { "path", "format", "fields", "append" },
 }
 
 function M.add_fields(names)
@@ -144,15 +144,21 @@ end
 -- Command lines -------------------------------------------------------------------
 
 -- args with each "--name=value" of an option that takes a value (takes_value(name)
--- true) split in two, as getopt_long reads it; the rest as given.
+-- true) split in two, as getopt_long reads it, and each "-xVALUE" of a short one
+-- ("-n1", "-d0"); the rest as given (an option's value is never split itself).
 function M.split_equals(args, takes_value)
-  local out = {}
+  local out, value_next = {}, false
   for _, a in ipairs(args) do
     local name, v = a:match("^(%-%-[%w-]+)=(.*)$")
-    if name and takes_value(name) then
+    if not value_next and not name and a:match("^%-%w.") and takes_value(a:sub(1, 2)) then
+      name, v = a:sub(1, 2), a:sub(3) -- -n1, -d0, -ofile: a short option's value attached, as getopt takes it
+    end
+    if not value_next and name and takes_value(name) then
       out[#out + 1], out[#out + 2] = name, v
+      value_next = false
     else
       out[#out + 1] = a
+      value_next = not value_next and takes_value(a) and true or false
     end
   end
   return out

@@ -252,3 +252,62 @@ describe("luacrawl crawl: cookies and contact", function()
     assert.matches("contact must be a URL", err)
   end)
 end)
+
+describe("luacrawl crawl's outputs as people expect", function()
+  local function run(args)
+    return h.sh(("%s crawl '%s' -q --fields url %s"):format(bin, h.url("/items?page=1"), args))
+  end
+  local function read(path)
+    local f = assert(io.open(path, "rb"))
+    local s = f:read("*a")
+    f:close()
+    return s
+  end
+
+  it("--append adds to a JSON Lines output instead of replacing it", function()
+    local out = h.tmpname(".jsonl")
+    assert.equal(0, (run("-d 0 --append -o " .. out)))
+    assert.equal(0, (run("-d 0 --append -o " .. out)))
+    assert.equal(2, #lines_of(read(out)))
+    assert.equal(0, (run("-d 0 -o " .. out)))
+    assert.equal(1, #lines_of(read(out)))
+  end)
+
+  it("--append writes a CSV's header once, and refuses other columns", function()
+    local out = h.tmpname(".csv")
+    assert.equal(0, (run("-d 0 --append -o " .. out)))
+    assert.equal(0, (run("-d 0 --append -o " .. out)))
+    local rows = lines_of((read(out):gsub("\r", "")))
+    assert.same({ "url", h.url("/items?page=1"), h.url("/items?page=1") }, rows)
+    local code, _, err = h.sh(("%s crawl '%s' -q -d 0 --fields url,status --append -o %s"):format(bin,
+      h.url("/items?page=1"), out))
+    assert.equal(2, code)
+    assert.matches("to append to it", err)
+    assert.equal(3, #lines_of((read(out):gsub("\r", ""))))
+  end)
+
+  it("--append refuses a JSON array and goes without --state", function()
+    local code, _, err = run("-d 0 --append -o " .. h.tmpname(".json"))
+    assert.equal(2, code)
+    assert.matches("cannot be appended to", err)
+    code, _, err = run("-d 0 --append -o " .. h.tmpname(".jsonl") .. " --state " .. h.tmpname(".db"))
+    assert.equal(2, code)
+    assert.matches("%-%-append goes without %-%-state", err)
+  end)
+
+  it("makes the folders of the outputs, stats, archive and state when missing", function()
+    local dir = h.tmpname()
+    local code, _, err = run(("-d 0 -o %s/a/b/p.jsonl --stats-json %s/c/s.json --warc %s/d/arc --state %s/e/s.db"):format(
+      dir, dir, dir, dir))
+    assert.equal(0, code, err)
+    for _, p in ipairs { "/a/b/p.jsonl", "/c/s.json", "/d/arc-00000.warc.gz", "/e/s.db" } do
+      assert.truthy(io.open(dir .. p, "rb"), p)
+    end
+  end)
+
+  it("takes short options with their values attached, as getopt does", function()
+    local code, out = run("-d0 -n1 -c2 -o -")
+    assert.equal(0, code)
+    assert.equal(1, #lines_of(out))
+  end)
+end)

@@ -48,20 +48,23 @@ end
 local site_pages = #h.control("/site/manifest.json")
 
 describe("a start that fails", function()
-  for _, case in ipairs({ { "an archive", "--warc nodir/x" }, { "a stats file", "--stats-json nodir/x.json" } }) do
-    it(("(%s in a missing directory) leaves an existing output as it was"):format(case[1]), function()
+  -- A folder that cannot be made: its parent is a file.
+  for _, case in ipairs({ { "an archive", "--warc afile/x" }, { "a stats file", "--stats-json afile/x.json" } }) do
+    it(("(%s in a folder that cannot be made) leaves an existing output as it was"):format(case[1]), function()
       local dir = new_dir()
       write_file(dir .. "/p.jsonl", '{"keep":1}\n')
+      write_file(dir .. "/afile", "")
       local code, _, err = crawl(dir, "-o p.jsonl " .. case[2])
       assert.equal(2, code, err)
-      assert.matches("nodir", err)
+      assert.matches("afile", err)
       assert.equal('{"keep":1}\n', h.read_file(dir .. "/p.jsonl"))
     end)
   end
 
   it("leaves no output behind that it created", function()
     local dir = new_dir()
-    local code, _, err = crawl(dir, "-o p.jsonl --stats-json nodir/x.json")
+    write_file(dir .. "/afile", "")
+    local code, _, err = crawl(dir, "-o p.jsonl --stats-json afile/x.json")
     assert.equal(2, code, err)
     assert.is_nil(io.open(dir .. "/p.jsonl", "rb"))
   end)
