@@ -101,6 +101,8 @@ describe("docs/crawl.md's table of spec fields", function()
     ["--recrawl"] = "1d", ["--redis"] = "redis://127.0.0.1/0", ["--crawl-id"] = "c", ["--worker-id"] = "w",
     ["--host-key"] = "domain", ["--retry-kinds"] = "dns", ["--retry-statuses"] = "503", ["-H"] = "X-A: 1",
     ["--header"] = "X-A: 1", ["--strip-param"] = "utm_*", ["--max-url-length"] = "100",
+    ["--css"] = "t=title", ["--xpath"] = "t=//title", ["--css-all"] = "t=a", ["--xpath-all"] = "t=//a",
+    ["--follow"] = "a.next", ["--save"] = "pages",
   }
   local WITH = {
     ["--warc-max-size"] = { "--warc", "p" }, ["--warc-level"] = { "--warc", "p" }, ["--cdx"] = { "--warc", "p" },
@@ -144,7 +146,8 @@ describe("docs/crawl.md's table of spec fields", function()
           ("%s: no option of luacrawl crawl, and no reason given in the table ('— (why)')"):format(row[1]))
       end
       for _, opt in ipairs(opts) do
-        assert.truthy(o.values[opt] or o.lists[opt] or o.switches[opt], opt .. " is not an option of luacrawl crawl")
+        assert.truthy(o.values[opt] or o.lists[opt] or o.switches[opt] or o.extracts[opt],
+          opt .. " is not an option of luacrawl crawl")
         local base = WITH[opt] or {}
         local args = { unpack(base) }
         args[#args + 1] = opt
