@@ -65,41 +65,6 @@ describe("lc.fetch", function()
     assert.equal(500, fetch(h.url("/status/500")).status)
   end)
 
-  it("does not follow redirects unless asked", function()
-    local res = assert(fetch(h.url("/redirect/3")))
-    assert.equal(302, res.status)
-    assert.equal("/redirect/2", res.headers.location)
-  end)
-
-  it("follows a redirect chain when asked", function()
-    local res = assert(fetch(h.url("/redirect/3"), { follow = 5 }))
-    assert.equal(200, res.status)
-    assert.equal("done", res.body)
-    assert.equal(3, res.redirects)
-    assert.equal(h.url("/redirect/0"), res.url)
-  end)
-
-  it("stops at the redirect budget and returns the last redirect", function()
-    local res = assert(fetch(h.url("/loop/a"), { follow = 4 }))
-    assert.equal(302, res.status)
-    assert.equal(4, res.redirects)
-  end)
-
-  it("refuses redirects to schemes other than http and https", function()
-    for _, target in ipairs({ "file:///etc/passwd", "ftp://127.0.0.1/x", "gopher://127.0.0.1/" }) do
-      local res, err = fetch(h.url("/redirect-to?url=" .. target), { follow = 3 })
-      assert.is_nil(res)
-      assert.equal("invalid_url", err.kind)
-      assert.matches("only http and https", err.message)
-    end
-  end)
-
-  it("follows a redirect to another address through our own resolver", function()
-    local res = assert(fetch(h.url("/redirect-to?url=" .. h.url("/status/200", "127.0.0.3")), { follow = 1 }))
-    assert.equal(200, res.status)
-    assert.equal("127.0.0.3", res.ip)
-  end)
-
   it("decodes gzip and deflate bodies", function()
     assert.equal(("hello gzip "):rep(1000), fetch(h.url("/gzip")).body)
     assert.equal(("hello deflate "):rep(1000), fetch(h.url("/deflate")).body)

@@ -1,4 +1,5 @@
--- examples/asyncio_crawler.lua, run by the luacrawl binary against the fixture site.
+-- examples/asyncio_crawler.lua ("500 Lines or Less"'s crawler on luacrawl), run by the luacrawl
+-- binary against the fixture site.
 local h = require "spec_helper"
 local cjson = require "cjson"
 
