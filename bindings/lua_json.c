@@ -74,6 +74,25 @@ static void encode_number(lua_State *L, json_buf_t *out, int idx)
     put(L, rc);
 }
 
+/* The member whose key is at -2 and value at -1 (lua_next's pair): "key":value. */
+static void encode_member(lua_State *L, json_buf_t *out, int depth)
+{
+    int kt = lua_type(L, -2);
+    if (kt == LUA_TSTRING) {
+        size_t len;
+        const char *k = lua_tolstring(L, -2, &len);
+        put(L, json_put_string(out, k, len));
+    } else if (kt == LUA_TNUMBER) {
+        put(L, buf_append(out, "\"", 1));
+        encode_number(L, out, lua_gettop(L) - 1);
+        put(L, buf_append(out, "\"", 1));
+    } else {
+        fail(L, -2, "table key must be a number or string");
+    }
+    put(L, buf_append(out, ":", 1));
+    encode(L, out, lua_gettop(L), depth);
+}
+
 static void encode_table(lua_State *L, json_buf_t *out, int idx, int depth)
 {
     if (depth > MAX_DEPTH || !lua_checkstack(L, 3))
@@ -105,20 +124,7 @@ static void encode_table(lua_State *L, json_buf_t *out, int idx, int depth)
     while (lua_next(L, idx) != 0) {
         if (!first) put(L, buf_append(out, ",", 1));
         first = 0;
-        int kt = lua_type(L, -2);
-        if (kt == LUA_TSTRING) {
-            size_t len;
-            const char *k = lua_tolstring(L, -2, &len);
-            put(L, json_put_string(out, k, len));
-        } else if (kt == LUA_TNUMBER) {
-            put(L, buf_append(out, "\"", 1));
-            encode_number(L, out, lua_gettop(L) - 1);
-            put(L, buf_append(out, "\"", 1));
-        } else {
-            fail(L, -2, "table key must be a number or string");
-        }
-        put(L, buf_append(out, ":", 1));
-        encode(L, out, lua_gettop(L), depth);
+        encode_member(L, out, depth);
         lua_pop(L, 1);
     }
     put(L, buf_append(out, "}", 1));
@@ -224,19 +230,7 @@ static void encode_ordered(lua_State *L, json_buf_t *out, int idx, int keys)
         }
         if (!first) put(L, buf_append(out, ",", 1));
         first = 0;
-        if (kt == LUA_TSTRING) {
-            size_t len;
-            const char *k = lua_tolstring(L, -2, &len);
-            put(L, json_put_string(out, k, len));
-        } else if (kt == LUA_TNUMBER) {
-            put(L, buf_append(out, "\"", 1));
-            encode_number(L, out, lua_gettop(L) - 1);
-            put(L, buf_append(out, "\"", 1));
-        } else {
-            fail(L, -2, "table key must be a number or string");
-        }
-        put(L, buf_append(out, ":", 1));
-        encode(L, out, lua_gettop(L), 1);
+        encode_member(L, out, 1);
         lua_pop(L, 1);
     }
     put(L, buf_append(out, "}", 1));

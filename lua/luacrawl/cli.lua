@@ -125,17 +125,25 @@ local function script_status(returned)
   return failure[1]
 end
 
-function M.run_file(args)
+-- The script args[1] compiled, with its arguments as `arg` (set): chunk, arg; or nil
+-- and the exit status after saying why (cmd: "run", "lua").
+local function load_script(cmd, args)
   local script = args[1]
-  if not script then return usage_error("run: missing SCRIPT") end
+  if not script then return nil, usage_error(cmd .. ": missing SCRIPT") end
   local chunk, err = loadfile(script)
   if not chunk then
     io.stderr:write("luacrawl: ", err, "\n")
-    return EXIT_SCRIPT
+    return nil, EXIT_SCRIPT
   end
   local script_args = { [0] = script }
   for i = 2, #args do script_args[i - 1] = args[i] end
   _G.arg = script_args
+  return chunk, script_args
+end
+
+function M.run_file(args)
+  local chunk, script_args = load_script("run", args)
+  if not chunk then return script_args end
   local r = { run_main(chunk, unpack(script_args)) }
   if not r[1] then return EXIT_SCRIPT end
   return script_status(r[2])
@@ -144,16 +152,8 @@ end
 -- As `luajit SCRIPT ARGS...` with `require "luacrawl"` answered by the binary:
 -- how the specs run through the binary (busted's own script, tests/CMakeLists.txt).
 function M.lua_file(args)
-  local script = args[1]
-  if not script then return usage_error("lua: missing SCRIPT") end
-  local chunk, err = loadfile(script)
-  if not chunk then
-    io.stderr:write("luacrawl: ", err, "\n")
-    return EXIT_SCRIPT
-  end
-  local script_args = { [0] = script }
-  for i = 2, #args do script_args[i - 1] = args[i] end
-  _G.arg = script_args
+  local chunk, script_args = load_script("lua", args)
+  if not chunk then return script_args end
   local ok, trace = xpcall(chunk, debug.traceback, unpack(script_args))
   if ok then return EXIT_OK end
   io.stderr:write("luacrawl: ", tostring(trace), "\n")
