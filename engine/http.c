@@ -56,6 +56,7 @@ struct http_xfer {
     cookies_t *easy_jar;      /* the jar easy is on (a reference, join_jar); NULL: none */
     int easy_base;            /* easy holds the base options and a plain request's (setup_easy) */
     int attempts;             /* of this hop's request: more than one when curl retried it */
+    size_t set_cookies;       /* Set-Cookie lines this hop's responses had, for easy_jar */
     http_xfer_t *prev, *next; /* in http->in_curl while the multi handle has easy */
     int unwatched;            /* errno of a failed loop_watch of its socket; 0: none */
     dns_wait_t *dns_wait;
@@ -653,6 +654,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
         return n;
     }
     if (x->capture && !x->headers_done) http_capture_head(x->capture, data, n);
+    if (n > 11 && strncasecmp(data, "Set-Cookie:", 11) == 0) x->set_cookies++;
     if ((n == 2 && data[0] == '\r' && data[1] == '\n') || (n == 1 && data[0] == '\n')) {
         if (x->headers_done) return n; /* after a chunked body's trailers */
         x->headers_done = 1;           /* the end of the block: only now is it whole */
@@ -816,10 +818,13 @@ static CURLMcode attach(http_t *http, http_xfer_t *x)
     return CURLM_OK;
 }
 
-/* x comes back from curl (done, cancelled or stalled). */
+/* x comes back from curl (done, cancelled or stalled); the jar, which curl stored
+ * the hop's cookies in, is told how many there may have been (its caps). */
 static void detach(http_t *http, http_xfer_t *x)
 {
     curl_multi_remove_handle(http->multi, x->easy);
+    if (x->set_cookies && x->easy_jar) cookies_added(x->easy_jar, x->host, x->set_cookies);
+    x->set_cookies = 0;
     if (x->prev)
         x->prev->next = x->next;
     else
