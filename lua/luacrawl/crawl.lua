@@ -86,7 +86,7 @@ end
 -- terminal, else .other.
 local DEFAULTS = {
   concurrency = 16, per_host = 2, delay = 0, max_delay = 30, retries = 2,
-  max_redirect = 10, max_retry_after = 600, robots = true, host_key = "host", stop_grace = 10,
+  max_redirect = 10, max_retry_after = 60, robots = true, host_key = "host", stop_grace = 10,
   max_robots_size = robots.max_bytes, robots_redirects = 5,
   retry_statuses = { 408, 429, 500, 502, 503, 504, 522, 524 },
   retry_kinds = { timeout = true, connect = true, protocol = true },
@@ -572,9 +572,13 @@ function Crawler:retry(req, res, kind)
   end
   req.retries = tries + 1
   self.stats.retries = self.stats.retries + 1
-  local wait = retry_after(res)
+  local asked = retry_after(res)
   local backoff = math.min(self.spec.max_delay, 0.5 * 2 ^ tries) * (0.5 + math.random())
-  wait = math.min(wait or backoff, self.spec.max_retry_after)
+  local wait = math.min(asked or backoff, self.spec.max_retry_after)
+  if asked and asked > wait then -- said, since the site asked for longer
+    self:log(("%s: Retry-After %.0f s is over max_retry_after: retried in %.0f s"):format(
+      lc.url.redact(req.url), asked, wait))
+  end
   -- A 429 or 503 speaks for the host: the whole host key waits, not just this
   -- request, whatever its other pages answered meanwhile (docs/crawl.md).
   if res and (res.status == 429 or res.status == 503) then
@@ -582,6 +586,7 @@ function Crawler:retry(req, res, kind)
     self.stats.host_backoffs = self.stats.host_backoffs + 1
   end
   self.delayed = self.delayed + 1
+  self.retry_due[req] = now() + wait -- for the progress line
   -- A durable frontier keeps its row meanwhile; the fleet's waits in Redis, due then.
   self.frontier:retry(req, wait)
   self:background_guarded(function(err) -- the request ends here, as an error
@@ -589,6 +594,7 @@ function Crawler:retry(req, res, kind)
   end, function()
     local ok, err = pcall(lc.sleep, wait)
     self.delayed = self.delayed - 1 -- first: whatever comes next, it no longer waits
+    self.retry_due[req] = nil
     if not ok then error(err, 0) end
     if not self.stopping then
       self.frontier:push(req)
@@ -1172,7 +1178,7 @@ local function create(spec, level)
     host_keys = {},
     host_first = {},
     outputs = {},
-    active = 0, launched = 0, waiting_robots = 0, delayed = 0, starting = 0,
+    active = 0, launched = 0, waiting_robots = 0, delayed = 0, starting = 0, retry_due = {},
     start_hosts = start_hosts,
     allow = allow_fn, allow_hosts = allow_hosts,
     deny = scope_rule(spec.deny, "deny"),
