@@ -79,11 +79,16 @@ CURLSH *cookies_share(cookies_t *jar)
     return jar->share;
 }
 
+static void clear_bounds(cookies_t *jar)
+{
+    memset(jar->site_bound, 0, sizeof(jar->site_bound));
+    jar->total_bound = 0;
+}
+
 void cookies_clear(cookies_t *jar)
 {
     curl_easy_setopt(jar->probe, CURLOPT_COOKIELIST, "ALL");
-    memset(jar->site_bound, 0, sizeof(jar->site_bound));
-    jar->total_bound = 0;
+    clear_bounds(jar);
 }
 
 /* ---- a URL's parts ---- */
@@ -583,15 +588,17 @@ static void trim_jar(cookies_t *jar)
         n++;
     struct counted *cs = n ? calloc(n, sizeof(*cs)) : NULL;
     struct site_run *runs = n ? calloc(n, sizeof(*runs)) : NULL;
-    if (n && (!cs || !runs)) goto out;
+    if (!cs || !runs) {
+        if (!n) clear_bounds(jar); /* an empty jar */
+        goto out;
+    }
     size_t nruns = site_runs(cs, count_sites(list, cs), runs), total = 0;
     for (size_t i = 0; i < nruns; i++) {
         runs[i].keep = runs[i].count < COOKIES_SITE_KEEP ? runs[i].count : COOKIES_SITE_KEEP;
         total += runs[i].keep;
     }
     size_t share = total > COOKIES_JAR_KEEP ? fair_share(runs, nruns) : COOKIES_SITE_KEEP;
-    memset(jar->site_bound, 0, sizeof(jar->site_bound));
-    jar->total_bound = 0;
+    clear_bounds(jar);
     for (size_t i = 0; i < nruns; i++) {
         struct site_run *r = &runs[i];
         if (r->keep > share) r->keep = share;
