@@ -489,6 +489,7 @@ out:
  * sent it and is no public suffix, so a cookie's site is that host's site. */
 static const char *site_of(const char *domain)
 {
+    if (is_ip(domain)) return domain; /* libpsl would make 127.0.0.1's site 0.1 */
     const char *site = psl_registrable_domain(psl_builtin(), domain);
     return site ? site : domain;
 }
