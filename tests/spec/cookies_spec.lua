@@ -234,6 +234,16 @@ describe("lc.cookies", function()
     assert.is_nil(by[A].c0_0)
   end)
 
+  it("counts each IP address as a site of its own", function()
+    local jar = lc.cookies()
+    for _, ip in ipairs({ "10.0.0.1", "10.1.0.1" }) do -- one "0.1" to the public suffix list
+      for k = 1, 100 do assert.is_true(jar:set(("http://%s/"):format(ip), ("k%d=v"):format(k))) end
+    end
+    local by, n = names_by_domain(jar)
+    assert.equal(200, n)
+    assert.equal(100, size(by["10.0.0.1"]))
+  end)
+
   it("keeps at most 3,300 cookies in all, the sites that hold the most losing theirs", function()
     local jar = lc.cookies()
     for s = 1, 40 do
