@@ -50,10 +50,12 @@ function M.status_line(crawler)
     crawler.active, st.errors_total, elapsed)
   if crawler.delayed == 0 then return line end
   -- What keeps a crawl alive when nothing is in flight: retries waiting their time.
-  local next_due = math.huge
-  for _, due in pairs(crawler.retry_due) do next_due = math.min(next_due, due) end
+  local next_due
+  for _, due in pairs(crawler.retry_due) do
+    if not next_due or due < next_due then next_due = due end
+  end
   return ("%s; waiting to retry: %d, the next in %.0f s"):format(line, crawler.delayed,
-    math.max(0, next_due - t))
+    math.max(0, (next_due or t) - t))
 end
 
 -- The task that shows the progress line until cancelled: redrawn in place on a
