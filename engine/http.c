@@ -137,10 +137,13 @@ static CURLMcode attach(http_t *http, http_xfer_t *x)
     return CURLM_OK;
 }
 
-/* x comes back from curl (done, cancelled or stalled). */
+/* x comes back from curl (done, cancelled or stalled); the jar, which curl stored
+ * the hop's cookies in, is told how many there may have been (its caps). */
 static void detach(http_t *http, http_xfer_t *x)
 {
     curl_multi_remove_handle(http->multi, x->easy);
+    if (x->set_cookies && x->easy_jar) cookies_added(x->easy_jar, x->host, x->set_cookies);
+    x->set_cookies = 0;
     if (x->prev)
         x->prev->next = x->next;
     else

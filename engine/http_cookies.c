@@ -4,12 +4,14 @@
  * share. What curl offers no call for is written here by curl 7.88's rules: which
  * cookies a URL gets (cookies_each) and a Set-Cookie line checked against the URL it
  * is said to come from (cookies_set: curl's CURLOPT_COOKIELIST takes a Set-Cookie
- * line without a URL, and would keep a cookie without Domain for every host). */
+ * line without a URL, and would keep a cookie without Domain for every host), and the
+ * caps of cookies.h, which curl 7.88 lacks. */
 #include "http_cookies.h"
 
 #include "ascii.h"
 #include <arpa/inet.h>
 #include <libpsl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +24,19 @@
 #define MAX_HEADER 8190
 #define MAX_NAME_VALUE 4096
 
+/* Sites are counted in buckets by a hash of their name (cookies_added). */
+#define SITE_BUCKETS 64
+
 struct cookies {
     CURLSH *share;
     CURL *probe; /* attached to share: the handle the jar is read and written through */
     int refs;
+    /* Bounds, since the jar was last counted (trim_jar), that its Set-Cookie lines keep
+     * above what it holds: of the most cookies a site of each bucket has, of all
+     * of them. Counting the jar takes a walk of it; the bounds let that happen
+     * only when a cap may have been passed. */
+    size_t site_bound[SITE_BUCKETS];
+    size_t total_bound;
 };
 
 cookies_t *cookies_new(void)
@@ -68,9 +79,16 @@ CURLSH *cookies_share(cookies_t *jar)
     return jar->share;
 }
 
+static void clear_bounds(cookies_t *jar)
+{
+    memset(jar->site_bound, 0, sizeof(jar->site_bound));
+    jar->total_bound = 0;
+}
+
 void cookies_clear(cookies_t *jar)
 {
     curl_easy_setopt(jar->probe, CURLOPT_COOKIELIST, "ALL");
+    clear_bounds(jar);
 }
 
 /* ---- a URL's parts ---- */
@@ -391,6 +409,24 @@ static void cookie_path(const struct set_cookie *sc, const struct target *t, cha
     buf[n] = '\0';
 }
 
+/* c into the jar, as a Netscape line (how CURLOPT_COOKIELIST takes a cookie with its
+ * domain); its name and value are the first name_len and value_len bytes. An
+ * expiry in the past deletes the cookie of that name, domain and path. -1 when out
+ * of memory. */
+static int store_cookie(cookies_t *jar, const cookie_t *c, size_t name_len, size_t value_len)
+{
+    size_t n = 64 + strlen(c->domain) + strlen(c->path) + name_len + value_len;
+    char *netscape = malloc(n);
+    if (!netscape) return -1;
+    snprintf(netscape, n, "%s%s%s\t%s\t%s\t%s\t%lld\t%.*s\t%.*s", c->http_only ? "#HttpOnly_" : "",
+             c->host_only ? "" : ".", c->domain, c->host_only ? "FALSE" : "TRUE", c->path,
+             c->secure ? "TRUE" : "FALSE", c->expires, (int)name_len, c->name, (int)value_len,
+             c->value);
+    int rc = curl_easy_setopt(jar->probe, CURLOPT_COOKIELIST, netscape) == CURLE_OK ? 0 : -1;
+    free(netscape);
+    return rc;
+}
+
 int cookies_set(cookies_t *jar, const char *url, const char *line, char *err, size_t errlen)
 {
     struct target t;
@@ -402,7 +438,6 @@ int cookies_set(cookies_t *jar, const char *url, const char *line, char *err, si
     }
     char dom[256], path[1024];
     int tail, rc = -1;
-    char *netscape = NULL;
     if (cookie_domain(&sc, &t, dom, sizeof(dom), &tail, err, errlen) < 0) goto out;
     cookie_path(&sc, &t, path, sizeof(path));
     if (has_ctl(path, strlen(path))) {
@@ -420,21 +455,170 @@ int cookies_set(cookies_t *jar, const char *url, const char *line, char *err, si
         set_err(err, errlen, "a __Secure- or __Host- cookie without what its prefix requires");
         goto out;
     }
-    size_t n = 64 + strlen(dom) + strlen(path) + sc.name_len + sc.value_len;
-    if (!(netscape = malloc(n))) {
+    cookie_t c = {.name = sc.name,
+                  .value = sc.value,
+                  .domain = dom,
+                  .path = path,
+                  .host_only = !tail,
+                  .secure = sc.secure,
+                  .http_only = sc.http_only,
+                  .expires = expiry(&sc)};
+    if (store_cookie(jar, &c, sc.name_len, sc.value_len) < 0) {
         set_err(err, errlen, "out of memory");
         goto out;
     }
-    snprintf(netscape, n, "%s%s%s\t%s\t%s\t%s\t%lld\t%.*s\t%.*s", sc.http_only ? "#HttpOnly_" : "",
-             tail ? "." : "", dom, tail ? "TRUE" : "FALSE", path, sc.secure ? "TRUE" : "FALSE",
-             expiry(&sc), (int)sc.name_len, sc.name, (int)sc.value_len, sc.value);
-    if (curl_easy_setopt(jar->probe, CURLOPT_COOKIELIST, netscape) != CURLE_OK) {
-        set_err(err, errlen, "out of memory");
-        goto out;
-    }
+    cookies_added(jar, t.host, 1);
     rc = 0;
 out:
-    free(netscape);
     target_free(&t);
     return rc;
+}
+
+/* ---- the caps ---- */
+
+/* The site of a lower-case host or cookie domain: its registrable domain, else
+ * itself (an IP address, a public suffix). A Domain attribute covers the host that
+ * sent it and is no public suffix, so a cookie's site is that host's site. */
+static const char *site_of(const char *domain)
+{
+    if (is_ip(domain)) return domain; /* libpsl would make 127.0.0.1's site 0.1 */
+    const char *site = psl_registrable_domain(psl_builtin(), domain);
+    return site ? site : domain;
+}
+
+static unsigned site_bucket(const char *site)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *site; site++)
+        h = (h ^ (unsigned char)*site) * 16777619u;
+    return h % SITE_BUCKETS;
+}
+
+static void lower(char *s)
+{
+    for (; *s; s++)
+        *s = (char)tolower((unsigned char)*s);
+}
+
+/* A cookie of the jar as trim_jar counts it. */
+struct counted {
+    struct entry e; /* e.order: its place in curl's list, older first within a site */
+    const char *site;
+};
+
+static int by_site_then_age(const void *a, const void *b)
+{
+    const struct counted *x = a, *y = b;
+    int c = strcmp(x->site, y->site);
+    if (c) return c;
+    return x->e.order < y->e.order ? -1 : x->e.order > y->e.order;
+}
+
+/* The cookies of a site: cs[start .. start + count), of which it keeps keep. */
+struct site_run {
+    size_t start, count, keep;
+};
+
+/* The most each site may keep so that the sites keep at most COOKIES_JAR_KEEP in
+ * all: those holding the most lose theirs first. */
+static size_t fair_share(const struct site_run *runs, size_t nruns)
+{
+    size_t lo = 0, hi = COOKIES_SITE_KEEP;
+    while (lo < hi) {
+        size_t mid = (lo + hi + 1) / 2, sum = 0;
+        for (size_t i = 0; i < nruns; i++)
+            sum += runs[i].keep < mid ? runs[i].keep : mid;
+        if (sum <= COOKIES_JAR_KEEP)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The live cookies of list into cs, sorted by site then age; how many. */
+static size_t count_sites(struct curl_slist *list, struct counted *cs)
+{
+    time_t now = time(NULL);
+    size_t n = 0;
+    for (struct curl_slist *l = list; l; l = l->next) {
+        struct counted *c = &cs[n];
+        if (split_line(l->data, &c->e) < 0) continue;
+        if (c->e.c.expires && c->e.c.expires <= (long long)now) continue; /* deleted */
+        lower(l->data + (c->e.c.domain - l->data));
+        /* curl lists a domain's cookies together: one lookup for each run */
+        int same = n && strcmp(c->e.c.domain, cs[n - 1].e.c.domain) == 0;
+        c->site = same ? cs[n - 1].site : site_of(c->e.c.domain);
+        c->e.order = n++;
+    }
+    qsort(cs, n, sizeof(*cs), by_site_then_age);
+    return n;
+}
+
+/* Each site's run of cs; how many sites. */
+static size_t site_runs(const struct counted *cs, size_t n, struct site_run *runs)
+{
+    size_t nruns = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!i || strcmp(cs[i].site, cs[i - 1].site) != 0)
+            runs[nruns++] = (struct site_run){.start = i};
+        runs[nruns - 1].count++;
+    }
+    return nruns;
+}
+
+/* Count the jar by site: a site over COOKIES_SITE_KEEP loses its oldest down to it;
+ * then, over COOKIES_JAR_KEEP in all, the sites holding the most lose theirs. Every
+ * site and the jar end at most at the KEEP figures, so that the jar is counted
+ * again only after at least 30 (300) more Set-Cookie lines: the cost of counting
+ * is spread over them. Out of memory, the jar stays as it is until the next try. */
+static void trim_jar(cookies_t *jar)
+{
+    struct curl_slist *list = NULL;
+    curl_easy_getinfo(jar->probe, CURLINFO_COOKIELIST, &list);
+    size_t n = 0;
+    for (struct curl_slist *l = list; l; l = l->next)
+        n++;
+    struct counted *cs = n ? calloc(n, sizeof(*cs)) : NULL;
+    struct site_run *runs = n ? calloc(n, sizeof(*runs)) : NULL;
+    if (!cs || !runs) {
+        if (!n) clear_bounds(jar); /* an empty jar */
+        goto out;
+    }
+    size_t nruns = site_runs(cs, count_sites(list, cs), runs), total = 0;
+    for (size_t i = 0; i < nruns; i++) {
+        runs[i].keep = runs[i].count < COOKIES_SITE_KEEP ? runs[i].count : COOKIES_SITE_KEEP;
+        total += runs[i].keep;
+    }
+    size_t share = total > COOKIES_JAR_KEEP ? fair_share(runs, nruns) : COOKIES_SITE_KEEP;
+    clear_bounds(jar);
+    for (size_t i = 0; i < nruns; i++) {
+        struct site_run *r = &runs[i];
+        if (r->keep > share) r->keep = share;
+        size_t oldest_kept = r->start + r->count - r->keep;
+        for (size_t k = r->start; k < oldest_kept; k++) {
+            cs[k].e.c.expires = 1; /* long past: curl drops it */
+            if (store_cookie(jar, &cs[k].e.c, strlen(cs[k].e.c.name), strlen(cs[k].e.c.value)) < 0)
+                r->keep++; /* still there */
+        }
+        size_t *bound = &jar->site_bound[site_bucket(cs[r->start].site)];
+        if (r->keep > *bound) *bound = r->keep;
+        jar->total_bound += r->keep;
+    }
+out:
+    free(runs);
+    free(cs);
+    curl_slist_free_all(list);
+}
+
+void cookies_added(cookies_t *jar, const char *host, size_t n)
+{
+    char low[256];
+    if (!n) return;
+    snprintf(low, sizeof(low), "%s", host);
+    lower(low);
+    size_t *site = &jar->site_bound[site_bucket(site_of(low))];
+    *site += n;
+    jar->total_bound += n;
+    if (*site > COOKIES_SITE_MAX || jar->total_bound > COOKIES_JAR_MAX) trim_jar(jar);
 }

@@ -9,7 +9,13 @@
  * it another, so that a jar dropped by its maker stays alive while transfers use it;
  * so does each easy handle an engine keeps on the jar between its requests (http_pool.c's
  * pool, at most 64 handles: a dropped jar goes once its handles serve other requests
- * or the engine ends). Not thread-safe: a jar belongs to one engine's thread. */
+ * or the engine ends). Not thread-safe: a jar belongs to one engine's thread.
+ *
+ * A jar is capped as browsers cap theirs (Chrome's numbers): a site (a registrable
+ * domain and its hosts) holds at most COOKIES_SITE_MAX cookies, the jar at most
+ * COOKIES_JAR_MAX; past either, the oldest go, down to COOKIES_SITE_KEEP a site and
+ * COOKIES_JAR_KEEP in all. curl 7.88 has no cap, and walks a site's cookies for each
+ * one it stores. */
 #ifndef LUACRAWL_HTTP_COOKIES_H
 #define LUACRAWL_HTTP_COOKIES_H
 
@@ -17,6 +23,11 @@
 #include <stddef.h>
 
 typedef struct cookies cookies_t;
+
+#define COOKIES_SITE_MAX 180
+#define COOKIES_SITE_KEEP 150
+#define COOKIES_JAR_MAX 3300
+#define COOKIES_JAR_KEEP 3000
 
 /* One cookie as the jar holds it. */
 typedef struct cookie {
@@ -52,6 +63,10 @@ int cookies_set(cookies_t *jar, const char *url, const char *line, char *err, si
  * or memory runs out (err says which). */
 int cookies_each(cookies_t *jar, const char *url, cookies_fn fn, void *arg, char *err,
                  size_t errlen);
+
+/* After curl stored up to n cookies for host (the Set-Cookie lines of one response):
+ * the jar is counted when that may have taken a site past its cap (cookies.c). */
+void cookies_added(cookies_t *jar, const char *host, size_t n);
 
 /* Forget every cookie. */
 void cookies_clear(cookies_t *jar);

@@ -66,6 +66,7 @@ struct http_xfer {
     cookies_t *easy_jar; /* the jar easy is on (a reference, join_jar); NULL: none */
     int easy_base;       /* easy holds the base options and a plain request's (http_easy_setup) */
     int attempts;        /* of this hop's request: more than one when curl retried it */
+    size_t set_cookies;  /* Set-Cookie lines this hop's responses had, for easy_jar */
     http_xfer_t *prev, *next; /* in http->in_curl while the multi handle has easy */
     int unwatched;            /* errno of a failed loop_watch of its socket; 0: none */
     dns_wait_t *dns_wait;

@@ -93,7 +93,7 @@ usage: luacrawl crawl URL... [options]
                          503,504,522,524)
   --retry-kinds LIST     fetch errors retried, as timeout,connect (default
                          timeout,connect,protocol)
-  --max-retry-after S    longest wait before a retry (default 600)
+  --max-retry-after S    longest wait before a retry (default 60)
   --max-header-size B    response headers accepted (default 256 KiB)
   --max-url-length N     longest URL fetched (default 8192)
   --max-robots-size B    bytes of a robots.txt read (default 500 KiB)

@@ -223,9 +223,13 @@ function Crawler:retry(req, res, kind)
   end
   req.retries = tries + 1
   self.stats.retries = self.stats.retries + 1
-  local wait = retry_after(res)
+  local asked = retry_after(res)
   local backoff = math.min(self.spec.max_delay, 0.5 * 2 ^ tries) * (0.5 + math.random())
-  wait = math.min(wait or backoff, self.spec.max_retry_after)
+  local wait = math.min(asked or backoff, self.spec.max_retry_after)
+  if asked and asked > wait then -- said, since the site asked for longer
+    self:log(("%s: Retry-After %.0f s is over max_retry_after: retried in %.0f s"):format(
+      lc.url.redact(req.url), asked, wait))
+  end
   -- A 429 or 503 speaks for the host: the whole host key waits, not just this
   -- request, whatever its other pages answered meanwhile (docs/crawl.md).
   if res and (res.status == 429 or res.status == 503) then
@@ -233,6 +237,7 @@ function Crawler:retry(req, res, kind)
     self.stats.host_backoffs = self.stats.host_backoffs + 1
   end
   self.delayed = self.delayed + 1
+  self.retry_due[req] = now() + wait -- for the progress line
   -- A durable frontier keeps its row meanwhile; the fleet's waits in Redis, due then.
   self.frontier:retry(req, wait)
   self:background_guarded(function(err) -- the request ends here, as an error
@@ -240,6 +245,7 @@ function Crawler:retry(req, res, kind)
   end, function()
     local ok, err = pcall(lc.sleep, wait)
     self.delayed = self.delayed - 1 -- first: whatever comes next, it no longer waits
+    self.retry_due[req] = nil
     if not ok then error(err, 0) end
     if not self.stopping then
       self.frontier:push(req)
@@ -663,7 +669,7 @@ local function create(spec, level)
     host_keys = {},
     host_first = {},
     outputs = {},
-    active = 0, launched = 0, waiting_robots = 0, delayed = 0, starting = 0,
+    active = 0, launched = 0, waiting_robots = 0, delayed = 0, starting = 0, retry_due = {},
     start_hosts = start_hosts,
     allow = allow_fn, allow_hosts = allow_hosts,
     deny = crawl_scope.deny(spec.deny, "deny"),

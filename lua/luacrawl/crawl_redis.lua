@@ -73,6 +73,37 @@ end
 local Fleet = { kind = "redis", kept = true, finished_at = false, resumed = false }
 Fleet.__index = Fleet
 
+-- Politeness is the crawl's, not a worker's: one worker asking a host more often
+-- would raise the host's rate for the whole fleet. These settings are part of the
+-- identity the fleet keeps in Redis, and a worker with others is refused.
+local POLITENESS = { "per_host", "delay", "robots" }
+
+local function politeness(spec)
+  local parts = {}
+  for i, k in ipairs(POLITENESS) do
+    local v = spec[k]
+    if v == nil then v = true end -- robots: on unless false
+    parts[i] = ("%s %s"):format(k, tostring(v))
+  end
+  return table.concat(parts, ", ")
+end
+
+-- The fleet's identity: the crawl's (start URLs and scope) and its politeness.
+local function fleet_identity(spec)
+  return require("luacrawl.crawl_state").identity(spec) .. "\npoliteness: " .. politeness(spec)
+end
+
+-- Why stored (the identity in Redis) refuses this worker, when only the politeness
+-- differs: nil otherwise (frontier_redis says "another crawl").
+local function explain(spec)
+  return function(stored)
+    local scope, theirs = stored:match("^(.*)\npoliteness: (.*)$")
+    if scope ~= require("luacrawl.crawl_state").identity(spec) then return nil end
+    return ("its workers run with %s, this one with %s: a fleet's politeness is the crawl's; run this worker "
+      .. "with the crawl's values, or use another --crawl-id"):format(theirs, politeness(spec))
+  end
+end
+
 -- The fleet of crawler's spec (nil without spec.redis): connected, its identity
 -- checked. Raises an lc error (kind connect, incompatible, ...) that crawl.new
 -- passes on.
@@ -103,8 +134,9 @@ function M.open(crawler, fopts)
       return crawler:resume_gate(req)
     end,
     log = function(msg) crawler:log(msg) end,
+    explain = explain(spec),
   })
-  f.identity = require("luacrawl.crawl_state").identity(spec)
+  f.identity = fleet_identity(spec)
   local ok, err = f:connect()
   if not ok then
     if lc.is_error(err) and err.kind == "incompatible" then error(err, 0) end

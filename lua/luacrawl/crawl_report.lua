@@ -43,10 +43,19 @@ end
 -- The progress line of a crawl in progress (crawler:status_line()).
 function M.status_line(crawler)
   local st = crawler.stats
-  local elapsed = now() - crawler.started
-  return ("%d pages, %.1f pages/s, %d queued, %d in flight, %d errors, %.0f s"):format(
+  local t = now()
+  local elapsed = t - crawler.started
+  local line = ("%d pages, %.1f pages/s, %d queued, %d in flight, %d errors, %.0f s"):format(
     st.pages, st.pages / math.max(elapsed, 1e-9), crawler.frontier:size() + crawler.waiting_robots,
     crawler.active, st.errors_total, elapsed)
+  if crawler.delayed == 0 then return line end
+  -- What keeps a crawl alive when nothing is in flight: retries waiting their time.
+  local next_due
+  for _, due in pairs(crawler.retry_due) do
+    if not next_due or due < next_due then next_due = due end
+  end
+  return ("%s; waiting to retry: %d, the next in %.0f s"):format(line, crawler.delayed,
+    math.max(0, (next_due or t) - t))
 end
 
 -- The task that shows the progress line until cancelled: redrawn in place on a

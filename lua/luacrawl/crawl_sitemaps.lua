@@ -11,7 +11,8 @@
 --                                        whose lastmod is that day or later
 --
 -- Each sitemap is read once however many indexes list it, at most max_sitemaps in a
--- crawl, and only when its URL is in the crawl's scope. Sitemaps are fetched one at a
+-- crawl, only when its URL is in the crawl's scope, and no more once the pages
+-- fetched and queued fill max_pages. Sitemaps are fetched one at a
 -- time per origin, with the crawl's fetch options (user agent, cookies, address
 -- policy), outside the frontier's politeness queue. With the crawl's warc archive,
 -- each fetch here (sitemaps, and robots.txt when this reads it) is archived as a
@@ -138,7 +139,16 @@ function Reader:robots_sitemaps(origin, rules)
   return { guess }
 end
 
--- Read the sitemaps in list, and those their indexes name, breadth first.
+-- Whether more pages could still be crawled: not when the pages launched and queued
+-- fill max_pages, whatever more sitemaps would list.
+function Reader:wants_pages()
+  local c = self.crawler
+  local max = c.spec.max_pages
+  return not c.stopping and (not max or c.launched + c.frontier:size() + c.waiting_robots < max)
+end
+
+-- Read the sitemaps in list, and those their indexes name, breadth first, while the
+-- crawl wants pages.
 function Reader:walk(list)
   local queue, i, n = {}, 1, #list
   for k, u in ipairs(list) do queue[k] = u end
@@ -146,7 +156,7 @@ function Reader:walk(list)
     n = n + 1
     queue[n] = u
   end
-  while i <= n and not self.crawler.stopping do
+  while i <= n and self:wants_pages() do
     local url = queue[i]
     queue[i] = false -- read: let the string go
     i = i + 1

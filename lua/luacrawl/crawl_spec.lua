@@ -65,7 +65,7 @@ M.YEAR = YEAR
 -- terminal, else .other.
 local DEFAULTS = {
   concurrency = 16, per_host = 2, delay = 0, max_delay = 30, retries = 2,
-  max_redirect = 10, max_retry_after = 600, robots = true, host_key = "host", stop_grace = 10,
+  max_redirect = 10, max_retry_after = 60, robots = true, host_key = "host", stop_grace = 10,
   max_robots_size = robots.max_bytes, robots_redirects = 5,
   retry_statuses = { 408, 429, 500, 502, 503, 504, 522, 524 },
   retry_kinds = { timeout = true, connect = true, protocol = true },

@@ -74,6 +74,8 @@ F.__index = F
 --   callbacks, parse          spec.callbacks and spec.parse: requests' callbacks by
 --                             name (luacrawl.stored_request)
 --   log(msg)
+--   explain(stored)           -> why the identity Redis holds (f.identity refused)
+--                             differs, in words; nil: the default message
 function M.new(opts)
   -- A request as an item, JSON of its fields, and back.
   local encode, decode = stored_request.codec({
@@ -89,6 +91,7 @@ function M.new(opts)
     on_ready = opts.on_ready or function() end,
     gate = opts.gate,
     log = opts.log or function() end,
+    explain = opts.explain,
     encode = encode, decode = decode,
     -- The local frontier: requests claimed and not started. Politeness is Redis's
     -- (a claim respects the fleet's slots and delays); per_host here only mirrors it.
@@ -128,6 +131,8 @@ function F:connect()
   end
   self.created = stored[2]
   if self.identity and stored[1] ~= self.identity then
+    local why = self.explain and self.explain(stored[1])
+    if why then return nil, lc.error("incompatible", ("crawl %s in Redis: %s"):format(self.crawl_id, why)) end
     return nil, lc.error("incompatible", ("crawl %s in Redis was started by another crawl (other start URLs or "
       .. "scope): use another --crawl-id"):format(self.crawl_id))
   end

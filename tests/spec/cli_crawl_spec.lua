@@ -195,6 +195,21 @@ describe("crawl progress", function()
     end
     assert.is_true(n >= 3, "progress lines: " .. n)
   end)
+
+  it("says how many retries wait, and when the next is due", function()
+    local url = h.url(("/flaky/progress-%d?fail=1&status=500&retry_after=30"):format(math.random(1, 1e9)))
+    local _, _, err = h.sh(("%s crawl '%s' --no-robots --progress-interval 0.2 --max-time 1 -o /dev/null"):format(
+      bin, url))
+    assert.matches("in flight, 0 errors, %d+ s; waiting to retry: 1, the next in %d+ s\n", err)
+  end)
+end)
+
+describe("luacrawl crawl: waits", function()
+  it("waits at most 60 s for a retry by default, and says so when the site asks for longer", function()
+    local url = h.url(("/flaky/long-%d?fail=1&status=503&retry_after=3600"):format(math.random(1, 1e9)))
+    local _, _, err = h.sh(("%s crawl '%s' --no-robots --no-progress --max-time 1 -o /dev/null"):format(bin, url))
+    assert.matches(": Retry-After 3600 s is over max_retry_after: retried in 60 s\n", err, 1, true)
+  end)
 end)
 
 describe("luacrawl crawl: cookies and contact", function()

@@ -202,6 +202,63 @@ describe("lc.cookies", function()
   it("refuses a value that is not a jar", function()
     assert.has_error(function() fetch(h.url("/echo"), { cookies = {} }) end)
   end)
+
+  -- The caps (Chrome's): a site keeps at most 180, the jar 3,300; past either the
+  -- oldest go, down to 150 a site and 3,000 in all.
+  local function names_by_domain(jar)
+    local by, n = {}, 0
+    for _, c in ipairs(jar:list()) do
+      by[c.domain] = by[c.domain] or {}
+      by[c.domain][c.name] = true
+      n = n + 1
+    end
+    return by, n
+  end
+
+  local function size(set)
+    local n = 0
+    for _ in pairs(set) do n = n + 1 end
+    return n
+  end
+
+  it("keeps at most 180 cookies of a site that sets more, its newest", function()
+    local jar = lc.cookies()
+    lc.run(function()
+      for i = 0, 9 do -- 50 new cookies a page
+        assert(lc.fetch(h.url(("/cookiesite/50/%d.html"):format(i), A), { cookies = jar }))
+      end
+    end)
+    local by, n = names_by_domain(jar)
+    assert.is_true(n <= 180, n .. " cookies kept")
+    for j = 0, 49 do assert.is_true(by[A]["c9_" .. j], "c9_" .. j) end
+    assert.is_nil(by[A].c0_0)
+  end)
+
+  it("counts each IP address as a site of its own", function()
+    local jar = lc.cookies()
+    for _, ip in ipairs({ "10.0.0.1", "10.1.0.1" }) do -- one "0.1" to the public suffix list
+      for k = 1, 100 do assert.is_true(jar:set(("http://%s/"):format(ip), ("k%d=v"):format(k))) end
+    end
+    local by, n = names_by_domain(jar)
+    assert.equal(200, n)
+    assert.equal(100, size(by["10.0.0.1"]))
+  end)
+
+  it("keeps at most 3,300 cookies in all, the sites that hold the most losing theirs", function()
+    local jar = lc.cookies()
+    for s = 1, 40 do
+      for k = 1, 100 do
+        assert.is_true(jar:set(("http://s%d.example/"):format(s), ("k%d=v"):format(k)))
+      end
+    end
+    local by, n = names_by_domain(jar)
+    assert.is_true(n <= 3300, n .. " cookies kept")
+    for s = 1, 40 do
+      local site = by[("s%d.example"):format(s)]
+      assert.is_true(size(site) > 0 and size(site) <= 100)
+    end
+    assert.is_true(by["s40.example"].k100)
+  end)
 end)
 
 describe("cookies in a crawl", function()

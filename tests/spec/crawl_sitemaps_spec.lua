@@ -141,6 +141,16 @@ describe("crawl sitemaps", function()
     assert.equal(2, stats.sitemap_errors)
   end)
 
+  it("reads no more sitemaps once the pages fetched and queued fill max_pages", function()
+    local locs = { "&loc=" .. esc(h.url("/sitemap-1.xml", A)) }
+    for i = 1, 20 do locs[#locs + 1] = "&loc=" .. esc(h.url(("/status/404?sitemap=%d"):format(i), A)) end
+    local index = "/sitemap-list?index=1" .. table.concat(locs)
+    local stats, paths = run({ start = {}, sitemaps = { h.url(index, A) }, allow = { hosts = { A } }, max_pages = 5 })
+    assert.equal(5, #paths)
+    assert.equal(0, stats.sitemap_errors)
+    assert.equal(0, count(requests(A), "/status/404?sitemap=1"))
+  end)
+
   it("refuses a sitemaps value it cannot read", function()
     assert.has_error(function() crawl.new({ start = {}, sitemaps = 1 }) end)
     assert.has_error(function() crawl.new({ start = {}, sitemaps = { since = "yesterday" } }) end)

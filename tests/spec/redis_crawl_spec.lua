@@ -251,7 +251,7 @@ describe("luacrawl crawl --redis", function()
     local id = new_id()
     local ws = site_workers(h.redis_url, id, "-d 1")
     for _, w in ipairs(ws) do assert.equal(0, wait(w), slurp(w.err)) end
-    local late = start(("--redis %s --crawl-id %s -d 1 %s"):format(h.redis_url, id, h.url("/site/")))
+    local late = start(("--redis %s --crawl-id %s --per-host 6 -d 1 %s"):format(h.redis_url, id, h.url("/site/")))
     assert.equal(0, wait(late), slurp(late.err))
     assert.equal(0, #records(late))
   end)
@@ -557,6 +557,22 @@ describe("luacrawl crawl --redis", function()
       bin, h.redis_url, id, h.url("/site/")))
     assert.equal(2, code)
     assert.matches("worker id dup is in use in crawl " .. id, err, 1, true)
+  end)
+
+  it("refuses a worker whose politeness differs from the crawl's, saying which (exit status 2)", function()
+    local id = new_id()
+    local first = ("%s crawl -q -n 2 --redis %s --crawl-id %s --per-host 1 --delay 0.2 %s"):format(
+      bin, h.redis_url, id, h.url("/site/"))
+    local code, _, err = h.sh(first)
+    assert.equal(0, code, err)
+    local out = h.tmpname(".jsonl")
+    code, _, err = h.sh(("%s crawl -q --redis %s --crawl-id %s --per-host 16 --delay 0 -o %s %s"):format(
+      bin, h.redis_url, id, out, h.url("/site/")))
+    assert.equal(2, code)
+    assert.matches("its workers run with per_host 1, delay 0.2, robots true, this one with per_host 16, delay 0, "
+      .. "robots true", err, 1, true)
+    assert.equal(0, #h.read_file(out))
+    assert.equal(0, (h.sh(first))) -- the crawl's own values still join
   end)
 
   it("refuses Redis it cannot reach, --redis with --state, and --redis without --crawl-id (exit status 2)", function()
