@@ -497,7 +497,7 @@ static unsigned site_bucket(const char *site)
 static void lower(char *s)
 {
     for (; *s; s++)
-        *s = (char)tolower((unsigned char)*s);
+        *s = (char)ascii_lower((unsigned char)*s);
 }
 
 /* A cookie of the jar as trim_jar counts it. */
