@@ -36,6 +36,7 @@ typedef struct lc_state {
     struct buf *json;                         /* lua_json.c's buffer (buf.h), made on first use */
     struct lc_names *names;                   /* lua_http.c's header names, made on first use */
     struct lc_redis *redis;                   /* lua_redis.c's connections, made on first use */
+    struct lc_browsers *browsers;             /* lua_browser.c's browsers, made on first use */
 } lc_state_t;
 
 #define lc_state(L) ((lc_state_t *)lua_touserdata((L), lua_upvalueindex(1)))
@@ -91,6 +92,14 @@ void lc_register_redis(lua_State *L);
 /* Close the state's Redis connections: their pending calls are dropped untold. */
 void lc_redis_free(lc_state_t *st);
 void lc_signals_free(lc_state_t *st);
+void lc_register_browser(lua_State *L);
+/* Kill and free the state's browsers (before the loop their pipes are on). */
+void lc_browsers_free(lc_state_t *st);
+/* An address policy from public_only (a truthy value at index pub; 0: none) and
+ * deny_networks (nil, false or a list of CIDRs at index deny; 0: none) (lua_http.c);
+ * NULL when neither asks for anything, or when out of memory (*oom set). Raises,
+ * naming what, for a value that is not a network. */
+struct addr_policy *lc_policy_from(lua_State *L, int pub, int deny, const char *what, int *oom);
 /* Deliver signo to lc.signals.wait as if it had been caught (lc_engine_stop); raises
  * when out of memory. */
 void lc_signals_deliver(lua_State *L, lc_state_t *st, int signo);

@@ -168,6 +168,8 @@ function M.configure(opts)
   if not ok then error((tostring(err):gsub("^[^\n]-:%d+: ", "")), 2) end
   if opts.public_only ~= nil or opts.deny_networks ~= nil then
     core.address_policy(opts.public_only, opts.deny_networks)
+    -- Kept for lc.render, whose page's requests are checked in Lua (render.lua).
+    M._address_policy = { public_only = opts.public_only, deny_networks = opts.deny_networks }
   end
   if opts.max_memory ~= nil or opts.max_task_cpu ~= nil then
     core.set_limits({ max_memory = opts.max_memory, max_task_cpu = opts.max_task_cpu })
@@ -580,11 +582,20 @@ M.json = { encode = core.json_encode, decode = core.json_decode, null = core.jso
 M.url.redact = redact
 M.regex = require "luacrawl.regex"
 core.Response = Response
+core.Headers = Headers
 M.html = require "luacrawl.html"
 core.make_error = M.error
 M.warc = require "luacrawl.warc"
 -- lc.redis.connect(url [, opts]) -> a Redis connection on the loop (luacrawl/redis.lua).
 M.redis = require "luacrawl.redis"
+-- lc.render(url, opts): a page rendered by a headless Chromium (luacrawl/render.lua,
+-- loaded on first use); lc.browser(opts) sets up the browser it starts.
+function M.render(url, opts)
+  return require("luacrawl.render").render(url, opts)
+end
+function M.browser(opts)
+  return require("luacrawl.render").browser(opts)
+end
 M._suspend = suspend
 M._wake = core.wake
 
