@@ -600,7 +600,10 @@ local function run_page(r)
   r.navigating = false
   local script_result
   if r.opts.scroll > 0 then scroll(r, r.opts.scroll) end
-  if r.opts.script then script_result = evaluate(r, r.opts.script, "script") end
+  if r.opts.script then
+    script_result = evaluate(r, r.opts.script, "script")
+    if script_result == lc.json.null then script_result = nil end
+  end
   local shot = r.opts.screenshot and page_call(r, "Page.captureScreenshot", { format = "png" }).data
   local snap = evaluate(r, SNAPSHOT, "snapshot")
   return response(r, snap, shot, script_result)
