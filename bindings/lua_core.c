@@ -5,6 +5,7 @@
  * the public module. No binding file calls into this one. */
 #include "buf.h"
 #include "lua_aux.h"
+#include "lua_browser.h"
 #include "lua_check.h"
 #include "lua_embed.h"
 #include "lua_libs.h"
@@ -28,6 +29,7 @@ static int l_state_gc(lua_State *L)
     lc_signals_free(st);
     lc_limits_free(L, st);
     lc_redis_free(st); /* before the loop its sockets are on */
+    lc_browsers_free(st);
     http_free(st->http);
     dns_free(st->dns);
     sched_free(st->sched);
@@ -228,7 +230,7 @@ static const struct {
     {"json", lc_register_json},         {"warc", lc_register_warc},
     {"store", lc_register_store},       {"redis", lc_register_redis},
     {"check", lc_register_check},     {"opts", lc_register_opts},
-    {"fs", lc_register_fs},
+    {"fs", lc_register_fs},           {"browser", lc_register_browser},
 };
 
 /* With [core, state] on top of L. An open function that leaves the stack otherwise

@@ -6,6 +6,7 @@
 #include "lua_opts.h"
 #include "lua_aux.h"
 #include "lua_body.h"
+#include "lua_http.h"
 #include "lua_libs.h"
 
 #include <limits.h>
@@ -378,7 +379,7 @@ static void apply_headers(lua_State *L, int idx, http_req_t *req)
  * 0: none) and deny_networks (nil or false, or a list of CIDR strings, at index
  * deny; 0: none). NULL when neither asks for anything, or when out of memory (*oom set).
  * Raises, naming what, for a value that is not a network; frees what it made first. */
-static addr_policy_t *policy_from(lua_State *L, int pub, int deny, const char *what, int *oom)
+addr_policy_t *lc_policy_from(lua_State *L, int pub, int deny, const char *what, int *oom)
 {
     *oom = 0;
     int public_only = pub && lua_toboolean(L, pub);
@@ -438,7 +439,7 @@ static http_req_t *make_request(lua_State *L, const char *url)
     long long max_url = (long long)opt_number(L, o, O_MAX_URL_LENGTH);
     int oom = 0;
     addr_policy_t *policy =
-        o ? policy_from(L, o + O_PUBLIC_ONLY, o + O_DENY_NETWORKS, "fetch", &oom) : NULL;
+        o ? lc_policy_from(L, o + O_PUBLIC_ONLY, o + O_DENY_NETWORKS, "fetch", &oom) : NULL;
     if (oom) return NULL;
     /* nil or false: none. Checked before anything is made, as the rest are. */
     cookies_t *jar = o && lua_toboolean(L, o + O_COOKIES) ? lc_tocookies(L, o + O_COOKIES) : NULL;
@@ -595,7 +596,7 @@ static int l_address_policy(lua_State *L)
     lua_settop(L, 2);
     http_t *http = lc_http(L, st); /* first: it may raise */
     int oom;
-    addr_policy_t *p = policy_from(L, 1, 2, "configure", &oom);
+    addr_policy_t *p = lc_policy_from(L, 1, 2, "configure", &oom);
     if (oom) return luaL_error(L, "configure: out of memory");
     http_set_policy(http, p);
     return 0;
@@ -608,7 +609,7 @@ static int l_check_networks(lua_State *L)
     lua_settop(L, 2);
     const char *what = luaL_optstring(L, 2, "deny_networks");
     int oom;
-    addr_policy_free(policy_from(L, 0, 1, what, &oom));
+    addr_policy_free(lc_policy_from(L, 0, 1, what, &oom));
     return 0;
 }
 

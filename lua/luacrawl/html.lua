@@ -301,7 +301,9 @@ if Response then
       -- which a new key cannot take.
       doc = setmetatable({
         _body = rawget(self, "body") or rawget(self, "_body") or "", _url = self.url,
-        _charset = M.charset(headers and headers["content-type"]), _set = false, _title = false,
+        -- A rendered response's body is UTF-8 whatever its headers say (its _charset).
+        _charset = rawget(self, "_charset") or M.charset(headers and headers["content-type"]),
+        _set = false, _title = false,
       }, LazyMT)
       rawset(self, "_html", doc)
     end

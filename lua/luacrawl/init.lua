@@ -168,6 +168,8 @@ function M.configure(opts)
   if not ok then error((tostring(err):gsub("^[^\n]-:%d+: ", "")), 2) end
   if opts.public_only ~= nil or opts.deny_networks ~= nil then
     core.address_policy(opts.public_only, opts.deny_networks)
+    -- Kept for lc.render, whose page's requests are checked in Lua (render.lua).
+    M._address_policy = { public_only = opts.public_only, deny_networks = opts.deny_networks }
   end
   if opts.max_memory ~= nil or opts.max_task_cpu ~= nil then
     core.set_limits({ max_memory = opts.max_memory, max_task_cpu = opts.max_task_cpu })
@@ -583,6 +585,7 @@ M.json = { encode = core.json_encode, decode = core.json_parse, null = core.json
 M.url.redact = redact
 M.regex = require "luacrawl.regex"
 core.Response = Response
+core.Headers = Headers
 M.html = require "luacrawl.html"
 core.make_error = M.error
 M.warc = require "luacrawl.warc"
@@ -591,6 +594,14 @@ M.redis = require "luacrawl.redis"
 -- lc.save.path(url), lc.save.write(dir, url, body): bodies kept as files (luacrawl/save.lua),
 -- loaded on first use.
 M.save = setmetatable({}, { __index = function(_, k) return require("luacrawl.save")[k] end })
+-- lc.render(url, opts): a page rendered by a headless Chromium (luacrawl/render.lua,
+-- loaded on first use); lc.browser(opts) sets up the browser it starts.
+function M.render(url, opts)
+  return require("luacrawl.render").render(url, opts)
+end
+function M.browser(opts)
+  return require("luacrawl.render").browser(opts)
+end
 M._suspend = suspend
 M._wake = core.wake
 

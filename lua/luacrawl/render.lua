@@ -1,0 +1,702 @@
+-- luacrawl.render: lc.render(url, opts), a page rendered by a headless Chromium the
+-- engine starts on the first render (engine/browser.c) and speaks the Chrome DevTools
+-- Protocol to over a pipe (bindings/lua_browser.c). One reader task takes the
+-- browser's messages and hands replies and events to the renders; every render has
+-- a browser context of its own (cookies and storage never leak between renders),
+-- and every request its page makes is checked against the address policy before it
+-- leaves. lc.browser(opts) sets the browser up: path, args, render_concurrency,
+-- max_memory, hang_timeout.
+local lc = require "luacrawl"
+local core = require "luacrawl.core"
+local spec_check = require "luacrawl.spec_check"
+
+local json_encode, json_decode = lc.json.encode, lc.json.decode
+local CANCELLED = core.CANCELLED
+local suspend, wake, now = core.suspend, core.wake, core.now
+
+local M = {}
+
+local config = {
+  path = nil, -- LUACRAWL_CHROMIUM, else the Debian binary (browser.h)
+  args = {},
+  render_concurrency = 4,
+  max_memory = nil, -- bytes of resident memory of the browser's processes
+  hang_timeout = 20, -- seconds a browser call may go unanswered before it is killed
+}
+local DEFAULT_PATH = "/usr/lib/chromium/chromium-headless-shell"
+local FALLBACK_PATH = "/usr/bin/chromium-headless-shell"
+local IDLE_WINDOW = 0.5 -- networkidle: no request in flight for this long
+local POLL = 0.1 -- seconds between polls of a css wait or of a scroll's growth
+local MEMORY_CHECK = 1 -- seconds between checks of the browser's memory
+
+local OPTIONS = { "wait", "timeout", "viewport", "block", "script", "scroll", "screenshot",
+  "public_only", "deny_networks" }
+local BROWSER_OPTIONS = { "path", "args", "render_concurrency", "max_memory", "hang_timeout" }
+local WAITS = { load = true, domcontentloaded = true, networkidle = true }
+local DEFAULT_BLOCK = { "Image", "Font", "Media" }
+-- The resource types of CDP's Network.ResourceType, as `block` takes them (lower case).
+local RESOURCE_TYPES = { "document", "stylesheet", "image", "media", "font", "script",
+  "texttrack", "xhr", "fetch", "prefetch", "eventsource", "websocket", "manifest",
+  "signedexchange", "ping", "cspviolationreport", "preflight", "other" }
+
+local function fail(kind, message, url)
+  return lc.error(kind, message, url and { url = url } or nil)
+end
+
+-- Options -------------------------------------------------------------------------
+
+local function check_keys(t, known, what)
+  local set = {}
+  for _, k in ipairs(known) do set[k] = true end
+  for k in pairs(t) do
+    if not set[k] then
+      error(("%s: unknown option '%s'%s"):format(what, tostring(k),
+        spec_check.hint(tostring(k), known)), 3)
+    end
+  end
+end
+
+local function check_wait(w)
+  if w == nil then return "load" end
+  if type(w) == "string" and WAITS[w] then return w end
+  if type(w) == "table" and type(w.css) == "string" and next(w, next(w)) == nil then return w end
+  error("render: option 'wait' must be \"load\", \"domcontentloaded\", \"networkidle\" or "
+    .. "{ css = SELECTOR }", 3)
+end
+
+local function check_block(b)
+  local types = {}
+  local list = b == nil and DEFAULT_BLOCK or b
+  if type(list) ~= "table" then error("render: option 'block' must be a list of resource types", 3) end
+  for _, t in ipairs(list) do
+    local name = type(t) == "string" and t:lower()
+    local known = false
+    for _, k in ipairs(RESOURCE_TYPES) do known = known or k == name end
+    if not known then
+      error(("render: option 'block': unknown resource type '%s'%s"):format(tostring(t),
+        spec_check.hint(tostring(t), RESOURCE_TYPES)), 3)
+    end
+    types[name] = true
+  end
+  return types
+end
+
+local function check_opts(opts)
+  if opts ~= nil and type(opts) ~= "table" then error("render: options must be a table", 3) end
+  opts = opts or {}
+  check_keys(opts, OPTIONS, "render")
+  local o = { wait = check_wait(opts.wait), block = check_block(opts.block) }
+  o.timeout = opts.timeout or 30
+  if type(o.timeout) ~= "number" or o.timeout <= 0 then
+    error("render: option 'timeout' must be a number of seconds above 0", 3)
+  end
+  local v = opts.viewport or { width = 1280, height = 800 }
+  if type(v) ~= "table" or type(v.width) ~= "number" or type(v.height) ~= "number"
+      or v.width < 1 or v.height < 1 or v.width > 10000 or v.height > 10000 then
+    error("render: option 'viewport' must be { width = 1..10000, height = 1..10000 }", 3)
+  end
+  o.viewport = v
+  if opts.script ~= nil and type(opts.script) ~= "string" then
+    error("render: option 'script' must be JavaScript source (a string)", 3)
+  end
+  o.script = opts.script
+  o.scroll = opts.scroll or 0
+  if type(o.scroll) ~= "number" or o.scroll < 0 or o.scroll % 1 ~= 0 then
+    error("render: option 'scroll' must be a whole number of times", 3)
+  end
+  o.screenshot = opts.screenshot and true or false
+  o.public_only, o.deny_networks = opts.public_only, opts.deny_networks
+  return o
+end
+
+-- The browser ----------------------------------------------------------------------
+
+local current -- the browser now: { ud, calls, sessions, next_id, active, dead }
+local starting -- the waiters while one task starts it
+
+local function browser_path()
+  if config.path then return config.path end
+  local env = os.getenv("LUACRAWL_CHROMIUM")
+  if env and env ~= "" then return env end
+  local f = io.open(DEFAULT_PATH, "rb")
+  if f then
+    f:close()
+    return DEFAULT_PATH
+  end
+  return FALLBACK_PATH
+end
+
+-- Every waiter of b is told it is gone: calls get a reply with .dead, renders see
+-- r.dead at their next wake.
+local function fail_all(b, why)
+  if b.dead then return end
+  b.dead = why
+  if current == b then current = nil end
+  core.browser_kill(b.ud, why)
+  for _, t in pairs(b.calls) do wake(t, { dead = why }) end
+  for _, r in pairs(b.sessions) do
+    r.dead = r.dead or why
+    if r.waiter then wake(r.waiter) end
+  end
+end
+
+local on_event -- below
+
+local function dispatch(b, m)
+  if m.id then
+    local t = b.calls[m.id]
+    if t then
+      b.calls[m.id] = nil
+      wake(t, m)
+    end
+    return
+  end
+  local r = b.sessions[m.sessionId or false]
+  if r then on_event(r, m.method, m.params or {}, m.sessionId) end
+end
+
+local function reader(b)
+  while true do
+    if core.browser_wait(b.ud) == CANCELLED then
+      -- The run is ending (nothing else can make progress): the browser goes with it.
+      fail_all(b, "the run ended")
+      return
+    end
+    local msgs, why = core.browser_take(b.ud)
+    for i = 1, #msgs do
+      local ok, m = pcall(json_decode, msgs[i])
+      if ok and type(m) == "table" then dispatch(b, m) end
+    end
+    if why then
+      fail_all(b, why)
+      return
+    end
+  end
+end
+
+-- While renders run, the resident memory of the browser's processes, every second:
+-- over max_memory, the browser is killed (its renders fail, the next starts another).
+local function watch_memory(b)
+  while not b.dead and b.active > 0 and config.max_memory do
+    local rss = core.browser_info(b.ud).rss or 0
+    if rss > config.max_memory then
+      fail_all(b, ("over its max_memory: %d MB resident, the limit %d MB"):format(
+        math.floor(rss / 1048576), math.floor(config.max_memory / 1048576)))
+      return
+    end
+    lc.sleep(MEMORY_CHECK)
+  end
+  b.watching = false
+end
+
+-- Send method to the browser (session: a page's) and wait up to `limit` seconds for
+-- the reply: its result, or nil and an error.
+local function call(b, method, params, session, limit)
+  if b.dead then return nil, fail("render", "browser: " .. b.dead) end
+  local id = b.next_id
+  b.next_id = id + 1
+  local me = lc.current()
+  local msg = { id = id, method = method, params = params or {} }
+  msg.sessionId = session
+  if not core.browser_send(b.ud, json_encode(msg)) then
+    fail_all(b, "writing to the browser failed")
+    return nil, fail("render", "browser: " .. b.dead)
+  end
+  b.calls[id], b.call_sessions[id] = me, session
+  local m = suspend(limit)
+  b.calls[id], b.call_sessions[id] = nil, nil
+  if m == CANCELLED then error(lc.cancelled, 0) end
+  if m == nil then return nil, nil end -- the time ran out: the caller says what that means
+  if m.dead then return nil, fail("render", "browser: " .. m.dead) end
+  if m.crashed then return nil, fail("render", "the page's renderer crashed") end
+  if m.error then return nil, fail("render", ("%s: %s"):format(method, m.error.message or "failed")) end
+  return m.result or {}
+end
+
+-- A call to the browser itself: one not answered within hang_timeout means a hung
+-- browser, which is killed.
+local function browser_call(b, method, params, deadline)
+  local limit = config.hang_timeout
+  if deadline then limit = math.min(limit, math.max(deadline - now(), 0.001)) end
+  local result, err = call(b, method, params, nil, limit)
+  if result or err then return result, err end
+  if deadline and now() >= deadline then return nil, fail("timeout", "render timed out") end
+  fail_all(b, ("hung: %s not answered in %g s"):format(method, config.hang_timeout))
+  return nil, fail("render", "browser: " .. b.dead)
+end
+
+local function start_browser(deadline)
+  local ud, err = core.browser_start(browser_path(), config.args)
+  if not ud then return nil, fail("render", err) end
+  local b = { ud = ud, calls = {}, sessions = {}, call_sessions = {}, next_id = 1, active = 0 }
+  lc.spawn(reader, b)
+  local _, e = browser_call(b, "Browser.getVersion", nil, deadline)
+  if e then
+    fail_all(b, e.message)
+    return nil, e
+  end
+  return b
+end
+
+-- The browser, started when there is none (one task starts it, the others wait).
+local function get_browser(deadline)
+  if current and not current.dead then return current end
+  if starting then
+    local me = lc.current()
+    starting[#starting + 1] = me
+    if suspend(math.max(deadline - now(), 0.001)) == CANCELLED then error(lc.cancelled, 0) end
+    if current and not current.dead then return current end
+    if now() >= deadline then return nil, fail("timeout", "render timed out starting the browser") end
+    return nil, fail("render", "the browser failed to start")
+  end
+  starting = {}
+  local b, err = start_browser(deadline)
+  local waiting = starting
+  starting = nil
+  current = b
+  for _, t in ipairs(waiting) do wake(t) end
+  return b, err
+end
+
+-- Slots: render_concurrency renders at once, the rest wait in order ---------------
+
+local active, queue = 0, {}
+
+local function acquire(deadline)
+  if active < config.render_concurrency then
+    active = active + 1
+    return true
+  end
+  local me = lc.current()
+  queue[#queue + 1] = me
+  while true do
+    local r = suspend(math.max(deadline - now(), 0.001))
+    if r == CANCELLED or r == nil then
+      for i, t in ipairs(queue) do
+        if t == me then table.remove(queue, i) break end
+      end
+      if r == CANCELLED then error(lc.cancelled, 0) end
+      return false
+    end
+    if r == "slot" then return true end
+  end
+end
+
+local function release()
+  while #queue > 0 do
+    local t = table.remove(queue, 1)
+    if wake(t, "slot") then return end -- the slot passes on, active unchanged
+  end
+  active = active - 1
+end
+
+-- A page's events -------------------------------------------------------------------
+
+local function notify(r)
+  if r.waiter then wake(r.waiter) end
+end
+
+local function console_text(args)
+  local parts = {}
+  for i, a in ipairs(args or {}) do
+    parts[i] = a.value ~= nil and tostring(a.value) or a.description or a.type or "?"
+  end
+  return table.concat(parts, " ")
+end
+
+local function failed(r, url, why)
+  r.failed_requests[#r.failed_requests + 1] = { url = url, error = why }
+end
+
+local check_request -- below
+
+-- A document the browser would save rather than show: an attachment.
+local function is_download(response)
+  local h = response.headers or {}
+  for k, v in pairs(h) do
+    if k:lower() == "content-disposition" and tostring(v):lower():match("^%s*attachment") then
+      return true
+    end
+  end
+  return false
+end
+
+local function download(r, url)
+  if r.downloads[url] then return end
+  r.downloads[url] = true
+  r.download = url
+  failed(r, url, "download refused")
+end
+
+local events = {
+  ["Page.loadEventFired"] = function(r) r.loaded = true end,
+  ["Page.domContentEventFired"] = function(r) r.dom_ready = true end,
+  ["Page.frameStartedLoading"] = function(r, p)
+    if p.frameId == r.frame then r.loaded, r.dom_ready = false, false end
+  end,
+  ["Network.requestWillBeSent"] = function(r, p)
+    if not r.inflight[p.requestId] then r.count = r.count + 1 end
+    r.inflight[p.requestId] = p.request.url
+    r.last_activity = now()
+  end,
+  ["Network.responseReceived"] = function(r, p)
+    if p.type == "Document" and p.frameId == r.frame then
+      if is_download(p.response) then
+        download(r, p.response.url)
+        return
+      end
+      r.status, r.doc_url = p.response.status, p.response.url
+      r.headers = p.response.headers
+    end
+  end,
+  ["Network.loadingFinished"] = function(r, p)
+    if r.inflight[p.requestId] then r.count = r.count - 1 end
+    r.inflight[p.requestId] = nil
+    r.last_activity = now()
+  end,
+  ["Network.loadingFailed"] = function(r, p)
+    local url = r.inflight[p.requestId]
+    if url then r.count = r.count - 1 end
+    r.inflight[p.requestId] = nil
+    r.last_activity = now()
+    if url and not p.canceled and p.blockedReason ~= "inspector" then
+      failed(r, url, r.refused[url] or p.errorText or "failed")
+    end
+  end,
+  ["Runtime.consoleAPICalled"] = function(r, p)
+    if p.type == "error" or p.type == "assert" then
+      r.console_errors[#r.console_errors + 1] = console_text(p.args)
+    end
+  end,
+  ["Runtime.exceptionThrown"] = function(r, p)
+    local d = p.exceptionDetails or {}
+    r.console_errors[#r.console_errors + 1] = d.exception and d.exception.description or d.text
+      or "exception"
+  end,
+  -- The calls waiting on a crashed page get no reply: they fail now.
+  ["Inspector.targetCrashed"] = function(r)
+    r.crashed = true
+    for id, s in pairs(r.b.call_sessions) do
+      if s == r.session then wake(r.b.calls[id], { crashed = true }) end
+    end
+  end,
+  ["Fetch.requestPaused"] = function(r, p, session) lc.spawn(check_request, r, p, session) end,
+  -- The browser refuses the download (Browser.setDownloadBehavior); the page that
+  -- started it has loaded as far as it will.
+  ["Page.downloadWillBegin"] = function(r, p)
+    download(r, p.url)
+    r.loaded, r.dom_ready = true, true
+  end,
+  ["Page.frameStoppedLoading"] = function(r, p)
+    if p.frameId == r.frame then r.loaded, r.dom_ready = true, true end
+  end,
+  -- A worker (dedicated, shared, service) the page starts: its requests are
+  -- intercepted as the page's are, before it runs.
+  ["Target.attachedToTarget"] = function(r, p)
+    local s = p.sessionId
+    r.b.sessions[s] = r
+    r.children[#r.children + 1] = s
+    lc.spawn(function()
+      call(r.b, "Fetch.enable", { patterns = { { urlPattern = "*" } } }, s, config.hang_timeout)
+      call(r.b, "Network.enable", nil, s, config.hang_timeout)
+      call(r.b, "Runtime.runIfWaitingForDebugger", nil, s, config.hang_timeout)
+    end)
+  end,
+}
+
+function on_event(r, method, p, session)
+  local f = events[method]
+  if f then f(r, p, session) end
+  notify(r)
+end
+
+-- The request's host, resolved by the engine's own resolver, against the render's
+-- address policy: every address must be allowed (the browser picks its own).
+local function refusal(r, url)
+  local scheme = url:match("^(%a[%w+.-]*):")
+  scheme = scheme and scheme:lower()
+  if scheme ~= "http" and scheme ~= "https" then
+    return "AccessDenied", ("scheme %s: refused"):format(tostring(scheme))
+  end
+  if not r.policy then return nil end
+  local host = lc.url.host(url)
+  if not host then return "AccessDenied", "no host" end
+  local addrs, err = lc.resolve((host:gsub("^%[(.*)%]$", "%1")))
+  if not addrs then return "NameNotResolved", "dns: " .. tostring(err and err.message) end
+  for _, a in ipairs(addrs) do
+    local why = core.address_denied(r.policy, a)
+    if why then return "AccessDenied", ("address %s denied (%s)"):format(a, why) end
+  end
+  return nil
+end
+
+function check_request(r, p, session)
+  local b, url = r.b, p.request.url
+  local rtype = (p.resourceType or "other"):lower()
+  local reason, why
+  if r.block[rtype] then
+    reason, why = "BlockedByClient", "blocked (" .. rtype .. ")"
+  else
+    reason, why = refusal(r, url)
+  end
+  local method, params = "Fetch.continueRequest", { requestId = p.requestId }
+  if reason then
+    method, params.errorReason = "Fetch.failRequest", reason
+    r.refused[url] = why
+    if p.resourceType == "Document" and p.frameId == r.frame and r.navigating then
+      r.denied = r.denied or ("%s: %s"):format(url, why)
+    end
+  end
+  if not b.dead then core.browser_send(b.ud, json_encode({ id = 0, method = method, params = params,
+    sessionId = session })) end
+end
+
+-- A render ----------------------------------------------------------------------------
+
+local function left(r) return r.deadline - now() end
+
+-- Wait until pred(r) holds; raises a timeout or the browser's end.
+local function wait_until(r, pred, poll)
+  while true do
+    if r.dead then error(fail("render", "browser: " .. r.dead), 0) end
+    if r.crashed then error(fail("render", "the page's renderer crashed"), 0) end
+    if r.denied then error(fail("denied", r.denied), 0) end
+    if pred(r) then return end
+    local limit = left(r)
+    if limit <= 0 then error(fail("timeout", ("render not done within %g s"):format(r.timeout)), 0) end
+    r.waiter = lc.current()
+    local v = suspend(poll and math.min(poll, limit) or limit)
+    r.waiter = nil
+    if v == CANCELLED then error(lc.cancelled, 0) end
+  end
+end
+
+local function page_call(r, method, params)
+  local limit = left(r)
+  if limit <= 0 then error(fail("timeout", ("render not done within %g s"):format(r.timeout)), 0) end
+  local result, err = call(r.b, method, params, r.session, limit)
+  if result then return result end
+  if err then error(err, 0) end
+  if r.crashed then error(fail("render", "the page's renderer crashed"), 0) end
+  error(fail("timeout", ("render not done within %g s"):format(r.timeout)), 0)
+end
+
+-- Evaluate JavaScript in the page: its value (JSON-able), raising on an exception.
+local function evaluate(r, expr, what)
+  local res = page_call(r, "Runtime.evaluate", { expression = expr, returnByValue = true,
+    awaitPromise = true })
+  if res.exceptionDetails then
+    local d = res.exceptionDetails
+    error(fail("render", ("%s failed: %s"):format(what, d.exception and d.exception.description
+      or d.text or "exception")), 0)
+  end
+  return res.result and res.result.value
+end
+
+local function idle(r) return r.loaded and r.count == 0 and now() - r.last_activity >= IDLE_WINDOW end
+
+local function settle(r)
+  local w = r.opts.wait
+  if w == "load" then
+    wait_until(r, function() return r.loaded end)
+  elseif w == "domcontentloaded" then
+    wait_until(r, function() return r.dom_ready end)
+  elseif w == "networkidle" then
+    wait_until(r, idle, IDLE_WINDOW / 5)
+  else
+    wait_until(r, function() return r.dom_ready end)
+    local expr = ("!!document.querySelector(%s)"):format(json_encode(w.css))
+    wait_until(r, function() return evaluate(r, expr, "wait css") end, POLL)
+  end
+end
+
+local HEIGHT = "document.scrollingElement ? document.scrollingElement.scrollHeight : 0"
+
+-- Scroll to the bottom n times, each time waiting for the page to grow and its
+-- requests to settle; stop early when it no longer grows.
+local function scroll(r, n)
+  for _ = 1, n do
+    local h = evaluate(r, HEIGHT, "scroll")
+    evaluate(r, "window.scrollTo(0, " .. HEIGHT .. "), true", "scroll")
+    local grew, since = false, now()
+    wait_until(r, function()
+      if not grew then grew = evaluate(r, HEIGHT, "scroll") > h end
+      local quiet = r.count == 0 and now() - r.last_activity >= IDLE_WINDOW / 2
+      return (grew and quiet) or now() - since > 2
+    end, POLL)
+    if not grew then break end
+  end
+end
+
+local SNAPSHOT = [[(function () {
+  var d = document.doctype ? new XMLSerializer().serializeToString(document.doctype) + "\n" : "";
+  return { html: d + document.documentElement.outerHTML, url: location.href,
+           encoding: document.characterSet };
+})()]]
+
+local function open_page(r)
+  local b = r.b
+  local ctx, err = browser_call(b, "Target.createBrowserContext", { disposeOnDetach = true }, r.deadline)
+  if not ctx then error(err, 0) end
+  r.context = ctx.browserContextId
+  local _, e1 = browser_call(b, "Browser.setDownloadBehavior", { behavior = "deny",
+    browserContextId = r.context, eventsEnabled = true }, r.deadline)
+  if e1 then error(e1, 0) end
+  local target, e2 = browser_call(b, "Target.createTarget", { url = "about:blank",
+    browserContextId = r.context }, r.deadline)
+  if not target then error(e2, 0) end
+  r.frame = target.targetId
+  local att, e3 = browser_call(b, "Target.attachToTarget", { targetId = r.frame, flatten = true },
+    r.deadline)
+  if not att then error(e3, 0) end
+  r.session = att.sessionId
+  b.sessions[r.session] = r
+  page_call(r, "Fetch.enable", { patterns = { { urlPattern = "*" } } })
+  page_call(r, "Network.enable")
+  page_call(r, "Page.enable")
+  page_call(r, "Runtime.enable")
+  page_call(r, "Inspector.enable")
+  page_call(r, "Target.setAutoAttach", { autoAttach = true, waitForDebuggerOnStart = true,
+    flatten = true })
+  page_call(r, "Emulation.setDeviceMetricsOverride", { width = r.opts.viewport.width,
+    height = r.opts.viewport.height, deviceScaleFactor = 1, mobile = false })
+end
+
+local function close_page(r)
+  local b = r.b
+  if r.session then b.sessions[r.session] = nil end
+  for _, s in ipairs(r.children) do b.sessions[s] = nil end
+  if r.context and not b.dead then
+    -- A browser that cannot close a context is hung: browser_call kills it.
+    browser_call(b, "Target.disposeBrowserContext", { browserContextId = r.context })
+  end
+end
+
+local b64 = core.base64_decode
+
+local function response(r, snap, shot, script_result)
+  local headers = setmetatable({}, core.Headers)
+  for k, v in pairs(r.headers or {}) do headers[k:lower()] = v end
+  local res = setmetatable({
+    status = r.status or 200, url = snap.url, headers = headers, body = snap.html,
+    size = #snap.html, rendered = true, encoding = snap.encoding, _charset = "utf-8",
+    document_url = r.doc_url, console_errors = r.console_errors,
+    failed_requests = r.failed_requests, script_result = script_result,
+    screenshot = shot and b64(shot) or nil,
+  }, lc.Response)
+  return res
+end
+
+local function run_page(r)
+  open_page(r)
+  r.navigating = true
+  local nav = page_call(r, "Page.navigate", { url = r.url })
+  if r.denied then error(fail("denied", r.denied), 0) end
+  if nav.errorText and nav.errorText ~= "" then
+    if r.download and not r.status then error(fail("denied", "the page is a download: refused"), 0) end
+    error(fail("render", ("navigation failed: %s"):format(nav.errorText)), 0)
+  end
+  settle(r)
+  r.navigating = false
+  local script_result
+  if r.opts.scroll > 0 then scroll(r, r.opts.scroll) end
+  if r.opts.script then
+    script_result = evaluate(r, r.opts.script, "script")
+    if script_result == lc.json.null then script_result = nil end
+  end
+  local shot = r.opts.screenshot and page_call(r, "Page.captureScreenshot", { format = "png" }).data
+  local snap = evaluate(r, SNAPSHOT, "snapshot")
+  return response(r, snap, shot, script_result)
+end
+
+local function policy_of(o)
+  if o.public_only ~= nil or o.deny_networks ~= nil then
+    return core.address_policy_new(o.public_only, o.deny_networks)
+  end
+  local p = lc._address_policy
+  return p and core.address_policy_new(p.public_only, p.deny_networks)
+end
+
+local function render_with(b, url, o, deadline)
+  local r = { b = b, url = url, opts = o, block = o.block, policy = policy_of(o), deadline = deadline,
+    timeout = o.timeout, inflight = {}, count = 0, last_activity = now(), refused = {},
+    console_errors = {}, failed_requests = {}, children = {}, downloads = {}, loaded = false, dom_ready = false }
+  b.active = b.active + 1
+  if config.max_memory and not b.watching then
+    b.watching = true
+    lc.spawn(watch_memory, b)
+  end
+  local ok, res = pcall(run_page, r)
+  b.active = b.active - 1
+  if res == lc.cancelled then
+    -- A cancelled task waits for nothing more: the context is closed unanswered.
+    if r.context and not b.dead then
+      core.browser_send(b.ud, json_encode({ id = 0, method = "Target.disposeBrowserContext",
+        params = { browserContextId = r.context } }))
+    end
+    r.context = nil
+    close_page(r)
+    error(res, 0)
+  end
+  close_page(r)
+  if ok then return res end
+  if not lc.is_error(res) then error(res, 0) end
+  res.url = res.url or url
+  return nil, res
+end
+
+function M.render(url, opts)
+  if type(url) ~= "string" then error("render: url must be a string", 2) end
+  local o = check_opts(opts)
+  if not lc.current() then error("render: must be called from a luacrawl task", 2) end
+  local scheme = url:match("^(%a[%w+.-]*):")
+  if not scheme or (scheme:lower() ~= "http" and scheme:lower() ~= "https") then
+    return nil, fail("invalid_url", "render: only http and https URLs are rendered", url)
+  end
+  local deadline = now() + o.timeout
+  if not acquire(deadline) then return nil, fail("timeout", "render timed out waiting for a slot", url) end
+  local ok, res, err = pcall(function()
+    local b, e = get_browser(deadline)
+    if not b then return nil, e end
+    return render_with(b, url, o, deadline)
+  end)
+  release()
+  if not ok then error(res, 0) end
+  if err then err.url = err.url or url end
+  return res, err
+end
+
+-- lc.browser{ path =, args =, render_concurrency =, max_memory =, hang_timeout = }:
+-- settings for the browsers started from now on (the one running is kept). Returns
+-- the settings in force.
+function M.browser(opts)
+  if opts == nil then return config end
+  if type(opts) ~= "table" then error("browser: options must be a table", 2) end
+  check_keys(opts, BROWSER_OPTIONS, "browser")
+  if opts.path ~= nil and type(opts.path) ~= "string" then error("browser: path must be a string", 2) end
+  if opts.args ~= nil then
+    if type(opts.args) ~= "table" then error("browser: args must be a list of strings", 2) end
+    for _, a in ipairs(opts.args) do
+      if type(a) ~= "string" then error("browser: args must be a list of strings", 2) end
+    end
+  end
+  local n = opts.render_concurrency
+  if n ~= nil and (type(n) ~= "number" or n < 1 or n % 1 ~= 0) then
+    error("browser: render_concurrency must be a whole number of at least 1", 2)
+  end
+  for _, k in ipairs({ "max_memory", "hang_timeout" }) do
+    local v = opts[k]
+    if v ~= nil and (type(v) ~= "number" or v <= 0) then error(("browser: %s must be above 0"):format(k), 2) end
+  end
+  for _, k in ipairs(BROWSER_OPTIONS) do
+    if opts[k] ~= nil then config[k] = opts[k] end
+  end
+  return config
+end
+
+-- The browser now, for the tests: {pid=, profile=, rss=, alive=} or nil.
+function M.browser_info()
+  return current and not current.dead and core.browser_info(current.ud) or nil
+end
+
+return M
