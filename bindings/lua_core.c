@@ -91,6 +91,7 @@ static int state_gc(lua_State *L)
     lc_signals_free(st);
     lc_limits_free(L, st);
     lc_redis_free(st); /* before the loop its sockets are on */
+    lc_dash_free(st);
     http_free(st->http);
     dns_free(st->dns);
     sched_free(st->sched);
@@ -299,6 +300,7 @@ int luaopen_luacrawl(lua_State *L)
     lc_register_warc(L);
     lc_register_store(L);
     lc_register_redis(L);
+    lc_register_dash(L);
     lc_register_check(L);
     lua_pop(L, 1); /* state */
     lua_pushvalue(L, -1);

@@ -36,6 +36,7 @@ typedef struct lc_state {
     struct buf *json;                         /* lua_json.c's buffer (buf.h), made on first use */
     struct lc_names *names;                   /* lua_http.c's header names, made on first use */
     struct lc_redis *redis;                   /* lua_redis.c's connections, made on first use */
+    struct lc_dash *dashes;                   /* lua_dash.c's servers still open */
 } lc_state_t;
 
 #define lc_state(L) ((lc_state_t *)lua_touserdata((L), lua_upvalueindex(1)))
@@ -88,6 +89,9 @@ void lc_register_json(lua_State *L);
 void lc_register_warc(lua_State *L);
 void lc_register_store(lua_State *L);
 void lc_register_redis(lua_State *L);
+void lc_register_dash(lua_State *L);
+/* Close the state's dashboard servers (before the loop they are on). */
+void lc_dash_free(lc_state_t *st);
 /* Close the state's Redis connections: their pending calls are dropped untold. */
 void lc_redis_free(lc_state_t *st);
 void lc_signals_free(lc_state_t *st);

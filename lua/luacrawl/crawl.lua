@@ -1330,6 +1330,7 @@ function Crawler:run()
   local show = self.spec.progress
   if show == nil then show = not self.spec.quiet end
   if show then helpers[#helpers + 1] = lc.spawn(self.progress, self) end
+  helpers[#helpers + 1] = lc.spawn(report.sampler, self)
   if self.fleet then self.fleet:start(self) end
   if self.state then
     -- The state's commits flush the outputs too (crawl_state.lua).

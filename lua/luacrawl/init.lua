@@ -585,6 +585,11 @@ core.make_error = M.error
 M.warc = require "luacrawl.warc"
 -- lc.redis.connect(url [, opts]) -> a Redis connection on the loop (luacrawl/redis.lua).
 M.redis = require "luacrawl.redis"
+-- lc.dashboard{listen =, token =} -> the dashboard's server (luacrawl/dashboard.lua),
+-- loaded on first use.
+function M.dashboard(opts)
+  return require("luacrawl.dashboard").open(opts)
+end
 M._suspend = suspend
 M._wake = core.wake
 
