@@ -196,6 +196,13 @@ static const struct doc *find_doc(const dash_t *d, const char *path)
 
 /* The event stream -------------------------------------------------------------- */
 
+static size_t put(char *buf, size_t n, const char *s)
+{
+    while (*s)
+        buf[n++] = *s++;
+    return n;
+}
+
 /* The latest event as data: lines ("data: " before each line, a blank line after). */
 static int load_event(struct client *cl)
 {
@@ -203,17 +210,15 @@ static int load_event(struct client *cl)
     size_t lines = 1;
     for (size_t i = 0; i < d->event_len; i++)
         lines += d->event[i] == '\n';
-    char *buf = realloc(cl->buf, d->event_len + lines * 7 + 2);
+    char *buf = realloc(cl->buf, d->event_len + lines * 6 + 2);
     if (!buf) return -1;
     cl->buf = buf;
-    size_t n = 0;
-    memcpy(buf, "data: ", 6), n = 6;
+    size_t n = put(buf, 0, "data: ");
     for (size_t i = 0; i < d->event_len; i++) {
         buf[n++] = d->event[i];
-        if (d->event[i] == '\n') memcpy(buf + n, "data: ", 6), n += 6;
+        if (d->event[i] == '\n') n = put(buf, n, "data: ");
     }
-    memcpy(buf + n, "\n\n", 2);
-    cl->len = n + 2;
+    cl->len = put(buf, n, "\n\n");
     cl->off = 0;
     cl->gen = d->gen;
     return 0;
@@ -383,6 +388,7 @@ static int open_listener(dash_t *d, const struct sockaddr_storage *addr, char *e
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0) goto fail;
     if (bind(fd, (const struct sockaddr *)addr, len) < 0 || listen(fd, 64) < 0) goto fail;
     struct sockaddr_storage bound;
+    memset(&bound, 0, sizeof(bound));
     len = sizeof(bound);
     if (getsockname(fd, (struct sockaddr *)&bound, &len) < 0) goto fail;
     d->port = ntohs(bound.ss_family == AF_INET ? ((struct sockaddr_in *)&bound)->sin_port
