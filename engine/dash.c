@@ -53,7 +53,7 @@ struct dash {
     int ncmds;
     int reads_need_token, closing;
     unsigned port;
-    char host[INET6_ADDRSTRLEN + 2];
+    char host[INET6_ADDRSTRLEN + 3]; /* [v6] and its NUL */
     char token[65];
 };
 
