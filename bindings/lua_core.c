@@ -6,6 +6,7 @@
 #include "buf.h"
 #include "lua_aux.h"
 #include "lua_browser.h"
+#include "lua_dash.h"
 #include "lua_check.h"
 #include "lua_embed.h"
 #include "lua_libs.h"
@@ -30,6 +31,7 @@ static int l_state_gc(lua_State *L)
     lc_limits_free(L, st);
     lc_redis_free(st); /* before the loop its sockets are on */
     lc_browsers_free(st);
+    lc_dash_free(st);
     http_free(st->http);
     dns_free(st->dns);
     sched_free(st->sched);
@@ -231,6 +233,7 @@ static const struct {
     {"store", lc_register_store},       {"redis", lc_register_redis},
     {"check", lc_register_check},     {"opts", lc_register_opts},
     {"fs", lc_register_fs},           {"browser", lc_register_browser},
+    {"dash", lc_register_dash},
 };
 
 /* With [core, state] on top of L. An open function that leaves the stack otherwise

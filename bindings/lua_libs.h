@@ -30,5 +30,6 @@ void lc_register_check(lua_State *L);
 void lc_register_opts(lua_State *L);
 void lc_register_fs(lua_State *L);
 void lc_register_browser(lua_State *L);
+void lc_register_dash(lua_State *L);
 
 #endif

@@ -29,6 +29,7 @@ typedef struct lc_state {
     struct lc_names *names;                   /* lua_http.c's header names, made on first use */
     struct lc_redis *redis;                   /* lua_redis.c's connections, made on first use */
     struct lc_browsers *browsers;             /* lua_browser.c's browsers, made on first use */
+    struct lc_dash *dashes;                   /* lua_dash.c's servers still open */
 } lc_state_t;
 
 #define lc_state(L) ((lc_state_t *)lua_touserdata((L), lua_upvalueindex(1)))

@@ -801,6 +801,7 @@ function Crawler:run()
   local show = self.spec.progress
   if show == nil then show = not self.spec.quiet end
   if show then helpers[#helpers + 1] = lc.spawn(self.progress, self) end
+  helpers[#helpers + 1] = lc.spawn(report.sampler, self)
   -- A state's task commits, and its commits flush the outputs too (crawl_state.lua).
   local committer = self.durable:start(self)
   if committer then

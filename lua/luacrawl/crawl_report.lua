@@ -20,7 +20,69 @@ function M.new()
     too_deep = 0, dropped = 0, invalid_urls = 0, redirects = 0, redirect_limit = 0,
     items = 0, items_lost = 0, parse_errors = 0, output_errors = 0, host_backoffs = 0, host_time_exceeded = 0,
     starts = 0, start_refused = 0,
+    series = { interval = 1, points = {}, minutes = {} },
   }
+end
+
+-- The time series ---------------------------------------------------------------------
+
+-- st.series: what the crawl counted each second (pages, bytes, statuses, error kinds),
+-- a point a second for the last SERIES_SECONDS, older seconds merged into a point a
+-- minute, of which the last SERIES_MINUTES are kept. A point's t is its second (or
+-- minute's first second) since the crawl started.
+M.SERIES_SECONDS, M.SERIES_MINUTES = 3600, 7 * 24 * 60
+
+-- The counts each series' last sample saw (outside st, which --stats-json writes).
+local sampled = setmetatable({}, { __mode = "k" })
+
+local function count_delta(now_t, before, into)
+  for k, v in pairs(now_t) do
+    local d = v - (before[k] or 0)
+    if d ~= 0 then into[tostring(k)] = (into[tostring(k)] or 0) + d end
+    before[k] = v
+  end
+end
+
+local function add_point(list, t, p)
+  local last = list[#list]
+  if not last or last.t ~= t then
+    last = { t = t, pages = 0, bytes = 0, statuses = {}, errors = {} }
+    list[#list + 1] = last
+  end
+  last.pages, last.bytes = last.pages + p.pages, last.bytes + p.bytes
+  for k, v in pairs(p.statuses) do last.statuses[k] = (last.statuses[k] or 0) + v end
+  for k, v in pairs(p.errors) do last.errors[k] = (last.errors[k] or 0) + v end
+end
+
+-- Count what changed since the last sample into the second t (seconds since the
+-- crawl started).
+function M.sample(st, t)
+  local series = st.series
+  if not series then return end
+  local before = sampled[series]
+  if not before then
+    before = { pages = 0, bytes = 0, statuses = {}, errors = {} }
+    sampled[series] = before
+  end
+  local p = { pages = st.pages - before.pages, bytes = st.bytes - before.bytes, statuses = {}, errors = {} }
+  before.pages, before.bytes = st.pages, st.bytes
+  count_delta(st.statuses, before.statuses, p.statuses)
+  count_delta(st.errors, before.errors, p.errors)
+  local points = series.points
+  add_point(points, math.floor(t), p)
+  while #points > M.SERIES_SECONDS do
+    local old = table.remove(points, 1)
+    add_point(series.minutes, old.t - old.t % 60, old)
+    if #series.minutes > M.SERIES_MINUTES then table.remove(series.minutes, 1) end
+  end
+end
+
+-- The task that samples a crawl's stats each second until cancelled.
+function M.sampler(crawler)
+  while true do
+    lc.sleep(1)
+    M.sample(crawler.stats, now() - crawler.started)
+  end
 end
 
 -- crawler.stats at the end of its run, with the time it took, its rate, what was
@@ -28,6 +90,7 @@ end
 function M.final(crawler)
   local st = crawler.stats
   st.elapsed = now() - crawler.started
+  M.sample(st, st.elapsed)
   st.pages_per_s = st.pages / math.max(st.elapsed, 1e-9)
   st.queued_left = crawler.frontier:size()
   st.stop_reason = crawler.stop_reason or "done"
@@ -159,14 +222,24 @@ function M.format(st)
   return table.concat(lines, "\n")
 end
 
--- Final stats as JSON: statuses keyed by strings.
-function M.json(st)
+-- v with the keys of every table that is not a list as strings (statuses are keyed
+-- by numbers, which JSON objects cannot be).
+local function json_ready(v)
+  if type(v) ~= "table" then return v end
+  local n, count = #v, 0
+  for _ in pairs(v) do count = count + 1 end
   local copy = {}
-  for k, v in pairs(st) do copy[k] = v end
-  local statuses = {}
-  for k, v in pairs(st.statuses) do statuses[tostring(k)] = v end
-  copy.statuses = statuses
-  return json_encode(copy)
+  if n > 0 and n == count then
+    for i = 1, n do copy[i] = json_ready(v[i]) end
+  else
+    for k, x in pairs(v) do copy[tostring(k)] = json_ready(x) end
+  end
+  return copy
+end
+
+-- Final stats (or stats of a crawl in progress) as JSON: statuses keyed by strings.
+function M.json(st)
+  return json_encode(json_ready(st))
 end
 
 -- Write final stats to f, the stats_json file opened at path, and close it. Returns

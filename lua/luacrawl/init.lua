@@ -602,6 +602,11 @@ end
 function M.browser(opts)
   return require("luacrawl.render").browser(opts)
 end
+-- lc.dashboard{listen =, token =} -> the dashboard's server (luacrawl/dashboard.lua),
+-- loaded on first use.
+function M.dashboard(opts)
+  return require("luacrawl.dashboard").open(opts)
+end
 M._suspend = suspend
 M._wake = core.wake
 
