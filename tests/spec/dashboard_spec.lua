@@ -5,12 +5,12 @@
 local lc = require "luacrawl"
 local h = require "spec_helper"
 local cjson = require "cjson"
-local report = require "luacrawl.report"
+local report = require "luacrawl.crawl_report"
 
 -- A stats table as a crawl has it, with the live fields a dashboard shows: as code,
 -- which the dashboard of a process of its own runs too (start_server).
 local STATS_CODE = [[
-local report = require "luacrawl.report"
+local report = require "luacrawl.crawl_report"
 local st = report.new()
 st.pages, st.requests, st.bytes, st.errors_total, st.retries = 123, 130, 456789, 2, 4
 st.statuses[200], st.statuses[404], st.errors.timeout = 120, 3, 2
