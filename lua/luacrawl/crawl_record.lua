@@ -9,7 +9,7 @@ local spec_check = require "luacrawl.spec_check"
 local extract = require "luacrawl.extract"
 local Page = require "luacrawl.crawl_page"
 
-local null = core.json_null
+local null, json_decode, json_array_mt = core.json_null, core.json_decode, core.json_array_mt
 local unpack = unpack or table.unpack
 local redact = lc.url.redact
 
@@ -96,6 +96,60 @@ local function record(page, rec, want, extracts)
   return rec
 end
 
+-- The fields of a record that a recrawl's 304 keeps from the last fetch (its body is
+-- not sent again): content_type, length, title, links and the extract fields, those
+-- of spec.fields (after M.setup); nil for a spec that writes no record.
+local KEPT = { content_type = true, length = true, title = true, links = true }
+
+function M.kept_fields(spec)
+  if not M.wanted(spec) then return nil end
+  local extra = {}
+  for _, e in ipairs(spec.extract or {}) do extra[e.name] = true end
+  local list = {}
+  for _, f in ipairs(spec.fields) do
+    if KEPT[f] or extra[f] then list[#list + 1] = f end
+  end
+  return list
+end
+
+local function decode(text)
+  if not text then return nil end
+  local ok, t = pcall(json_decode, text)
+  return ok and type(t) == "table" and t or nil
+end
+
+-- Whether a state's kept fields (JSON text, or nil) hold every field of kept (a
+-- list from M.kept_fields; nil: the crawl writes no record, nothing is needed).
+function M.keeps(text, kept)
+  if not kept or not kept[1] then return true end
+  local t = decode(text)
+  if not t then return false end
+  for _, f in ipairs(kept) do
+    if t[f] == nil then return false end
+  end
+  return true
+end
+
+-- With a state: a recrawl's 304 gets the kept fields of the last fetch, and the
+-- request carries the record's for the page's row (crawl_state.lua writes them).
+-- lists: the extract fields that are lists (JSON gives [] back as an empty table).
+local function keep_record(req, status, rec, keep, lists)
+  local before = req.recrawl
+  local old = status == 304 and before and decode(before.record)
+  if old then
+    for _, f in ipairs(keep) do
+      local v = old[f]
+      if v ~= nil then
+        if lists[f] and type(v) == "table" then setmetatable(v, json_array_mt) end
+        rec[f] = v
+      end
+    end
+  end
+  local kept = {}
+  for _, f in ipairs(keep) do kept[f] = rec[f] end
+  req.kept_record = kept
+end
+
 -- Whether a record may be written from one table for the whole crawl: every output
 -- encodes it at once and keeps nothing of it (files; not a table, a function, on_item,
 -- nor a state or fleet, which hold a page's items until its request is done).
@@ -144,6 +198,8 @@ function M.setup(spec)
   end
   local shared = reusable(spec) and {} or nil
   if shared then for f in pairs(template) do shared[f] = false end end
+  local keep, lists = spec.state and M.kept_fields(spec), {}
+  for _, e in ipairs(extracts or {}) do lists[e.name] = e.all end
   local hook = spec.on_response
   spec.on_response = function(page)
     local r, p = nil, page
@@ -157,7 +213,9 @@ function M.setup(spec)
       rec = {}
       for f in pairs(template) do rec[f] = false end
     end
-    page.crawler:emit(record(p, rec, want, extracts), p)
+    record(p, rec, want, extracts)
+    if keep then keep_record(page.request, page.status, rec, keep, lists) end
+    page.crawler:emit(rec, p)
     return r
   end
 end

@@ -186,6 +186,33 @@ function M.losses(st)
   return "lost: " .. table.concat(parts, "; ")
 end
 
+-- The records a replay (from_warc) skipped by the crawl's rules, and why, one line
+-- ("skipped 5 records: 5 out of the crawl's scope (hosts: a.example)"), or nil.
+local SKIPPED_WHY = {
+  { "out_of_scope", "%d out of the crawl's scope" }, { "too_deep", "%d deeper than max_depth" },
+  { "invalid_urls", "%d with an invalid URL" },
+}
+
+function M.skipped(st)
+  local n = st.warc_skipped or 0
+  if n == 0 then return nil end
+  local why, parts = st.warc_skipped_why or {}, {}
+  for _, w in ipairs(SKIPPED_WHY) do
+    if why[w[1]] then parts[#parts + 1] = w[2]:format(why[w[1]]) end
+  end
+  -- The first hosts out of scope (crawl_warc.lua counts a few), and "..." for others.
+  local names, counted = {}, 0
+  for host, k in pairs(st.warc_skipped_hosts or {}) do
+    names[#names + 1], counted = host, counted + k
+  end
+  if names[1] then
+    table.sort(names)
+    parts[1] = ("%s (hosts: %s%s)"):format(parts[1], table.concat(names, ", "),
+      counted < (why.out_of_scope or 0) and ", ..." or "")
+  end
+  return ("skipped %d records: %s"):format(n, table.concat(parts, "; "))
+end
+
 -- Why a crawl did nothing useful (luacrawl crawl exits 5), or nil: no page was
 -- fetched (every start URL refused, unreachable, denied), or parse failed on every
 -- page. A crawl stopped by a signal is not judged.
@@ -194,6 +221,10 @@ function M.failure(st)
   if st.state_error then return "the state could not be written: " .. st.state_error end
   if (st.starts or 0) > 0 and st.start_refused == st.starts then
     return "every start URL was refused"
+  end
+  if st.pages == 0 and st.replay then
+    local skipped = M.skipped(st)
+    return "no archived page was replayed" .. (skipped and "; " .. skipped or "")
   end
   if st.pages == 0 then
     if st.resumed and (st.errors_total or 0) == 0 then return nil end -- an earlier run did the work
@@ -206,17 +237,28 @@ function M.failure(st)
   return nil
 end
 
+-- The report's first line: a replay's pages are the records it replayed (no request).
+local function headline(st)
+  if st.replay then
+    return ("records replayed %d (%d bytes) in %.2f s: %.1f records/s"):format(st.pages, st.bytes, st.elapsed,
+      st.pages_per_s)
+  end
+  return ("pages %d (%d requests, %d bytes) in %.2f s: %.1f pages/s"):format(
+    st.pages, st.requests, st.bytes, st.elapsed, st.pages_per_s)
+end
+
 -- The summary of final stats, a few lines (crawl.format_stats).
 function M.format(st)
   local lines = {
-    ("pages %d (%d requests, %d bytes) in %.2f s: %.1f pages/s"):format(
-      st.pages, st.requests, st.bytes, st.elapsed, st.pages_per_s),
-    ("statuses: %s"):format(format_counts(st.statuses)),
+    headline(st),
     ("errors %d%s; retries %d; redirects %d; robots denied %d; duplicates %d; items %d%s"):format(
       st.errors_total, st.errors_total > 0 and " (" .. format_counts(st.errors) .. ")" or "",
       st.retries, st.redirects, st.robots_denied, st.duplicates, st.items,
       (st.items_lost or 0) > 0 and (" (%d lost: %s)"):format(st.items_lost, st.output_failed or "") or ""),
   }
+  -- No response, no statuses line (never an empty one).
+  if next(st.statuses) then table.insert(lines, 2, ("statuses: %s"):format(format_counts(st.statuses))) end
+  lines[#lines + 1] = M.skipped(st) -- nil when nothing was skipped
   lines[#lines + 1] = M.losses(st) -- nil when nothing was lost
   lines[#lines + 1] = ("stopped: %s"):format(st.stop_reason)
   return table.concat(lines, "\n")

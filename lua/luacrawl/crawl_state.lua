@@ -7,7 +7,8 @@
 --                            frontier (luacrawl.frontier_sqlite) and the committed
 --                            length of each output file
 --   state:fetched(req, res)  a page fetched: its row in crawl_done (status, final URL,
---   state:failed(req, kind)  time, validators, digest), or its error
+--   state:failed(req, kind)  time, validators, digest, the record's fields a 304
+--                            keeps: crawl_record.lua), or its error
 --   state:commit(crawler)    when pages that ended hold a quarter of the slots (or
 --                            every commit_interval seconds): outputs flushed, their
 --                            lengths and the stats written, and the transaction
@@ -25,6 +26,7 @@ local core = require "luacrawl.core"
 local frontier_sqlite = require "luacrawl.frontier_sqlite"
 local crawl_dupes = require "luacrawl.crawl_dupes"
 local stored_request = require "luacrawl.stored_request"
+local crawl_record = require "luacrawl.crawl_record"
 
 local json_encode, json_decode = core.json_encode, core.json_decode
 local EMPTY_DIGEST = core.digest("")
@@ -43,10 +45,12 @@ M.commit_gap = 0.005
 
 local DONE_SQL = {
   -- Appended in the order pages are done (no index: each insert writes the last page);
-  -- a recrawl deletes a page's row when it is done again.
+  -- a recrawl deletes a page's row when it is done again. record: JSON of the page
+  -- record's fields that a recrawl's 304 keeps (crawl_record.lua), NULL for a crawl
+  -- that writes no record.
   "CREATE TABLE IF NOT EXISTS crawl_done(id INTEGER PRIMARY KEY, url TEXT NOT NULL, status INTEGER,"
     .. " final_url TEXT, fetched_at REAL NOT NULL, etag TEXT, last_modified TEXT, digest TEXT, error TEXT,"
-    .. " depth INTEGER)",
+    .. " depth INTEGER, record TEXT)",
   "CREATE TABLE IF NOT EXISTS crawl_robots(origin TEXT PRIMARY KEY, status INTEGER NOT NULL, location TEXT,"
     .. " body TEXT NOT NULL, fetched_at REAL NOT NULL) WITHOUT ROWID",
 }
@@ -179,7 +183,7 @@ function M.open(crawler)
     -- Rows of crawl_done not written yet (flush_done), column by column, and the ids
     -- of the rows a recrawl replaces.
     ndone = 0, d_url = {}, d_status = {}, d_final = {}, d_at = {}, d_etag = {}, d_lm = {}, d_digest = {},
-    d_error = {}, d_depth = {}, nforget = 0, forget_id = {},
+    d_error = {}, d_depth = {}, d_record = {}, d_req = {}, nforget = 0, forget_id = {},
     -- Pages done in this run: committed, and since the last commit (the totals' pages).
     pages_committed = 0, pages_pending = 0,
   }, State)
@@ -201,9 +205,18 @@ function State:set_meta(key, v)
   self.db:set_meta(key, json_encode(v))
 end
 
+-- A state of a luacrawl before crawl_done had its record column gains it (NULL in
+-- its rows: a recrawl fetches those pages whole once, crawl_record.lua).
+local function migrate(db)
+  if db:sql("SELECT count(*) FROM pragma_table_info('crawl_done') WHERE name = 'record'"):one() == 0 then
+    db:sql("ALTER TABLE crawl_done ADD COLUMN record TEXT"):exec()
+  end
+end
+
 function State:setup(crawler)
   local spec, db = self.spec, self.db
   for _, sql in ipairs(DONE_SQL) do db:sql(sql):exec() end
+  migrate(db)
   local id = M.identity(spec)
   local stored = db:meta("crawl.identity")
   if stored and stored ~= id and not spec.state_force then
@@ -216,9 +229,9 @@ function State:setup(crawler)
   self.totals = self:meta("crawl.totals") or {}
   self.outputs = committed_outputs(self:meta("crawl.outputs"))
   local insert_done = "INSERT INTO crawl_done(url, status, final_url, fetched_at, etag, last_modified, digest,"
-    .. " error, depth) VALUES "
-  self.record_done = db:sql(insert_done .. frontier_sqlite.values(9, 1))
-  self.record_done_group = db:sql(insert_done .. frontier_sqlite.values(9, frontier_sqlite.group))
+    .. " error, depth, record) VALUES "
+  self.record_done = db:sql(insert_done .. frontier_sqlite.values(10, 1))
+  self.record_done_group = db:sql(insert_done .. frontier_sqlite.values(10, frontier_sqlite.group))
   self.forget_done = db:sql("DELETE FROM crawl_done WHERE id = ?1")
   self.robots_get = db:sql("SELECT status, location, body FROM crawl_robots WHERE origin = ?1 AND fetched_at > ?2")
   self.robots_put = db:sql("INSERT OR REPLACE INTO crawl_robots(origin, status, location, body, fetched_at)"
@@ -333,9 +346,9 @@ end
 
 function State:fetched(req, res)
   local h, before = res.headers, req.recrawl
-  local status, etag, lm, digest = res.status, h.etag, h["last-modified"], nil
+  local status, etag, lm, digest, record = res.status, h.etag, h["last-modified"], nil, nil
   if before and status == 304 then -- unchanged: what was known of it stays
-    status, digest = before.status, before.digest
+    status, digest, record = before.status, before.digest, before.record
     etag, lm = etag or before.etag, lm or before.last_modified
   else
     digest = crawl_dupes.digest_of(res) or EMPTY_DIGEST
@@ -343,25 +356,39 @@ function State:fetched(req, res)
   -- The final URL only when a redirect made it another (NULL: the URL itself).
   local final = res.url
   if final == req.url then final = nil end
-  self:done_row(req, req.url, status, final, os.time(), etag, lm, digest, nil, req.depth or 0)
+  self:done_row(req, req.url, status, final, os.time(), etag, lm, digest, nil, req.depth or 0, record)
 end
 
 -- A page's row in crawl_done (its row of the crawl before, in a recrawl, goes),
 -- written with the others at the next commit (or when BATCH wait: flush_done).
-function State:done_row(req, url, status, final_url, at, etag, lm, digest, err, depth)
+-- record: the kept fields' JSON as they were; req.kept_record, which the page's
+-- record sets after this call (crawl_record.lua), is read when the row is written.
+-- The rows wait whole at least until the next row: the page's record comes first.
+function State:done_row(req, url, status, final_url, at, etag, lm, digest, err, depth, record)
   if self.error then return end
+  if self.ndone >= BATCH then self:flush_done() end
   if status ~= nil then self.pages_pending = self.pages_pending + 1 end
   local n = self.ndone + 1
   self.ndone = n
   self.d_url[n], self.d_status[n], self.d_final[n], self.d_at[n], self.d_etag[n] = url, status, final_url, at, etag
   self.d_lm[n], self.d_digest[n], self.d_error[n], self.d_depth[n] = lm, digest, err, depth
+  self.d_record[n], self.d_req[n] = record, req
   local before = req.recrawl
   if before and before.row then
     local k = self.nforget + 1
     self.nforget = k
     self.forget_id[k] = before.row
   end
-  if n >= BATCH then self:flush_done() end
+end
+
+-- The record column of the rows gathered: each page's kept fields, as JSON.
+function State:kept_records(n)
+  local record, reqs = self.d_record, self.d_req
+  for i = 1, n do
+    local kept = reqs[i].kept_record
+    if kept then record[i] = json_encode(kept) end
+    reqs[i] = nil
+  end
 end
 
 -- Write the done rows gathered, in one call (and delete the rows they replace).
@@ -372,8 +399,12 @@ function State:flush_done()
   if self.error then return end
   local ok, err = true, nil
   if n > 0 then
-    ok, err = pcall(frontier_sqlite.write_rows, self.record_done_group, self.record_done, n, self.d_url,
-      self.d_status, self.d_final, self.d_at, self.d_etag, self.d_lm, self.d_digest, self.d_error, self.d_depth)
+    ok, err = pcall(self.kept_records, self, n)
+    if ok then
+      ok, err = pcall(frontier_sqlite.write_rows, self.record_done_group, self.record_done, n, self.d_url,
+        self.d_status, self.d_final, self.d_at, self.d_etag, self.d_lm, self.d_digest, self.d_error, self.d_depth,
+        self.d_record)
+    end
   end
   if ok and k > 0 then ok, err = pcall(self.forget_done.exec_many, self.forget_done, 1, k, self.forget_id) end
   if not ok then self:failed_write(err) end
@@ -526,20 +557,26 @@ function State:close(abandon)
 end
 
 -- A recrawl of a finished state: every page done more than spec.recrawl seconds ago
--- goes back in the frontier, with its validators (If-None-Match, If-Modified-Since)
--- and its digest: crawl.lua tells a changed page from an unchanged one (changed).
--- The crawl is not finished until they are done again.
+-- goes back in the frontier, with its validators (If-None-Match, If-Modified-Since),
+-- its digest and its record's kept fields: crawl.lua tells a changed page from an
+-- unchanged one (changed), and a 304's record has the fields of the last fetch. A
+-- page whose row lacks a field the record keeps (a state of an earlier luacrawl, a
+-- field new to the command) is asked for without validators: its record gets them
+-- from the body. The crawl is not finished until they are done again.
 function State:start_recrawl()
-  local due = self.db:sql("SELECT url, depth, status, etag, last_modified, digest, id FROM crawl_done"
+  local due = self.db:sql("SELECT url, depth, status, etag, last_modified, digest, id, record FROM crawl_done"
     .. " WHERE fetched_at <= ?1 ORDER BY depth, id"):rows(os.time() - self.spec.recrawl)
   if #due == 0 then return end
+  local kept = crawl_record.kept_fields(self.spec)
   for _, r in ipairs(due) do
-    local url, etag, lm = r[1], r[4], r[5]
+    local url, etag, lm, record = r[1], r[4], r[5], r[8]
     local headers
-    if etag or lm then headers = { ["If-None-Match"] = etag, ["If-Modified-Since"] = lm } end
+    if (etag or lm) and crawl_record.keeps(record, kept) then
+      headers = { ["If-None-Match"] = etag, ["If-Modified-Since"] = lm }
+    end
     self.f:push({
       url = url, depth = r[2], key = self.host_key(url), headers = headers,
-      recrawl = { status = r[3], etag = etag, last_modified = lm, digest = r[6], row = r[7] },
+      recrawl = { status = r[3], etag = etag, last_modified = lm, digest = r[6], row = r[7], record = record },
     })
   end
   self.db:set_meta("crawl.finished", nil)

@@ -339,6 +339,30 @@ function Replay:response_of(rec)
   return rec:response({ max_size = self.max_size })
 end
 
+-- A record the crawl's rules refused (why: the stats counter the filter named), counted
+-- by why; those out of scope by host too, for the first few hosts: the report says
+-- which hosts the archive holds when the start URLs are elsewhere.
+local SKIPPED_HOSTS = 3
+
+function Replay:skip(uri, why)
+  local st = self.crawler.stats
+  why = why or "invalid_urls"
+  st.warc_skipped = (st.warc_skipped or 0) + 1
+  local count = st.warc_skipped_why or {}
+  st.warc_skipped_why = count
+  count[why] = (count[why] or 0) + 1
+  local host = why == "out_of_scope" and lc.url.host(uri)
+  if not host then return end
+  local hosts = st.warc_skipped_hosts or {}
+  st.warc_skipped_hosts = hosts
+  if hosts[host] then
+    hosts[host] = hosts[host] + 1
+  elseif self.nskipped_hosts < SKIPPED_HOSTS then
+    self.nskipped_hosts = self.nskipped_hosts + 1
+    hosts[host] = 1
+  end
+end
+
 -- One archived response through the crawl's rules and parse, as Crawler:process
 -- and the worker around it do for a fetched one.
 function Replay:page(rec, m)
@@ -346,15 +370,14 @@ function Replay:page(rec, m)
   local depth = m and m.depth or 0
   local req = { url = rec.uri, depth = depth, referrer = m and m.via or nil, dont_filter = true }
   local url, why = c.filter:check(rec.uri, depth, true)
-  if why == "scope" then url = c:in_scope(url, req) and url or nil end
-  if not url then
-    st.warc_skipped = (st.warc_skipped or 0) + 1
-    return
+  if why == "scope" then
+    url = c:in_scope(url, req) and url or nil
+    why = "out_of_scope"
   end
+  if not url then return self:skip(rec.uri, why) end
   local res = self:response_of(rec)
   if not res then return end
   res.time = { total = (m and m.ms or 0) / 1000 }
-  st.requests = st.requests + 1
   st.bytes = st.bytes + #res.body
   st.statuses[res.status] = (st.statuses[res.status] or 0) + 1
   st.pages = st.pages + 1
@@ -381,6 +404,9 @@ end
 -- order given) that the crawl handled, through scope, depth and parse; no fetch.
 function Replay:run()
   local c = self.crawler
+  -- A replay's stats: its pages are records replayed (the report says so), and
+  -- no request is made.
+  c.stats.replay = true
   local start = c.spec.start
   if type(start) == "string" then start = { start } end
   for _, item in ipairs(type(start) == "table" and start or {}) do
@@ -441,7 +467,7 @@ local DEFAULT_MAX_SIZE, DEFAULT_MAX_HEADER_SIZE, MAX_BLOCK = 10 * 1024 * 1024, 2
 
 local function open_replay(crawler)
   local self = setmetatable({
-    crawler = crawler, files = crawler.spec.from_warc, originals = {}, said = {}, done_ids = {},
+    crawler = crawler, files = crawler.spec.from_warc, originals = {}, said = {}, done_ids = {}, nskipped_hosts = 0,
   }, Replay)
   local fetch = crawler.spec.fetch or {}
   self.max_size = fetch.max_size or DEFAULT_MAX_SIZE

@@ -25,7 +25,7 @@ local json_encode, json_decode = core.json_encode, core.json_decode
 local M = {}
 
 -- Fields the crawl sets on a request while it handles it: not the request's own.
-M.TRANSIENT = { retrying = true, held = true, working = true, changed = true, _warc = true }
+M.TRANSIENT = { retrying = true, held = true, working = true, changed = true, _warc = true, kept_record = true }
 
 function M.codec(opts)
   local skip = {}

@@ -325,3 +325,57 @@ describe("crawl with warc", function()
     assert.is_false(exists(prefix .. "-00001.warc.gz"))
   end)
 end)
+
+describe("a replay's report", function()
+  -- The records the fixture site's crawl kept: one metadata record each.
+  local function kept_records(s)
+    local n = 0
+    for _, rec in ipairs(records(s.warcs[1])) do
+      if rec.type == "metadata" then n = n + 1 end
+    end
+    return n
+  end
+
+  it("says how many records a start URL out of the archive's scope skipped, why, and the archive's hosts", function()
+    local s = site_crawl()
+    local n = kept_records(s)
+    local out = h.tmpname(".jsonl")
+    local code, _, err = h.sh(("%q crawl --public-only --from-warc %q -o %q http://elsewhere.example/")
+      :format(bin, s.warcs[1], out))
+    assert.equal(5, code, err)
+    local why = ("skipped %d records: %d out of the crawl's scope %%(hosts: 127%%.0%%.0%%.1%%)"):format(n, n)
+    assert.matches("\n" .. why .. "\n", err)
+    assert.matches("luacrawl: no archived page was replayed; " .. why, err)
+    assert.equal("", slurp(out))
+  end)
+
+  it("never prints an empty statuses line", function()
+    local s = site_crawl()
+    local _, _, err = h.sh(("%q crawl --public-only --from-warc %q -o /dev/null http://elsewhere.example/")
+      :format(bin, s.warcs[1]))
+    assert.matches("records replayed 0 ", err)
+    assert.not_matches("statuses:", err)
+  end)
+
+  it("counts records replayed, not requests, and those deeper than max_depth apart", function()
+    local s = site_crawl()
+    local n = kept_records(s)
+    local out = h.tmpname(".jsonl")
+    local code, _, err = h.sh(("%q crawl --public-only --from-warc %q -d1 -o %q %q")
+      :format(bin, s.warcs[1], out, h.url("/site/")))
+    assert.equal(0, code, err)
+    local _, k = items_by_url(slurp(out))
+    assert.is_true(k > 1 and k < n)
+    assert.matches("^records replayed " .. k .. " %(%d+ bytes%)", err)
+    assert.not_matches("requests", err)
+    assert.matches(("\nskipped %d records: %d deeper than max_depth\n"):format(n - k, n - k), err)
+    local st = crawl.run({
+      from_warc = s.warcs, start = h.url("/site/"), max_depth = 1, quiet = true, progress = false,
+      signals = false, public_only = true, items = {},
+    })
+    assert.is_true(st.replay)
+    assert.equal(0, st.requests)
+    assert.equal(k, st.pages)
+    assert.same({ too_deep = n - k }, st.warc_skipped_why)
+  end)
+end)

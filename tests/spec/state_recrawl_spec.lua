@@ -144,6 +144,93 @@ describe("a recrawl of a crawl's state", function()
   end)
 end)
 
+-- The records of a JSON Lines output, by URL: {url = {first run's, second run's, ...}}.
+local function records_by_url(path)
+  local t = {}
+  for line in io.lines(path) do
+    local rec = cjson.decode(line)
+    t[rec.url] = t[rec.url] or {}
+    table.insert(t[rec.url], rec)
+  end
+  return t
+end
+
+describe("the records of a recrawl", function()
+  local fields = "--fields url,status,content_type,length,title,links,changed --css h1=h1 --css-all blinks=blink"
+
+  -- luacrawl crawl of the fixture site with a state, the record's fields and extracts
+  -- chosen, appending to out; extra: more options.
+  local function cli_crawl(state, out, extra)
+    local code, _, err = h.sh(("%s crawl %s --state %s -o %s -q %s %s"):format(h.luacrawl_bin, h.url("/site/"),
+      state, out, fields, extra or ""))
+    assert.equal(0, code, err)
+  end
+
+  -- Every URL's later records have the fields of its first one: the title, content
+  -- type, length, links and extracts. Returns how many later records were 304s.
+  local function same_fields(path, runs)
+    local n304 = 0
+    for url, recs in pairs(records_by_url(path)) do
+      assert.equal(runs, #recs, url)
+      for i = 2, runs do
+        local first, again = recs[1], recs[i]
+        if again.status == 304 then n304 = n304 + 1 end
+        for _, f in ipairs({ "content_type", "length", "title", "links", "h1", "blinks" }) do
+          assert.same(first[f], again[f], ("%s: %s of record %d (status %d)"):format(url, f, i, again.status))
+        end
+        assert.is_false(again.changed, url)
+      end
+    end
+    return n304
+  end
+
+  it("of pages that answered 304 keep the title, content type, length, links and extracts of the last fetch", function()
+    control("/__reset", "POST")
+    control("/__change?every=0&validators=etag", "POST")
+    local state, out = h.tmpname(".db"), h.tmpname(".jsonl")
+    cli_crawl(state, out)
+    cli_crawl(state, out, "--recrawl 0s")
+    -- and a second recrawl, from the rows the first one's 304s wrote
+    cli_crawl(state, out, "--recrawl 0s")
+    local recs = records_by_url(out)
+    assert.equal("Page 7", recs[h.url("/site/p/7.html")][3].title)
+    assert.equal("Page 7", recs[h.url("/site/p/7.html")][3].h1)
+    assert.equal(2 * (pages() - 2), same_fields(out, 3)) -- /site/ and /site/moved have no ETag
+  end)
+
+  it("of a state from before crawl_done kept them: pages fetched whole once, then 304s that keep them", function()
+    control("/__reset", "POST")
+    control("/__change?every=0&validators=etag", "POST")
+    local state, out = h.tmpname(".db"), h.tmpname(".jsonl")
+    cli_crawl(state, out)
+    -- The state as an earlier luacrawl left it: crawl_done without its record column.
+    local db = assert(lc.store.open(state))
+    db:sql("ALTER TABLE crawl_done DROP COLUMN record"):exec()
+    assert(db:commit())
+    assert(db:close())
+    cli_crawl(state, out, "--recrawl 0s")
+    assert.equal(0, same_fields(out, 2))
+    cli_crawl(state, out, "--recrawl 0s")
+    assert.equal(pages() - 2, same_fields(out, 3))
+  end)
+
+  it("with a field the last fetch did not keep: fetched whole once for it", function()
+    control("/__reset", "POST")
+    control("/__change?every=0&validators=etag", "POST")
+    local state, out = h.tmpname(".db"), h.tmpname(".jsonl")
+    local saved = fields
+    fields = "--fields url,status,title,changed"
+    cli_crawl(state, out)
+    fields = saved
+    cli_crawl(state, out, "--recrawl 0s")
+    for url, recs in pairs(records_by_url(out)) do
+      assert.not_equal(304, recs[2].status, url)
+      assert.is_false(recs[2].changed, url)
+      if url:match("/p/%d+%.html$") then assert.matches("^Page %d+$", recs[2].h1) end
+    end
+  end)
+end)
+
 -- The records of WARC files, by type: {response = {rec, ...}, revisit = {...}}.
 local function records_by_type(files)
   local t = {}
