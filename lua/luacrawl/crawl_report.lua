@@ -23,6 +23,19 @@ function M.new()
   }
 end
 
+-- A request a hook dropped, counted in dropped and by its reason (dropped_why): the
+-- hook's own (`return false, "budget"`), else the hook's name.
+function M.count_drop(st, why)
+  st.dropped = st.dropped + 1
+  why = type(why) == "string" and why or "on_request"
+  local by = st.dropped_why
+  if not by then
+    by = {}
+    st.dropped_why = by
+  end
+  by[why] = (by[why] or 0) + 1
+end
+
 -- crawler.stats at the end of its run, with the time it took, its rate, what was
 -- left queued and why it stopped (crawler:final_stats()).
 function M.final(crawler)
@@ -103,6 +116,7 @@ function M.losses(st)
   add(st.items_lost, "%d items lost by a failed write")
   add(st.save_errors, "%d pages not saved (--save; the first said why)")
   add(st.robots_denied, "%d requests denied by robots.txt")
+  add(st.retries_abandoned, "%d retries abandoned when the crawl stopped")
   if st.robots_unreachable then
     for origin, cause in pairs(st.robots_unreachable) do
       parts[#parts + 1] = ("robots.txt unreachable: %s (%s)"):format(origin, cause)
@@ -145,6 +159,9 @@ function M.format(st)
       st.retries, st.redirects, st.robots_denied, st.duplicates, st.items,
       (st.items_lost or 0) > 0 and (" (%d lost: %s)"):format(st.items_lost, st.output_failed or "") or ""),
   }
+  if st.dropped > 0 then
+    lines[#lines + 1] = ("dropped %d (%s)"):format(st.dropped, format_counts(st.dropped_why or { on_request = st.dropped }))
+  end
   lines[#lines + 1] = M.losses(st) -- nil when nothing was lost
   lines[#lines + 1] = ("stopped: %s"):format(st.stop_reason)
   return table.concat(lines, "\n")

@@ -51,6 +51,7 @@ local robots = require "luacrawl.robots"
 local identity = require "luacrawl.crawl_identity"
 local spec_check = require "luacrawl.spec_check"
 local crawl_record = require "luacrawl.crawl_record"
+local calls = require "luacrawl.crawl_calls"
 
 local M = {}
 
@@ -191,6 +192,7 @@ function M.check(spec, fetch_opts)
     if not ok then error(err, 3) end
   end
   ok, err = pcall(check_choices, s)
+  if ok then ok, err = pcall(calls.check_hooks, s) end
   if ok then ok, err = pcall(check_follow, s) end
   if ok then ok, err = pcall(crawl_record.setup, s) end
   if not ok then error(err, 3) end
