@@ -69,14 +69,7 @@ end
 function Crawler:host_key(url)
   local k = self.spec.host_key
   if k == "host" then return url_host(url) end
-  if type(k) == "function" then
-    local key = k(url)
-    if type(key) ~= "string" then
-      error(("host_key: the function returned %s for %s: it must return a string (the URL's host key)"):format(
-        key == nil and "nil" or "a " .. type(key), url), 0)
-    end
-    return key
-  end
+  if type(k) == "function" then return calls.checked_key(k(url), url) end
   if k == "domain" then return lc.url.site(url) or url_host(url) end
   if k == "ip" then
     local addrs = lc.resolve(url_host(url))
@@ -229,10 +222,7 @@ function Crawler:retry(req, res, kind)
   local tries = (req.retries or 0)
   if tries >= self.spec.retries then return false end
   if self.stopping then
-    if not self.kept then
-      self:retry_abandoned()
-      return false
-    end
+    if not self.kept then return false, losses.retry_abandoned(self) end
     -- Stopping with a state: the request stays in it, and the next run retries it;
     -- with a fleet, it goes back to the fleet's queue.
     req.retries = tries + 1
@@ -260,33 +250,14 @@ function Crawler:retry(req, res, kind)
     self.delayed = self.delayed - 1 -- first: whatever comes next, it no longer waits
     if not ok then error(err, 0) end
     if not self.stopping then
-      if not self.kept then -- counted as abandoned if the crawl stops before it starts
-        self.retry_queued = self.retry_queued or {}
-        self.retry_queued[req] = true
-      end
+      losses.retry_queued(self, req)
       self.frontier:push(req)
       self:poke()
-    elseif not self.kept then
-      self:retry_abandoned()
+    else
+      losses.retry_abandoned(self)
     end
   end)
   return true, kind
-end
-
--- A retry the crawl will not make: it stopped (max_pages, max_time, a signal) first.
-function Crawler:retry_abandoned(n)
-  local st = self.stats
-  st.retries_abandoned = (st.retries_abandoned or 0) + (n or 1)
-end
-
--- At the end of a run without a state: the retries still waiting their turn, or
--- queued and never started, are abandoned.
-function Crawler:count_abandoned_retries()
-  if self.kept then return end
-  local n = self.delayed
-  for _ in pairs(self.retry_queued or {}) do n = n + 1 end
-  self.retry_queued = false
-  if n > 0 then self:retry_abandoned(n) end
 end
 
 function Crawler:redirect(req, res)
@@ -858,7 +829,7 @@ function Crawler:run()
   self:stop(self.stop_reason or (ok and "done" or "error"))
   self:drain((self.aborted or self.stats.output_failed) and 0 or self.spec.stop_grace)
   for _, h in ipairs(helpers) do h:cancel() end
-  self:count_abandoned_retries()
+  losses.abandoned_retries(self)
   for t in pairs(self.background_tasks) do t:cancel() end
   if self.spec.signals ~= false then
     for _, s in ipairs({ "INT", "TERM" }) do lc.signals.unwatch(s) end

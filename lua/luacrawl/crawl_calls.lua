@@ -97,6 +97,14 @@ function M.check_hooks(s)
   end
 end
 
+-- The key a host_key function gave for url, when it is a string; else an error
+-- naming host_key.
+function M.checked_key(key, url)
+  if type(key) == "string" then return key end
+  error(("host_key: the function returned %s for %s: it must return a string (the URL's host key)"):format(
+    key == nil and "nil" or "a " .. type(key), url), 0)
+end
+
 -- Requests ------------------------------------------------------------------------
 
 -- A request's fields (docs/crawl.md, "Requests and pages"): {name, type, min}. The
