@@ -24,6 +24,7 @@ local crawl_outputs = require "luacrawl.crawl_outputs"
 local calls = require "luacrawl.crawl_calls"
 local plain_text = core.plain_text
 local is_cancel, error_message, apply_hook = calls.is_cancel, calls.error_message, calls.apply_hook
+local check_request, tell_error = calls.check_request, calls.tell_error
 
 local M = {}
 -- The page object given to parse (lua/luacrawl/crawl_page.lua); its methods are called by
@@ -68,7 +69,7 @@ end
 function Crawler:host_key(url)
   local k = self.spec.host_key
   if k == "host" then return url_host(url) end
-  if type(k) == "function" then return k(url) end
+  if type(k) == "function" then return calls.checked_key(k(url), url) end
   if k == "domain" then return lc.url.site(url) or url_host(url) end
   if k == "ip" then
     local addrs = lc.resolve(url_host(url))
@@ -109,6 +110,8 @@ end
 -- on_request drops it or gate refuses it. Returns true when queued; false, the name
 -- of the count and, for robots_unreachable, its cause when refused.
 function Crawler:enqueue(req)
+  local ok, err = check_request(req, "crawler:enqueue")
+  if not ok then error(err, 2) end
   if self.refuse_new then return false end
   local url, why = self.filter:check(req.url, req.depth or 0, req.dont_filter)
   if why == "scope" then url, why = self:scoped(url, req) end
@@ -121,10 +124,15 @@ end
 function Crawler:admit(req)
   local st = self.stats
   req.key = req.key or self:host_key(req.url)
-  req = apply_hook(self.spec.on_request, req)
+  local given, why = req, nil
+  req, why = apply_hook(self.spec.on_request, req)
   if not req then
-    st.dropped = st.dropped + 1
+    report.count_drop(st, why or "on_request")
     return false, "dropped"
+  end
+  if req ~= given then
+    local ok, err = check_request(req, "on_request")
+    if not ok then error(err, 0) end
   end
   req.key = req.key or self:host_key(req.url)
   local ok, why, cause = self:gate(req.url, req.key)
@@ -214,7 +222,7 @@ function Crawler:retry(req, res, kind)
   local tries = (req.retries or 0)
   if tries >= self.spec.retries then return false end
   if self.stopping then
-    if not self.kept then return false end
+    if not self.kept then return false, losses.retry_abandoned(self) end
     -- Stopping with a state: the request stays in it, and the next run retries it;
     -- with a fleet, it goes back to the fleet's queue.
     req.retries = tries + 1
@@ -248,8 +256,11 @@ function Crawler:retry(req, res, kind)
     self.retry_due[req] = nil
     if not ok then error(err, 0) end
     if not self.stopping then
+      losses.retry_queued(self, req)
       self.frontier:push(req)
       self:poke()
+    else
+      losses.retry_abandoned(self)
     end
   end)
   return true, kind
@@ -326,7 +337,11 @@ function Crawler:process(req)
     if self.spec.retry_kinds[err.kind] and self:retry(req, nil, err.kind) then return end
     self.durable:failed(req, err.kind)
     self:count_error(err.kind)
-    if self.spec.on_error then self.spec.on_error(req, err) end
+    local ok, herr = pcall(tell_error, self, req, err)
+    if not ok then
+      if is_cancel(herr) then error(herr, 0) end
+      self:report(nil, herr, "error in on_error: %s")
+    end
     return
   end
   st.bytes = st.bytes + (res.size or #res.body)
@@ -408,10 +423,7 @@ function Crawler:report(req, err, fmt)
   local ok, rerr = pcall(function()
     local msg = error_message(err)
     if fmt then self:log(req and fmt:format(lc.url.redact(req.url), msg) or fmt:format(msg)) end
-    if req and self.spec.on_error then
-      local kind = lc.is_error(err) and err.kind or "script"
-      self.spec.on_error(req, lc.error(kind, msg))
-    end
+    if req then tell_error(self, req, lc.error(lc.is_error(err) and err.kind or "script", msg)) end
   end)
   if not ok then
     if is_cancel(rerr) then error(rerr, 0) end
@@ -517,7 +529,11 @@ function Crawler:launch(req)
   end
   self.active = self.active + 1
   -- max_pages counts pages: not the retries of a request, nor its redirect hops.
-  if not req.retries and not req.redirects then self.launched = self.launched + 1 end
+  if not req.retries and not req.redirects then
+    self.launched = self.launched + 1
+  elseif req.retries and self.retry_queued then
+    self.retry_queued[req] = nil
+  end
   -- An idle worker takes it (one cancelled meanwhile is passed over), else a new one.
   local idle, n = self.idle, self.nidle
   while n > 0 do
@@ -679,7 +695,7 @@ local function create(spec, level)
     -- Fields read for every page start false, not nil: a nil one is looked up in
     -- Crawler too, a metatable step each read. kept: durable.kept, read for every page.
     durable = false, kept = false, warc = false, refuse_new = false, dispatcher_waiting = false,
-    base_opts = false, base_opts_of = false, base_opts_ua = false,
+    base_opts = false, base_opts_of = false, base_opts_ua = false, retry_queued = false,
     default_parse = spec.follow and follow_selected(spec.follow) or M.follow_links,
     save_dir = spec.save or false,
   }, Crawler)
@@ -745,6 +761,8 @@ end
 
 function Crawler:add_start(item)
   local req = type(item) == "string" and { url = item } or item
+  local cok, cerr = check_request(req, "start")
+  if not cok then error(cerr, 0) end
   req.depth = req.depth or 0
   local host = lc.url.host(req.url)
   if host then self.start_hosts:add(host) end
@@ -818,6 +836,7 @@ function Crawler:run()
   self:stop(self.stop_reason or (ok and "done" or "error"))
   self:drain((self.aborted or self.stats.output_failed) and 0 or self.spec.stop_grace)
   for _, h in ipairs(helpers) do h:cancel() end
+  losses.abandoned_retries(self)
   for t in pairs(self.background_tasks) do t:cancel() end
   if self.spec.signals ~= false then
     for _, s in ipairs({ "INT", "TERM" }) do lc.signals.unwatch(s) end

@@ -3,7 +3,7 @@
 -- returning an item from parse, coroutine.yield(item), an allow function that
 -- returns nothing); errors in parse logged once per distinct message, their count
 -- at the end; start URLs refused, counted by reason; robots.txt that could not be
--- reached. The summary of all of them is report.losses (lua/luacrawl/crawl_report.lua).
+-- reached; retries a stopped crawl will not make. The summary of all of them is report.losses (lua/luacrawl/crawl_report.lua).
 local lc = require "luacrawl"
 
 local M = {}
@@ -135,6 +135,31 @@ function M.scheme_hint(url)
     return (": missing scheme: did you mean http://%s?"):format(url)
   end
   return ""
+end
+
+-- A retry the crawl will not make (without a state, which keeps it for the next run):
+-- the crawl stopped first (max_pages, max_time, a signal). Counted in retries_abandoned.
+function M.retry_abandoned(crawler, n)
+  if crawler.kept then return end
+  local st = crawler.stats
+  st.retries_abandoned = (st.retries_abandoned or 0) + (n or 1)
+end
+
+-- A retry put back in the frontier: abandoned if the crawl stops before it starts
+-- (crawl.lua's launch takes it out of crawler.retry_queued).
+function M.retry_queued(crawler, req)
+  if crawler.kept then return end
+  crawler.retry_queued = crawler.retry_queued or {}
+  crawler.retry_queued[req] = true
+end
+
+-- At the end of a run: the retries still waiting their time, or queued and never
+-- started, are abandoned.
+function M.abandoned_retries(crawler)
+  local n = crawler.delayed
+  for _ in pairs(crawler.retry_queued or {}) do n = n + 1 end
+  crawler.retry_queued = false
+  if n > 0 then M.retry_abandoned(crawler, n) end
 end
 
 return M

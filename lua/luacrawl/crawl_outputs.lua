@@ -134,9 +134,15 @@ end
 
 function Crawler:write_item(item)
   for _, out in ipairs(self.outputs) do
-    -- An output that raises (a function output, an item it cannot encode) refuses
-    -- the item as one that returns nil, err does.
-    local ok, wok, err = pcall(out.write, out, item)
+    -- An output that raises (a function output, an item it cannot encode, its where)
+    -- refuses the item as one that returns nil, err does.
+    local ok, wok, err = true, true, nil
+    if out.where then ok, wok = pcall(out.takes, out, item) end
+    if ok and wok then
+      ok, wok, err = pcall(out.write, out, item)
+    elseif ok then
+      wok = true -- not this output's
+    end
     if not ok then
       if is_cancel(wok) then error(wok, 0) end
       err = wok

@@ -6,6 +6,7 @@ local lc = require "luacrawl"
 local core = require "luacrawl.core"
 local json_parse = core.json_parse
 local is_link_set = lc.html.is_link_set
+local check_request = require("luacrawl.crawl_calls").check_request
 
 -- A page's body (and a meta table, when its request had none) is made on first use:
 -- a crawl that only follows links never turns the body into a Lua string. Its key,
@@ -75,23 +76,27 @@ function Page:json()
 end
 
 -- Follow links: a URL, a node (its href or src), or a list of either; relative
--- URLs are resolved against the page. opts: callback, meta, priority, dont_filter.
--- Returns the number of requests queued.
+-- URLs are resolved against the page. opts: the request's fields (callback, errback,
+-- meta, priority, dont_filter, method, headers, body, dedupe_key), checked by name
+-- once per call (crawl_calls.check_request). Returns the number of requests queued.
 local NO_OPTS = {} -- read only
 
 -- Queue url (through the rules: the filter's answer was why) as a link of page.
 local function queue_link(page, crawler, url, why, depth, opts)
   if opts == NO_OPTS and why == nil then return crawler:admit_link(url, depth, page.url) end
-  local req = {
-    url = url, depth = depth, referrer = page.url, meta = opts.meta,
-    callback = opts.callback, priority = opts.priority, dont_filter = opts.dont_filter,
-  }
+  local req = { url = url, depth = depth, referrer = page.url }
+  for k, v in pairs(opts) do req[k] = v end
   if why == "scope" and not crawler:scoped(url, req) then return false end
   return crawler:admit(req)
 end
 
 function Page:follow(what, opts)
-  opts = opts or NO_OPTS -- no table per call
+  if opts == nil then
+    opts = NO_OPTS -- no table per call
+  else
+    local ok, err = check_request(opts, "follow")
+    if not ok then error(err, 2) end
+  end
   if not is_link_set(what) and (type(what) ~= "table" or what.tag) then what = { what } end
   local crawler, n, i = self.crawler, 0, 1
   local filter, base, depth, dont_filter = crawler.filter, self.url, self.depth + 1, opts.dont_filter
@@ -117,6 +122,10 @@ end
 -- Follow every link of the page, as page:follow(page:links(), opts) does; faster:
 -- the links are checked in C, and no Lua string is made for those not followed.
 function Page:follow_links(opts)
+  if opts ~= nil then
+    local ok, err = check_request(opts, "follow")
+    if not ok then error(err, 2) end
+  end
   local doc = Page.html(self)
   local link_set = doc.link_set
   local set = link_set and link_set(doc)

@@ -85,6 +85,19 @@ function M.sampler(crawler)
   end
 end
 
+-- A request a hook dropped, counted in dropped and by its reason (dropped_why): the
+-- hook's own (`return false, "budget"`), else the hook's name.
+function M.count_drop(st, why)
+  st.dropped = st.dropped + 1
+  why = type(why) == "string" and why or "on_request"
+  local by = st.dropped_why
+  if not by then
+    by = {}
+    st.dropped_why = by
+  end
+  by[why] = (by[why] or 0) + 1
+end
+
 -- crawler.stats at the end of its run, with the time it took, its rate, what was
 -- left queued and why it stopped (crawler:final_stats()).
 function M.final(crawler)
@@ -175,6 +188,7 @@ function M.losses(st)
   add(st.items_lost, "%d items lost by a failed write")
   add(st.save_errors, "%d pages not saved (--save; the first said why)")
   add(st.robots_denied, "%d requests denied by robots.txt")
+  add(st.retries_abandoned, "%d retries abandoned when the crawl stopped")
   if st.robots_unreachable then
     for origin, cause in pairs(st.robots_unreachable) do
       parts[#parts + 1] = ("robots.txt unreachable: %s (%s)"):format(origin, cause)
@@ -259,6 +273,9 @@ function M.format(st)
   -- No response, no statuses line (never an empty one).
   if next(st.statuses) then table.insert(lines, 2, ("statuses: %s"):format(format_counts(st.statuses))) end
   lines[#lines + 1] = M.skipped(st) -- nil when nothing was skipped
+  if st.dropped > 0 then
+    lines[#lines + 1] = ("dropped %d (%s)"):format(st.dropped, format_counts(st.dropped_why or { on_request = st.dropped }))
+  end
   lines[#lines + 1] = M.losses(st) -- nil when nothing was lost
   lines[#lines + 1] = ("stopped: %s"):format(st.stop_reason)
   return table.concat(lines, "\n")

@@ -165,8 +165,8 @@ function Crawler:robots_refused(rules, req)
   self:count_error("robots_unreachable")
   st.robots_unreachable = st.robots_unreachable or {}
   st.robots_unreachable[rules.origin] = rules.unreachable
-  if req and self.spec.on_error then
-    local ok, herr = pcall(self.spec.on_error, req, lc.error("robots_unreachable", rules.unreachable))
+  if req then
+    local ok, herr = pcall(calls.tell_error, self, req, lc.error("robots_unreachable", rules.unreachable))
     if not ok then self:report(nil, herr, "error in on_error: %s") end
   end
 end
@@ -197,11 +197,8 @@ function Crawler:robots_failed(origin, err, kind)
   for _, req in ipairs(pending) do
     self.frontier:forget(req)
     self:count_error(kind)
-    if self.spec.on_error then
-      local e = kind == "dns" and err or lc.error(kind, msg)
-      local ok, herr = pcall(self.spec.on_error, req, e)
-      if not ok then self:report(nil, herr, "error in on_error: %s") end
-    end
+    local ok, herr = pcall(calls.tell_error, self, req, kind == "dns" and err or lc.error(kind, msg))
+    if not ok then self:report(nil, herr, "error in on_error: %s") end
   end
 end
 

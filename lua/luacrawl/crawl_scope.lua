@@ -66,6 +66,18 @@ local function compile(p, where)
   return re
 end
 
+-- A field of a scope rule that takes a list (hosts, urls), given as anything else:
+-- an error naming it (a string where a list is meant is the usual slip).
+local function check_list(rule, name)
+  for _, field in ipairs({ "hosts", "urls", "regex" }) do
+    local v = rule[field]
+    if v ~= nil and type(v) ~= "table" then
+      error(("crawl.run: %s.%s must be a list, as {%q} (got %s)"):format(name, field,
+        type(v) == "string" and v or "...", type(v)), 0)
+    end
+  end
+end
+
 -- The regexes of rule.urls (rule.regex, the older name), strings compiled.
 local function patterns(rule, name)
   local res = {}
@@ -80,7 +92,10 @@ end
 -- start_hosts is the crawl's set of start hosts, filled as start URLs are added.
 function M.allow(rule, start_hosts, span_hosts)
   if rule == nil or type(rule) == "function" then return rule end
-  if type(rule) ~= "table" then error("crawl: allow must be a table or a function", 0) end
+  if type(rule) ~= "table" then
+    error(("crawl.run: allow must be a table ({hosts = {...}, urls = {...}}) or a function (got %s)"):format(type(rule)), 0)
+  end
+  check_list(rule, "allow")
   local hosts
   if rule.hosts then
     local ok, set = pcall(new_hosts, rule.hosts, true)
@@ -109,7 +124,11 @@ end
 function M.deny(rule, name)
   if rule == nil then return nil end
   if type(rule) == "function" then return rule end
-  if type(rule) ~= "table" then error(("crawl: %s must be a table or a function"):format(name), 0) end
+  if type(rule) ~= "table" then
+    error(("crawl.run: %s must be a table ({hosts = {...}, urls = {...}}) or a function (got %s)"):format(name,
+      type(rule)), 0)
+  end
+  check_list(rule, name)
   local hosts
   if rule.hosts then
     local ok, set = pcall(new_hosts, rule.hosts, true)

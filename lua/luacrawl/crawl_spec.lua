@@ -27,11 +27,13 @@
 --   on_host(key, crawler) is called once per new host key. Policies in hooks can
 --   call crawler:set_delay(key, s), :backoff(key, s) and :delay(key) (in page
 --   hooks, page.crawler and page.key; req.key is the host key).
---   on_request(req), on_response(page), on_item(item): return false to drop, a
---                table to replace, nil to keep; on_error(req, err) is told of each
---                request that failed for good (its return is ignored). on_response sees
+--   on_request(req), on_response(page), on_item(item): return false to drop (and
+--                a reason), a table to replace, nil to keep; on_error(req, err,
+--                crawler) is told of each request that failed for good (a request's
+--                errback instead) and may return a request to queue. on_response sees
 --                every response, redirects too (dropping one stops the redirect);
---                parse sees the rest.
+--                parse sees the rest. Each hook may be a list of functions
+--                (crawl_calls.lua).
 --   output       a file name (.jsonl/.csv, "-" for JSON Lines on stdout), {path=,
 --                format="jsonl"|"csv"}, a function(item), or a list of those;
 --                items = {} collects them too
@@ -51,6 +53,7 @@ local robots = require "luacrawl.robots"
 local identity = require "luacrawl.crawl_identity"
 local spec_check = require "luacrawl.spec_check"
 local crawl_record = require "luacrawl.crawl_record"
+local calls = require "luacrawl.crawl_calls"
 
 local M = {}
 
@@ -191,6 +194,7 @@ function M.check(spec, fetch_opts)
     if not ok then error(err, 3) end
   end
   ok, err = pcall(check_choices, s)
+  if ok then ok, err = pcall(calls.check_hooks, s) end
   if ok then ok, err = pcall(check_follow, s) end
   if ok then ok, err = pcall(crawl_record.setup, s) end
   if not ok then error(err, 3) end

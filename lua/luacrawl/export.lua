@@ -187,6 +187,29 @@ local function check_fields(fields, where)
   return fields
 end
 
+-- An output's where: a function(item) -> true to take it, or a table of item fields
+-- and the values they must have ({type = "product"}), made that function.
+local function where_of(where, name)
+  if where == nil then return false end
+  if type(where) == "function" then return where end
+  if type(where) ~= "table" or next(where) == nil then
+    error(('output %q: where must be a function(item) or a table of fields and values, as {type = "product"} '
+      .. "(got %s)"):format(name, type(where)), 0)
+  end
+  return function(item)
+    for k, v in pairs(where) do
+      if item[k] ~= v then return false end
+    end
+    return true
+  end
+end
+
+-- Does this output take item (its where, if it has one)?
+function Output:takes(item)
+  local where = self.where
+  return not where or where(item)
+end
+
 -- Open an output for target: "items.jsonl", "items.csv", "-", {path=, format=}, a
 -- table (items appended) or a function.
 -- opts.fields fixes the CSV columns (else the sorted keys of the first item).
@@ -197,9 +220,10 @@ function M.open(target, opts)
   -- write reads start false, not nil: a nil one is looked up in Output too.
   local o = setmetatable({
     buffer = {}, lines = 0, count = 0, lost = 0, spec_fields = check_fields(opts.fields, "crawl.run: "),
-    failed = false, warning = false, fn = false, list = false,
+    failed = false, warning = false, fn = false, list = false, where = false,
   }, Output)
   if type(target) == "table" and target.path then
+    o.where = where_of(target.where, tostring(target.path))
     -- {path = "/dev/stdout", format = "csv"}: a file whose name does not say its format.
     o.spec_fields = check_fields(target.fields, ("output %q: "):format(tostring(target.path))) or o.spec_fields
     opts.format, opts.append, target = target.format, target.append or opts.append, target.path

@@ -43,7 +43,7 @@ M.nested = {
   deny = { "hosts", "urls", "regex" },
   throttle = { "target", "min_delay", "max_delay" },
   normalize = { "sort_query", "strip", "keep_fragment" },
-  output = { "path", "format", "fields", "append" },
+  output = { "path", "format", "fields", "append", "where" },
 }
 
 function M.add_fields(names)

@@ -49,7 +49,7 @@ function M.codec(opts)
     local t
     for k, v in pairs(req) do
       if not skip[k] then
-        if k == "callback" and type(v) == "function" then
+        if (k == "callback" or k == "errback") and type(v) == "function" then
           v = names[v]
           if not v then error(unnamed, 0) end
         end
