@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -145,12 +146,28 @@ const char *http_error_name(enum http_error e)
     return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "protocol";
 }
 
+static void vset_message(http_xfer_t *x, const char *fmt, va_list ap)
+{
+    char text[HTTP_MESSAGE_MAX];
+    vsnprintf(text, sizeof(text), fmt, ap);
+    free(x->message);
+    x->message = strdup(text); /* NULL when out of memory: http_finish says so */
+}
+
+void http_set_message(http_xfer_t *x, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vset_message(x, fmt, ap);
+    va_end(ap);
+}
+
 void http_fail(http_xfer_t *x, enum http_error e, const char *fmt, ...)
 {
     va_list ap;
     x->error = e;
     va_start(ap, fmt);
-    vsnprintf(x->message, sizeof(x->message), fmt, ap);
+    vset_message(x, fmt, ap);
     va_end(ap);
 }
 

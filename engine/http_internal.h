@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #define POOL_MAX 64
+#define HTTP_MESSAGE_MAX (CURL_ERROR_SIZE + 256) /* a failure's message, at most */
 
 /* The request a transfer carries (http.h's http_req_t, opaque to everyone else:
  * http_req_* build it). */
@@ -96,7 +97,10 @@ struct http_xfer {
     http_capture_t *capture; /* the bytes as sent and received (http_req_archive); NULL: none */
     enum abort_reason aborted;
     enum http_error error;
-    char message[CURL_ERROR_SIZE + 256];
+    /* Why it failed (http_fail), allocated then: most transfers never fail, and
+     * thousands waiting at once would each carry the room for it. NULL: nothing
+     * said, or no memory to say it (http_finish then says that). */
+    char *message;
     char errbuf[CURL_ERROR_SIZE];
     char denied[160]; /* why http_on_open_socket refused this hop's connection; "": it did not */
     int sock_errno;   /* EMFILE/ENFILE: http_on_open_socket could not make a socket; 0: none */
@@ -156,6 +160,9 @@ int http_req_setopt(const http_req_t *r, CURL *e);
 /* x ends with error e and this message (when it finishes). */
 void http_fail(http_xfer_t *x, enum http_error e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* x's message, its error left as it is (at most HTTP_MESSAGE_MAX - 1 bytes). */
+void http_set_message(http_xfer_t *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* x ends with the error curl's result rc means, or the one our callbacks stopped it
  * for. */

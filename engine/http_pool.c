@@ -11,6 +11,8 @@
 #include <strings.h>
 
 #define RECV_BUFFER_SIZE 65536L /* curl's receive buffer: 16 KB by default */
+#define RECV_BUFFER_SMALL 1024L /* curl's smallest */
+#define MANY_TRANSFERS 1000     /* in progress, beyond which a transfer takes the smallest */
 
 /* A handle on a jar goes back to the engine's share, with curl's cookie engine off
  * (CURLOPT_COOKIEFILE NULL also drops a list of files not read yet, which would
@@ -137,8 +139,6 @@ static int setup_base(CURL *e, http_t *http)
     curl_easy_setopt(e, CURLOPT_RESOLVER_START_FUNCTION, http_on_resolver_start);
     curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, http_on_prereq);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, http_on_open_socket);
-    /* Most pages fit in one read: one recv and no poll for more after it. */
-    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, RECV_BUFFER_SIZE);
     /* No proxy unless http_easy_setup names one: the environment's proxy variables were
      * read once (http_proxy_env.h); curl would read them again for every transfer. */
     bad |= curl_easy_setopt(e, CURLOPT_PROXY, "") != CURLE_OK;
@@ -178,6 +178,19 @@ static CURLU *url_handle(const http_xfer_t *x)
         return NULL;
     }
     return u;
+}
+
+/* curl's receive buffer for a transfer starting now. curl allocates it at each
+ * transfer's connect and frees it at its end. 64 KB: most pages fit in one read,
+ * one recv and no poll for more after it. But a transfer that waits holds its
+ * buffer all the while, and even untouched a 64 KB block keeps a page or two
+ * resident (about 4 KB, where the 1 KB one costs 1 KB): with thousands of
+ * transfers in progress, most of them waiting on slow servers, a transfer takes
+ * the smallest buffer, a read per KB of its body (scripts/bench_mem.lua,
+ * docs/benchmarks.md). */
+static long recv_buffer_size(const http_t *http)
+{
+    return http->stats.active > MANY_TRANSFERS ? RECV_BUFFER_SMALL : RECV_BUFFER_SIZE;
 }
 
 /* Set up x->easy for this hop. A handle that still holds the base options and a
@@ -224,6 +237,7 @@ int http_easy_setup(http_xfer_t *x)
         dns_timeout = 60;
     }
     curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, dns_timeout);
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, recv_buffer_size(x->http));
     /* A declared length over the limit fails at once, unless the caller wants the
      * body truncated (http_on_body cuts it). */
     curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,

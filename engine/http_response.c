@@ -120,7 +120,7 @@ size_t http_on_body(char *data, size_t size, size_t nmemb, void *arg)
     }
     if (x->decoder) {
         if (x->capture) capture_body(x, data, n);
-        char err[sizeof(x->message)];
+        char err[HTTP_MESSAGE_MAX];
         int r = http_decoder_feed(x->decoder, data, n, keep_body, x, err, sizeof(err));
         if (r < 0) {
             http_fail(x, HTTP_E_PROTOCOL, "%s", err);
@@ -224,8 +224,7 @@ static int setup_decoder(http_xfer_t *x)
         if (strcasecmp(name, "Content-Encoding") != 0) continue;
         int w = snprintf(ce + len, sizeof(ce) - len, "%s%s", len ? ", " : "", value);
         if (w < 0 || (size_t)w >= sizeof(ce) - len) {
-            snprintf(x->message, sizeof(x->message), "Content-Encoding longer than %zu bytes",
-                     sizeof(ce) - 1);
+            http_set_message(x, "Content-Encoding longer than %zu bytes", sizeof(ce) - 1);
             x->decode_refused = 1;
             return 0;
         }
@@ -236,7 +235,7 @@ static int setup_decoder(http_xfer_t *x)
     int rc = http_decoder_new(ce, &x->decoder, err, sizeof(err));
     if (rc == -2) return out_of_memory(x);
     if (rc < 0) {
-        snprintf(x->message, sizeof(x->message), "%s", err);
+        http_set_message(x, "%s", err);
         x->decode_refused = 1;
     }
     return 0;
@@ -346,6 +345,7 @@ void http_xfer_free(http_xfer_t *x)
     buf_free(&x->hdrbuf);
     http_decoder_free(x->decoder);
     http_capture_free(x->capture);
+    free(x->message);
     free(x);
 }
 
@@ -362,7 +362,9 @@ void http_finish(http_xfer_t *x)
     if (x->capture && x->error == HTTP_OK && http_capture_failed(x->capture))
         http_fail(x, HTTP_E_MEMORY, "out of memory keeping the exchange for the archive");
     res.error = x->error;
-    res.message = x->message;
+    res.message = x->message            ? x->message
+                  : x->error == HTTP_OK ? ""
+                                        : "out of memory for the message of this error";
     res.url = x->url;
     res.redirects = x->redirects;
     res.t_dns = x->dns_time;
