@@ -374,20 +374,6 @@ function Crawler:process(req)
   if self.spec.free_bodies then res:release() end
 end
 
--- spec.save: the body kept as DIR/HOST/PATH (luacrawl/save.lua). A body that cannot
--- be written is counted and said once per message kind; the crawl goes on (the
--- records and the archive are the crawl's outputs, the files a copy for reading).
-function Crawler:save(res)
-  local ok, err = require("luacrawl.save").write(self.save_dir, res.url, rawget(res, "_body") or res.body)
-  if ok then
-    self.stats.saved = (self.stats.saved or 0) + 1
-    return
-  end
-  local st = self.stats
-  st.save_errors = (st.save_errors or 0) + 1
-  if st.save_errors == 1 then self:log(("save %s: %s"):format(res.url, err.message or tostring(err))) end
-end
-
 -- A callback given by its name (a request kept in a state, or follow's own choice).
 function Crawler:callback(name)
   local fn = self.spec.callbacks and self.spec.callbacks[name]
@@ -398,16 +384,6 @@ end
 -- The parse used when a spec gives none: follow every link of HTML pages.
 function M.follow_links(page)
   if Page.is_html(page) then Page.follow_links(page) end
-end
-
--- The same with spec.follow (CSS selectors, crawl_spec.lua checked them): only the
--- links of the elements they match (their href, else their src), or the values a
--- selector ending in ::attr(...) gives.
-local function follow_selected(selectors)
-  return function(page)
-    if not Page.is_html(page) then return end
-    for _, sel in ipairs(selectors) do Page.follow(page, Page.css(page, sel)) end
-  end
 end
 
 -- The dispatcher ------------------------------------------------------------------
@@ -696,7 +672,7 @@ local function create(spec, level)
     -- Crawler too, a metatable step each read. kept: durable.kept, read for every page.
     durable = false, kept = false, warc = false, refuse_new = false, dispatcher_waiting = false,
     base_opts = false, base_opts_of = false, base_opts_ua = false, retry_queued = false,
-    default_parse = spec.follow and follow_selected(spec.follow) or M.follow_links,
+    default_parse = spec.follow and Page.follow_selected(spec.follow) or M.follow_links,
     save_dir = spec.save or false,
   }, Crawler)
   -- spec.state (crawl_state.lua): the frontier, the seen set and the outputs' lengths

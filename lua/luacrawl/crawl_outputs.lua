@@ -227,4 +227,18 @@ function Crawler:flush_loop()
   end
 end
 
+-- spec.save: the body kept as DIR/HOST/PATH (luacrawl/save.lua). A body that cannot
+-- be written is counted and said once per message kind; the crawl goes on (the
+-- records and the archive are the crawl's outputs, the files a copy for reading).
+function Crawler:save(res)
+  local ok, err = require("luacrawl.save").write(self.save_dir, res.url, rawget(res, "_body") or res.body)
+  if ok then
+    self.stats.saved = (self.stats.saved or 0) + 1
+    return
+  end
+  local st = self.stats
+  st.save_errors = (st.save_errors or 0) + 1
+  if st.save_errors == 1 then self:log(("save %s: %s"):format(res.url, err.message or tostring(err))) end
+end
+
 return M

@@ -132,6 +132,16 @@ function Page:follow_links(opts)
   return Page.follow(self, set or doc:links(), opts)
 end
 
+-- The parse of a crawl with spec.follow (CSS selectors, crawl_spec.lua checked them)
+-- and no parse: only the links of the elements they match (their href, else their
+-- src), or the values a selector ending in ::attr(...) gives.
+function Page.follow_selected(selectors)
+  return function(page)
+    if not Page.is_html(page) then return end
+    for _, sel in ipairs(selectors) do Page.follow(page, Page.css(page, sel)) end
+  end
+end
+
 function Page:emit(item)
   return self.crawler:emit(item, self)
 end
