@@ -140,12 +140,21 @@ describe("hostile output: writes that fail", function()
     assert.truthy(err:find("stats_json /dev/full: No space left on device", 1, true), err)
   end)
 
-  it("--stats-json in a directory that does not exist fails before the crawl, exit 2", function()
-    local path = h.tmpname("-none") .. "/stats.json"
+  it("--stats-json in a folder that cannot be made fails before the crawl, exit 2", function()
+    local file = h.tmpname("-file")
+    assert(io.open(file, "w")):close()
+    local path = file .. "/sub/stats.json"
     local code, out, err = h.sh(bin .. " crawl -q --no-robots --stats-json " .. path .. " " .. h.url("/site/"))
     assert.equal(2, code, err)
     assert.equal("", out)
-    assert.truthy(err:find(path .. ": No such file or directory", 1, true), err)
+    assert.truthy(err:find("cannot make the folder " .. file .. "/sub: Not a directory", 1, true), err)
+  end)
+
+  it("--stats-json in a folder that does not exist makes it", function()
+    local path = h.tmpname("-new") .. "/a/stats.json"
+    local code, _, err = h.sh(bin .. " crawl -q --no-robots -n 1 --stats-json " .. path .. " " .. h.url("/site/"))
+    assert.equal(0, code, err)
+    assert.truthy(io.open(path, "rb"))
   end)
 
   it("a script whose prints cannot be written exits 4", function()
