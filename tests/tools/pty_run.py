@@ -7,7 +7,7 @@ usage: pty_run.py PROMPT INPUT_FILE -- COMMAND [ARG...]
 Each line of INPUT_FILE is typed after PROMPT appears (escape sequences such as
 "\\x1b[A", the up arrow, are written as they are given, Python-escaped); after the last
 line the terminal's end of input (Ctrl-D) is typed at the next prompt. Exits with the
-command's status; 124 when it has not ended 20 seconds after the last input.
+command's status; 124 when it has not ended 60 seconds after the last input.
 """
 import os
 import pty
@@ -26,7 +26,7 @@ def main():
         os.execvp(cmd[0], cmd)
     seen = b""
     shown = 0  # how many prompts have been answered
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         r, _, _ = select.select([fd], [], [], 0.2)
         if r:
@@ -43,7 +43,7 @@ def main():
                 os.write(fd, lines[shown - 1] + b"\r")
             else:
                 os.write(fd, b"\x04")
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + 60
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             break
