@@ -332,6 +332,7 @@ end
 function Crawler:process(req)
   local st = self.stats
   st.requests = st.requests + 1
+  if self.sample_idle then report.wake(self) end
   local res, err = lc.fetch(req.url, self:request_opts(req))
   if not res then
     if self.spec.retry_kinds[err.kind] and self:retry(req, nil, err.kind) then return end
@@ -671,6 +672,7 @@ local function create(spec, level)
     -- Fields read for every page start false, not nil: a nil one is looked up in
     -- Crawler too, a metatable step each read. kept: durable.kept, read for every page.
     durable = false, kept = false, warc = false, refuse_new = false, dispatcher_waiting = false,
+    sample_idle = false, sampled_pages = 0,
     base_opts = false, base_opts_of = false, base_opts_ua = false, retry_queued = false,
     default_parse = spec.follow and Page.follow_selected(spec.follow) or M.follow_links,
     save_dir = spec.save or false,

@@ -77,14 +77,31 @@ function M.sample(st, t)
   end
 end
 
--- The task that samples a crawl's stats each second until cancelled.
+-- The task that samples a crawl's stats each second until cancelled. A second in
+-- which no request started ends the ticks: the task then waits for the crawl's next
+-- request (M.wake), so that a crawl with nothing to do (a long delay, a host in
+-- backoff) keeps no timer of its own running, and its loop sleeps as long as it can.
 function M.sampler(crawler)
+  local idle = lc.queue()
+  local st = crawler.stats
+  local seen = -1
   while true do
     lc.sleep(1)
-    M.sample(crawler.stats, now() - crawler.started)
+    M.sample(st, now() - crawler.started)
+    if st.requests == seen and st.pages == crawler.sampled_pages then
+      crawler.sample_idle = idle
+      idle:get()
+    end
+    seen, crawler.sampled_pages = st.requests, st.pages
   end
 end
 
+-- Wake the sampler of a crawl idle since its last tick (crawler.sample_idle set).
+function M.wake(crawler)
+  local idle = crawler.sample_idle
+  crawler.sample_idle = false
+  idle:put(true)
+end
 -- A request a hook dropped, counted in dropped and by its reason (dropped_why): the
 -- hook's own (`return false, "budget"`), else the hook's name.
 function M.count_drop(st, why)

@@ -381,6 +381,7 @@ function Replay:page(rec, m)
   st.bytes = st.bytes + #res.body
   st.statuses[res.status] = (st.statuses[res.status] or 0) + 1
   st.pages = st.pages + 1
+  if c.sample_idle then require("luacrawl.crawl_report").wake(c) end
   local crawl = require "luacrawl.crawl"
   local ok, err = pcall(function()
     local page = apply_hook(c.spec.on_response, c:make_page(req, res))
