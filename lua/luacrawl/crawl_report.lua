@@ -98,6 +98,8 @@ function M.final(crawler)
   st.aborted = crawler.aborted or nil
   st.resumed = crawler.durable.resumed or nil
   st.state_error = crawler.state_error
+  -- Paused from the dashboard (crawl_dashboard.lua): that long of elapsed.
+  st.paused_seconds = crawler.watch and crawler.watch:paused_seconds() or nil
   return st
 end
 
@@ -260,6 +262,7 @@ function M.format(st)
   if next(st.statuses) then table.insert(lines, 2, ("statuses: %s"):format(format_counts(st.statuses))) end
   lines[#lines + 1] = M.skipped(st) -- nil when nothing was skipped
   lines[#lines + 1] = M.losses(st) -- nil when nothing was lost
+  if (st.paused_seconds or 0) > 0 then lines[#lines + 1] = ("paused %.1f s (from the dashboard)"):format(st.paused_seconds) end
   lines[#lines + 1] = ("stopped: %s"):format(st.stop_reason)
   return table.concat(lines, "\n")
 end
