@@ -82,6 +82,12 @@ usage: luacrawl crawl URL... [options]
                          reading offline (docs/crawl.md; --warc is the faithful
                          archive)
   --stats-json FILE      write the final stats as JSON
+  --dashboard [HOST:]PORT  watch the crawl in a browser: a live page, /stats.json,
+                         /metrics, pause, resume and stop (the URL to open is
+                         printed; HOST 127.0.0.1 unless given: docs/crawl.md,
+                         "Watching a crawl")
+  --dashboard-token T    the token the dashboard asks for (default: one generated,
+                         needed on any address but 127.0.0.1 and for commands)
   --dns-server S         DNS servers, HOST[:PORT][,...]
   --max-time S           stop scheduling after S seconds
   --max-host-time S      give each host S seconds from its first request
@@ -158,6 +164,7 @@ local flags = {
   ["--robots-redirects"] = "robots_redirects", ["--retries"] = "retries", ["--retry-statuses"] = "retry_statuses",
   ["--retry-kinds"] = "retry_kinds", ["--max-retry-after"] = "max_retry_after", ["--stop-grace"] = "stop_grace",
   ["--progress-interval"] = "progress_interval",
+  ["--dashboard"] = "dashboard", ["--dashboard-token"] = "dashboard_token",
 }
 -- The numeric options and the range each takes ({integer?, min, max}; no max: as
 -- large as a number holds exactly), checked by the engine's one rule for numbers
@@ -311,6 +318,7 @@ function M.parse_args(args)
     error("--crawl-id, --worker-id and --lease go with --redis URL", 0)
   end
   if o.redis and not o.crawl_id then error("--redis needs --crawl-id NAME, the crawl's name in Redis", 0) end
+  if o.dashboard_token and not o.dashboard then error("--dashboard-token goes with --dashboard [HOST:]PORT", 0) end
   if o.dedupe_content and o.no_dedupe_content then
     error("--dedupe-content and --no-dedupe-content say opposite things: give one", 0)
   end
@@ -399,6 +407,7 @@ function M.spec(o)
     state = o.state, state_force = o.state_force or nil, commit_interval = o.commit_interval,
     recrawl = o.recrawl and M.age(o.recrawl),
     redis = o.redis, crawl_id = o.crawl_id, worker_id = o.worker_id, lease = o.lease,
+    dashboard = o.dashboard and { listen = o.dashboard, token = o.dashboard_token },
   }
   if o.no_progress then spec.progress = false end
   return spec

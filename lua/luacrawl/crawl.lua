@@ -338,15 +338,21 @@ function Crawler:process(req)
     if self.spec.retry_kinds[err.kind] and self:retry(req, nil, err.kind) then return end
     self.durable:failed(req, err.kind)
     self:count_error(err.kind)
+<<<<<<< HEAD
     local ok, herr = pcall(tell_error, self, req, err)
     if not ok then
       if is_cancel(herr) then error(herr, 0) end
       self:report(nil, herr, "error in on_error: %s")
     end
+=======
+    if self.watch then self.watch:failed(req, err) end -- the dashboard's (crawl_dashboard.lua)
+    if self.spec.on_error then self.spec.on_error(req, err) end
+>>>>>>> i35-crawl
     return
   end
   st.bytes = st.bytes + (res.size or #res.body)
   st.statuses[res.status] = (st.statuses[res.status] or 0) + 1
+  if self.watch then self.watch:response(req, res) end
   if self.warc then self.warc:response(req, res) end
   if self.retry_status[res.status] and self:retry(req, res, "http_" .. res.status) then return end
   if self.warc then self.warc:handle(req, res) end
@@ -550,7 +556,8 @@ function Crawler:dispatch()
     -- With a state, pages done and not committed hold their slots (crawl_state.lua).
     local durable = self.durable
     local commit_wait = durable:commit_due(self, self.active, spec.concurrency)
-    while self.active + durable:held_slots() < spec.concurrency and self:page_budget_left() do
+    -- Paused from the dashboard (crawl_dashboard.lua): nothing new starts.
+    while not self.paused and self.active + durable:held_slots() < spec.concurrency and self:page_budget_left() do
       local req
       req, wait = self.frontier:pop(now())
       if not req then break end
@@ -672,9 +679,15 @@ local function create(spec, level)
     -- Fields read for every page start false, not nil: a nil one is looked up in
     -- Crawler too, a metatable step each read. kept: durable.kept, read for every page.
     durable = false, kept = false, warc = false, refuse_new = false, dispatcher_waiting = false,
+<<<<<<< HEAD
     sample_idle = false, sampled_pages = 0,
     base_opts = false, base_opts_of = false, base_opts_ua = false, retry_queued = false,
     default_parse = spec.follow and Page.follow_selected(spec.follow) or M.follow_links,
+=======
+    watch = false, paused = false, -- spec.dashboard's (crawl_dashboard.lua)
+    base_opts = false, base_opts_of = false, base_opts_ua = false,
+    default_parse = spec.follow and follow_selected(spec.follow) or M.follow_links,
+>>>>>>> i35-crawl
     save_dir = spec.save or false,
   }, Crawler)
   -- spec.state (crawl_state.lua): the frontier, the seen set and the outputs' lengths
@@ -716,6 +729,7 @@ function Crawler:open_parts()
   -- spec.warc, spec.from_warc (crawl_warc.lua): last, so that an output that cannot be
   -- created leaves no archive behind.
   if spec.warc or spec.from_warc then require("luacrawl.crawl_warc").attach(self) end
+  if spec.dashboard then require("luacrawl.crawl_dashboard").attach(self) end
 end
 
 -- The fleet's Redis failed for good (an error reply: crawl_redis.lua): the crawl
@@ -798,6 +812,7 @@ function Crawler:run()
   if show == nil then show = not self.spec.quiet end
   if show then helpers[#helpers + 1] = lc.spawn(self.progress, self) end
   helpers[#helpers + 1] = lc.spawn(report.sampler, self)
+  if self.watch then helpers[#helpers + 1] = self.watch:start() end
   -- A state's task commits, and its commits flush the outputs too (crawl_state.lua).
   local committer = self.durable:start(self)
   if committer then
@@ -853,13 +868,13 @@ end
 -- The exit status of a crawl that ran (luacrawl crawl's, and luacrawl run's for a
 -- script's crawls), and, when it is not 0, why (the crawl logged it, unless quiet):
 -- 2 its state or its fleet's Redis failed, 4 records could not be written, 130/143
--- stopped by SIGINT/SIGTERM, 5 it did nothing useful (report.failure; a worker of a
+-- stopped by SIGINT (or from the dashboard)/SIGTERM, 5 it did nothing useful (report.failure; a worker of a
 -- fleet that found nothing left to fetch has not failed).
 function M.exit_status(c, st)
   if c.state_error then return 2, c.state_error end
   if c.fleet_error then return 2, c.fleet_error end
   if c.write_error then return 4, c.write_error end
-  if st.signal == "INT" then return 130 end
+  if st.signal == "INT" or st.stop_reason == "dashboard" then return 130 end -- stopped from it: as SIGINT
   if st.signal == "TERM" then return 143 end
   local failed = not c.spec.redis and report.failure(st)
   if failed then return 5, failed end

@@ -128,6 +128,8 @@ function M.final(crawler)
   st.aborted = crawler.aborted or nil
   st.resumed = crawler.durable.resumed or nil
   st.state_error = crawler.state_error
+  -- Paused from the dashboard (crawl_dashboard.lua): that long of elapsed.
+  st.paused_seconds = crawler.watch and crawler.watch:paused_seconds() or nil
   return st
 end
 
@@ -294,6 +296,7 @@ function M.format(st)
     lines[#lines + 1] = ("dropped %d (%s)"):format(st.dropped, format_counts(st.dropped_why or { on_request = st.dropped }))
   end
   lines[#lines + 1] = M.losses(st) -- nil when nothing was lost
+  if (st.paused_seconds or 0) > 0 then lines[#lines + 1] = ("paused %.1f s (from the dashboard)"):format(st.paused_seconds) end
   lines[#lines + 1] = ("stopped: %s"):format(st.stop_reason)
   return table.concat(lines, "\n")
 end

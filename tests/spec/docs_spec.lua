@@ -108,6 +108,7 @@ describe("docs/crawl.md's table of spec fields", function()
     ["--warc-max-size"] = { "--warc", "p" }, ["--warc-level"] = { "--warc", "p" }, ["--cdx"] = { "--warc", "p" },
     ["--no-warc-dedupe"] = { "--warc", "p" }, ["--worker-id"] = { "--redis", "redis://127.0.0.1/0", "--crawl-id", "c" },
     ["--lease"] = { "--redis", "redis://127.0.0.1/0", "--crawl-id", "c" },
+    ["--dashboard-token"] = { "--dashboard", "8099" },
   }
 
   -- v as a string, the same for equal values (keys sorted).
