@@ -338,16 +338,12 @@ function Crawler:process(req)
     if self.spec.retry_kinds[err.kind] and self:retry(req, nil, err.kind) then return end
     self.durable:failed(req, err.kind)
     self:count_error(err.kind)
-<<<<<<< HEAD
+    if self.watch then self.watch:failed(req, err) end -- the dashboard's (crawl_dashboard.lua)
     local ok, herr = pcall(tell_error, self, req, err)
     if not ok then
       if is_cancel(herr) then error(herr, 0) end
       self:report(nil, herr, "error in on_error: %s")
     end
-=======
-    if self.watch then self.watch:failed(req, err) end -- the dashboard's (crawl_dashboard.lua)
-    if self.spec.on_error then self.spec.on_error(req, err) end
->>>>>>> i35-crawl
     return
   end
   st.bytes = st.bytes + (res.size or #res.body)
@@ -679,15 +675,10 @@ local function create(spec, level)
     -- Fields read for every page start false, not nil: a nil one is looked up in
     -- Crawler too, a metatable step each read. kept: durable.kept, read for every page.
     durable = false, kept = false, warc = false, refuse_new = false, dispatcher_waiting = false,
-<<<<<<< HEAD
+    watch = false, paused = false, -- spec.dashboard's (crawl_dashboard.lua)
     sample_idle = false, sampled_pages = 0,
     base_opts = false, base_opts_of = false, base_opts_ua = false, retry_queued = false,
     default_parse = spec.follow and Page.follow_selected(spec.follow) or M.follow_links,
-=======
-    watch = false, paused = false, -- spec.dashboard's (crawl_dashboard.lua)
-    base_opts = false, base_opts_of = false, base_opts_ua = false,
-    default_parse = spec.follow and follow_selected(spec.follow) or M.follow_links,
->>>>>>> i35-crawl
     save_dir = spec.save or false,
   }, Crawler)
   -- spec.state (crawl_state.lua): the frontier, the seen set and the outputs' lengths
