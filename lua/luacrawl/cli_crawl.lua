@@ -40,6 +40,11 @@ usage: luacrawl crawl URL... [options]
   --deny PATTERN         never follow URLs matching it (repeatable)
   --follow SEL           follow only the links of the elements the CSS selector
                          matches, as 'a.next' or 'nav a' (repeatable)
+  --render               load every page in a headless Chromium and crawl the
+                         DOM its scripts built (docs/toolkit.md, "Rendering";
+                         docs/crawl.md, "Rendering pages")
+  --render-match PATTERN render only the URLs matching the pattern (repeatable;
+                         a regular expression or a glob, as --allow)
   --no-robots            do not fetch or obey robots.txt
   --robots-redirects N   redirects followed to fetch a robots.txt (default 5)
   --sitemaps             also crawl the pages the start sites' sitemaps list
@@ -98,7 +103,7 @@ usage: luacrawl crawl URL... [options]
   --retry-statuses LIST  statuses retried, as 429,503 (default 408,429,500,502,
                          503,504,522,524)
   --retry-kinds LIST     fetch errors retried, as timeout,connect (default
-                         timeout,connect,protocol)
+                         timeout,connect,protocol,render)
   --max-retry-after S    longest wait before a retry (default 60)
   --max-header-size B    response headers accepted (default 256 KiB)
   --max-url-length N     longest URL fetched (default 8192)
@@ -200,7 +205,7 @@ local lists = {
   ["--allow-host"] = "allow_hosts", ["--allow"] = "allow", ["--deny"] = "deny",
   ["--deny-network"] = "deny_networks", ["--sitemap"] = "sitemap_urls",
   ["--from-warc"] = "from_warc", ["-H"] = "headers", ["--header"] = "headers", ["--strip-param"] = "strip",
-  ["--follow"] = "follow",
+  ["--follow"] = "follow", ["--render-match"] = "render_match",
 }
 local switches = {
   ["--span-hosts"] = "span_hosts", ["--no-robots"] = "no_robots", ["-q"] = "quiet", ["--quiet"] = "quiet",
@@ -209,7 +214,7 @@ local switches = {
   ["--cdx"] = "cdx", ["--no-warc-dedupe"] = "no_warc_dedupe", ["--state-force"] = "state_force",
   ["--dedupe-content"] = "dedupe_content", ["--no-dedupe-content"] = "no_dedupe_content",
   ["--depth-first"] = "depth_first", ["--no-progress"] = "no_progress", ["--sort-query"] = "sort_query",
-  ["--keep-fragment"] = "keep_fragment", ["--append"] = "append",
+  ["--keep-fragment"] = "keep_fragment", ["--append"] = "append", ["--render"] = "render",
 }
 
 -- A comma-separated list: "429, 503" -> {"429", "503"}; a usage error when empty.
@@ -248,7 +253,7 @@ M.options = { values = flags, lists = lists, switches = switches, extracts = ext
 function M.parse_args(args)
   args = spec_check.split_equals(args, function(a) return flags[a] or lists[a] or extracts[a] end)
   local o = { urls = {}, allow_hosts = {}, allow = {}, deny = {}, deny_networks = {}, sitemap_urls = {}, from_warc = {},
-    headers = {}, strip = {}, extract = {}, follow = {} }
+    headers = {}, strip = {}, extract = {}, follow = {}, render_match = {} }
   local i = 1
   while i <= #args do
     local a = args[i]
@@ -319,6 +324,9 @@ function M.parse_args(args)
   end
   if o.redis and not o.crawl_id then error("--redis needs --crawl-id NAME, the crawl's name in Redis", 0) end
   if o.dashboard_token and not o.dashboard then error("--dashboard-token goes with --dashboard [HOST:]PORT", 0) end
+  if o.render and o.render_match[1] then
+    error("--render renders every page, --render-match only those matching: give one", 0)
+  end
   if o.dedupe_content and o.no_dedupe_content then
     error("--dedupe-content and --no-dedupe-content say opposite things: give one", 0)
   end
@@ -408,6 +416,7 @@ function M.spec(o)
     recrawl = o.recrawl and M.age(o.recrawl),
     redis = o.redis, crawl_id = o.crawl_id, worker_id = o.worker_id, lease = o.lease,
     dashboard = o.dashboard and { listen = o.dashboard, token = o.dashboard_token },
+    render = o.render or (o.render_match[1] and { urls = o.render_match }) or nil,
   }
   if o.no_progress then spec.progress = false end
   return spec

@@ -333,7 +333,12 @@ function Crawler:process(req)
   local st = self.stats
   st.requests = st.requests + 1
   if self.sample_idle then report.wake(self) end
-  local res, err = lc.fetch(req.url, self:request_opts(req))
+  local res, err
+  if self.render and self.render:wants(req) then -- spec.render (crawl_render.lua)
+    res, err = self.render:render(req)
+  else
+    res, err = lc.fetch(req.url, self:request_opts(req))
+  end
   if not res then
     if self.spec.retry_kinds[err.kind] and self:retry(req, nil, err.kind) then return end
     self.durable:failed(req, err.kind)
@@ -679,7 +684,7 @@ local function create(spec, level)
     sample_idle = false, sampled_pages = 0,
     base_opts = false, base_opts_of = false, base_opts_ua = false, retry_queued = false,
     default_parse = spec.follow and Page.follow_selected(spec.follow) or M.follow_links,
-    save_dir = spec.save or false,
+    save_dir = spec.save or false, render = false,
   }, Crawler)
   -- spec.state (crawl_state.lua): the frontier, the seen set and the outputs' lengths
   -- from the state file; spec.redis (crawl_redis.lua): the frontier, seen set and
@@ -716,6 +721,7 @@ function Crawler:open_parts()
     scope = self:filter_scope(),
   })
   for _, s in ipairs(spec.retry_statuses) do self.retry_status[s] = true end
+  if spec.render then self.render = require("luacrawl.crawl_render").new(self) end
   self:open_outputs()
   -- spec.warc, spec.from_warc (crawl_warc.lua): last, so that an output that cannot be
   -- created leaves no archive behind.

@@ -71,7 +71,7 @@ local DEFAULTS = {
   max_redirect = 10, max_retry_after = 60, robots = true, host_key = "host", stop_grace = 10,
   max_robots_size = robots.max_bytes, robots_redirects = 5,
   retry_statuses = { 408, 429, 500, 502, 503, 504, 522, 524 },
-  retry_kinds = { timeout = true, connect = true, protocol = true },
+  retry_kinds = { timeout = true, connect = true, protocol = true, render = true },
   throttle_fields = { target = 2.0, min_delay = 0 },
   progress_intervals = { terminal = 0.5, other = 10 },
 }
@@ -87,6 +87,9 @@ end
 -- The kinds of fetch error (engine/http.h, docs/toolkit.md "Errors"): the names
 -- retry_kinds may use.
 local ERROR_KINDS = core.error_kinds()
+-- And lc.render's own kind (render.lua: a browser or page that failed), which the
+-- engine's fetch never gives.
+ERROR_KINDS[#ERROR_KINDS + 1] = "render"
 local HOST_KEYS = { "host", "domain", "ip" }
 
 -- The fields that take one of a few names: a misspelling would otherwise be ignored

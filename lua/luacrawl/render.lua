@@ -645,6 +645,10 @@ local function render_with(b, url, o, deadline)
   return nil, res
 end
 
+-- The options given, checked as lc.render checks them (raises): for the crawl's
+-- render_options, refused before anything is fetched.
+M.check_options = check_opts
+
 function M.render(url, opts)
   if type(url) ~= "string" then error("render: url must be a string", 2) end
   local o = check_opts(opts)

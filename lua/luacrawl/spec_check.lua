@@ -30,6 +30,7 @@ M.optional = {
     fields = { "state", "state_force", "commit_interval", "recrawl", "parse_unchanged", "callbacks" } },
   { module = "luacrawl.crawl_redis", fields = { "redis", "crawl_id", "worker_id", "lease" } },
   { module = "luacrawl.crawl_dashboard", fields = { "dashboard" } },
+  { module = "luacrawl.crawl_render", fields = { "render", "render_options", "browser" } },
 }
 for _, part in ipairs(M.optional) do
   for _, n in ipairs(part.fields) do M.fields[#M.fields + 1] = n end

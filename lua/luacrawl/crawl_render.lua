@@ -1,0 +1,101 @@
+-- luacrawl.crawl_render: which requests of a crawl are rendered in the headless
+-- browser (lc.render, render.lua) rather than fetched, and with which options. Loaded
+-- only by a spec that sets render or browser (spec_check.optional): a crawl without
+-- them reads one field set false (crawler.render) per request.
+local lc = require "luacrawl"
+local core = require "luacrawl.core"
+local spec_check = require "luacrawl.spec_check"
+local crawl_scope = require "luacrawl.crawl_scope"
+
+local M = {}
+
+spec_check.nested.render = { "hosts", "urls" }
+spec_check.nested.browser = { "path", "args", "render_concurrency", "max_memory", "hang_timeout" }
+
+local Render = {}
+Render.__index = Render
+
+-- The options of every render of spec s: render_options, with the crawl's wait
+-- (network idle), its fetch timeout and its address policy where they say nothing.
+local function options_of(s)
+  local o = {}
+  for k, v in pairs(s.render_options or {}) do o[k] = v end
+  if o.wait == nil then o.wait = "networkidle" end
+  if o.timeout == nil and type(s.fetch) == "table" then o.timeout = s.fetch.timeout end
+  if o.public_only == nil then o.public_only = s.public_only end
+  if o.deny_networks == nil then o.deny_networks = s.deny_networks end
+  return o
+end
+
+-- An error a check of render.lua raised, in crawl.run's words.
+local function refuse(field, err)
+  local msg = tostring(err):gsub("^[^:]+:%d+: ", ""):gsub("^%a+: ", "")
+  error(("crawl.run: %s: %s"):format(field, msg), 0)
+end
+
+-- Check s.render, s.render_options and s.browser (raises level 0, for
+-- crawl_spec.check). browser's settings apply from here on (lc.browser: the browsers
+-- started from now on).
+function M.check(s)
+  local r = s.render
+  if r ~= nil and type(r) ~= "boolean" and type(r) ~= "function" and type(r) ~= "table" then
+    error("crawl.run: render must be true, a function(request) -> bool, or {hosts = {...}, urls = {pattern, ...}}", 0)
+  end
+  if s.render_options ~= nil and type(s.render_options) ~= "table" then
+    error("crawl.run: render_options must be a table of lc.render options", 0)
+  end
+  if type(r) == "table" then
+    local ok, err = pcall(crawl_scope.deny, r, "render")
+    if not ok then error(tostring(err):gsub("^crawl: ", "crawl.run: "), 0) end
+  end
+  local render = require "luacrawl.render"
+  local ok, err = pcall(render.check_options, options_of(s))
+  if not ok then refuse("render_options", err) end
+  if s.render_options then
+    ok, err = pcall(core.check_networks, s.render_options.deny_networks, "crawl.run: render_options")
+    if not ok then error(tostring(err), 0) end
+  end
+  if r and s.warc then
+    error("crawl.run: render does not go with warc yet: the archive records of a rendered page are not written", 0)
+  end
+  if s.browser ~= nil then
+    ok, err = pcall(render.browser, s.browser)
+    if not ok then refuse("browser", err) end
+  end
+end
+
+-- The crawler's renderer (crawler.render), or nil when the spec renders nothing.
+function M.new(crawler)
+  local s = crawler.spec
+  local r = s.render
+  if not r then return nil end
+  local when = r
+  if type(r) == "table" then
+    local match = crawl_scope.deny(r, "render")
+    when = function(req) return match(req.url, req) end
+  end
+  return setmetatable({ crawler = crawler, when = when, opts = options_of(s) }, Render)
+end
+
+-- Whether req is rendered: a GET without a body (what a browser's navigation is)
+-- that the spec's render chooses.
+function Render:wants(req)
+  if (req.method ~= nil and req.method ~= "GET") or req.body ~= nil then return false end
+  local when = self.when
+  if when == true then return true end
+  return when(req) and true or false
+end
+
+-- req rendered: the response as a fetch's (res.time.total the render's time, as the
+-- page record's elapsed reads it), or nil and the error (kind render, timeout, ...).
+function Render:render(req)
+  local started = lc.now()
+  local res, err = lc.render(req.url, self.opts)
+  local st = self.crawler.stats
+  st.rendered = (st.rendered or 0) + 1
+  if not res then return nil, err end
+  rawset(res, "time", { total = lc.now() - started })
+  return res
+end
+
+return M
