@@ -219,7 +219,7 @@ typedef struct filter {
     url_norm_opts_t opts;
     char *pats[LC_MAX_STRIP + 1]; /* the strip patterns, copied: opts.strip points here */
     int plain;                    /* opts change nothing in a normalized URL */
-    int no_record; /* the seen set is the caller's to check (a dedupe key in Lua) */
+    int no_record;                /* the seen set is the caller's to check (a dedupe key in Lua) */
 } filter_t;
 
 /* What became of a URL. */
@@ -556,7 +556,8 @@ static int l_filter_next(lua_State *L)
     enum verdict v = V_SKIP;
     int stop = 0; /* 0 the end, 1 a URL, 2 an item for the caller */
 
-    if (set && i == 1 && !dont_filter && !f->no_record) /* the seen set's slots of the links, asked at once */
+    if (set && i == 1 && !dont_filter &&
+        !f->no_record) /* the seen set's slots of the links, asked at once */
         for (size_t k = 0; k < set->n; k++)
             seen_prefetch(f->seen, set->v[k].hash);
 
