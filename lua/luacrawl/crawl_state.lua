@@ -47,6 +47,9 @@ local DONE_SQL = {
   "CREATE TABLE IF NOT EXISTS crawl_done(id INTEGER PRIMARY KEY, url TEXT NOT NULL, status INTEGER,"
     .. " final_url TEXT, fetched_at REAL NOT NULL, etag TEXT, last_modified TEXT, digest TEXT, error TEXT,"
     .. " depth INTEGER)",
+  -- The dedupe keys (a spec's dedupe_key, a request's own) of the pages done: the
+  -- seen set holds them at the next open, as it holds the URLs of crawl_done.
+  "CREATE TABLE IF NOT EXISTS crawl_keys(key TEXT PRIMARY KEY) WITHOUT ROWID",
   "CREATE TABLE IF NOT EXISTS crawl_robots(origin TEXT PRIMARY KEY, status INTEGER NOT NULL, location TEXT,"
     .. " body TEXT NOT NULL, fetched_at REAL NOT NULL) WITHOUT ROWID",
 }
@@ -179,7 +182,7 @@ function M.open(crawler)
     -- Rows of crawl_done not written yet (flush_done), column by column, and the ids
     -- of the rows a recrawl replaces.
     ndone = 0, d_url = {}, d_status = {}, d_final = {}, d_at = {}, d_etag = {}, d_lm = {}, d_digest = {},
-    d_error = {}, d_depth = {}, nforget = 0, forget_id = {},
+    d_error = {}, d_depth = {}, nforget = 0, forget_id = {}, nkeys = 0, d_keys = {},
     -- Pages done in this run: committed, and since the last commit (the totals' pages).
     pages_committed = 0, pages_pending = 0,
   }, State)
@@ -220,6 +223,7 @@ function State:setup(crawler)
   self.record_done = db:sql(insert_done .. frontier_sqlite.values(9, 1))
   self.record_done_group = db:sql(insert_done .. frontier_sqlite.values(9, frontier_sqlite.group))
   self.forget_done = db:sql("DELETE FROM crawl_done WHERE id = ?1")
+  self.record_key = db:sql("INSERT OR IGNORE INTO crawl_keys(key) VALUES (?1)")
   self.robots_get = db:sql("SELECT status, location, body FROM crawl_robots WHERE origin = ?1 AND fetched_at > ?2")
   self.robots_put = db:sql("INSERT OR REPLACE INTO crawl_robots(origin, status, location, body, fetched_at)"
     .. " VALUES (?1, ?2, ?3, ?4, ?5)")
@@ -282,13 +286,13 @@ function State:start(crawler)
   return lc.spawn(self.commit_loop, self, crawler)
 end
 
--- The seen set as an earlier run left it: every URL in the frontier or done. (A URL
--- that an earlier run refused, by robots.txt or a hook, is not in it: asked for
--- again, it is refused again.)
+-- The seen set as an earlier run left it: every URL in the frontier or done, a
+-- request's dedupe key instead of its URL when it had one (a URL that an earlier run
+-- refused, by robots.txt or a hook, is not in it: asked for again, it is refused again).
 function State:restore_seen(seen)
-  for _, t in ipairs({ "crawl_frontier", "crawl_done" }) do
-    self.db:sql(("SELECT url FROM %s"):format(t)):seen_urls(seen)
-  end
+  self.db:sql("SELECT coalesce(json_extract(extra, '$.dedupe_key'), url) FROM crawl_frontier"):seen_urls(seen)
+  self.db:sql("SELECT url FROM crawl_done"):seen_urls(seen)
+  self.db:sql("SELECT key FROM crawl_keys"):seen_urls(seen)
 end
 
 -- The committed length of the output at path (0: an output this state has not
@@ -355,6 +359,10 @@ function State:done_row(req, url, status, final_url, at, etag, lm, digest, err, 
   self.ndone = n
   self.d_url[n], self.d_status[n], self.d_final[n], self.d_at[n], self.d_etag[n] = url, status, final_url, at, etag
   self.d_lm[n], self.d_digest[n], self.d_error[n], self.d_depth[n] = lm, digest, err, depth
+  if req.dedupe_key then
+    self.nkeys = self.nkeys + 1
+    self.d_keys[self.nkeys] = req.dedupe_key
+  end
   local before = req.recrawl
   if before and before.row then
     local k = self.nforget + 1
@@ -366,9 +374,9 @@ end
 
 -- Write the done rows gathered, in one call (and delete the rows they replace).
 function State:flush_done()
-  local n, k = self.ndone, self.nforget
+  local n, k, nk = self.ndone, self.nforget, self.nkeys
   if n == 0 and k == 0 then return end
-  self.ndone, self.nforget = 0, 0
+  self.ndone, self.nforget, self.nkeys = 0, 0, 0
   if self.error then return end
   local ok, err = true, nil
   if n > 0 then
@@ -376,6 +384,7 @@ function State:flush_done()
       self.d_status, self.d_final, self.d_at, self.d_etag, self.d_lm, self.d_digest, self.d_error, self.d_depth)
   end
   if ok and k > 0 then ok, err = pcall(self.forget_done.exec_many, self.forget_done, 1, k, self.forget_id) end
+  if ok and nk > 0 then ok, err = pcall(self.record_key.exec_many, self.record_key, 1, nk, self.d_keys) end
   if not ok then self:failed_write(err) end
 end
 

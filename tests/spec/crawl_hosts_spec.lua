@@ -303,3 +303,33 @@ describe("dedupe_key", function()
     assert.matches("dedupe_key must be a function", refusal({ dedupe_key = "url" }))
   end)
 end)
+
+describe("dedupe_key with a state", function()
+  before_each(function() h.control("/__reset") end)
+
+  local function item_key(url)
+    return url:match("/item/(%d+)") or url
+  end
+
+  local function run_state(state, urls, max_pages)
+    return run({
+      start = function(add) for _, u in ipairs(urls) do add(u) end end,
+      state = state, max_pages = max_pages, concurrency = 1, per_host = 1,
+      dedupe_key = function(url) return item_key(url) end,
+    })
+  end
+
+  it("keeps the keys of pages done and queued for the next run", function()
+    local state = h.tmpname(".db")
+    local first = run_state(state, { on("a.crawl.test", "/item/1?from=a"), on("a.crawl.test", "/item/2?from=a") }, 1)
+    assert.equal(1, first.pages)
+    local st = run_state(state, {
+      on("a.crawl.test", "/item/1?from=b"), on("a.crawl.test", "/item/2?from=b"), on("a.crawl.test", "/item/3"),
+    })
+    assert.equal(2, st.pages) -- /item/2?from=a, queued by the first run, and /item/3
+    assert.equal(2, st.duplicates)
+    local paths = {}
+    for _, e in ipairs(log("a.crawl.test").requests) do paths[#paths + 1] = e.path end
+    assert.same({ "/item/1?from=a", "/item/2?from=a", "/item/3" }, paths)
+  end)
+end)
