@@ -219,6 +219,7 @@ typedef struct filter {
     url_norm_opts_t opts;
     char *pats[LC_MAX_STRIP + 1]; /* the strip patterns, copied: opts.strip points here */
     int plain;                    /* opts change nothing in a normalized URL */
+    int no_record;                /* the seen set is the caller's to check (a dedupe key in Lua) */
 } filter_t;
 
 /* What became of a URL. */
@@ -300,7 +301,9 @@ static void filter_set_opts(lua_State *L, filter_t *f, int idx)
  *              duplicates: numbers, read and written raw)
  *   normalize  lc.url.normalize's options
  *   max_depth  a number (none: no limit)
- *   scope      a host set (core.crawl.hosts), "any", or "lua" */
+ *   scope      a host set (core.crawl.hosts), "any", or "lua"
+ *   record     (true) false: the seen set is neither checked nor written, as with
+ *              dont_filter on every URL (the crawl checks a dedupe key itself) */
 static int l_crawl_filter(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -324,6 +327,10 @@ static int l_crawl_filter(lua_State *L)
     f->max_depth = lua_isnil(L, -1) ? HUGE_VAL : lua_tonumber(L, -1);
     luaL_argcheck(L, lua_isnil(L, -1) || lua_type(L, -1) == LUA_TNUMBER, 1,
                   "max_depth must be a number");
+    lua_pop(L, 1);
+
+    lua_getfield(L, 1, "record");
+    f->no_record = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
     lua_pop(L, 1);
 
     lua_getfield(L, 1, "scope");
@@ -448,7 +455,7 @@ static inline int in_hosts(const filter_t *f, const candidate_t *c, host_memo_t 
 /* The last rule: record the URL in the seen set (unless dont_filter). */
 static inline enum verdict record(lua_State *L, const filter_t *f, candidate_t *c, int dont_filter)
 {
-    if (dont_filter) return V_NEW;
+    if (dont_filter || f->no_record) return V_NEW;
     uint64_t fp = c->has_fp   ? c->fp
                   : c->normal ? url_hash(c->url, c->len)
                               : url_fingerprint(c->url);
@@ -549,7 +556,8 @@ static int l_filter_next(lua_State *L)
     enum verdict v = V_SKIP;
     int stop = 0; /* 0 the end, 1 a URL, 2 an item for the caller */
 
-    if (set && i == 1 && !dont_filter) /* the seen set's slots of the links, asked at once */
+    if (set && i == 1 && !dont_filter &&
+        !f->no_record) /* the seen set's slots of the links, asked at once */
         for (size_t k = 0; k < set->n; k++)
             seen_prefetch(f->seen, set->v[k].hash);
 

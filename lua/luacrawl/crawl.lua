@@ -22,6 +22,7 @@ local crawl_spec = require "luacrawl.crawl_spec"
 local crawl_robots = require "luacrawl.crawl_robots"
 local crawl_outputs = require "luacrawl.crawl_outputs"
 local calls = require "luacrawl.crawl_calls"
+local crawl_hosts = require "luacrawl.crawl_hosts"
 local plain_text = core.plain_text
 local is_cancel, error_message, apply_hook = calls.is_cancel, calls.error_message, calls.apply_hook
 local check_request, tell_error = calls.check_request, calls.tell_error
@@ -62,7 +63,7 @@ local Crawler = {}
 Crawler.__index = Crawler
 -- The methods of the robots.txt gate and of the outputs, the crawler's own: called as
 -- self:gate(...), self:emit(...), one lookup in Crawler as before they had files apart.
-for _, part in ipairs({ crawl_robots, crawl_outputs }) do
+for _, part in ipairs({ crawl_robots, crawl_outputs, crawl_hosts }) do
   for name, fn in pairs(part.methods) do Crawler[name] = fn end
 end
 
@@ -102,7 +103,7 @@ end
 -- normalized URL when it is in scope and new, else nil (and counted).
 function Crawler:scoped(url, req)
   req.url = url
-  return self.filter:scoped(url, self:in_scope(url, req), req.dont_filter)
+  return self.filter:scoped(url, self:in_scope(url, req), req.dont_filter or req.dedupe_key ~= nil)
 end
 
 -- Queue a request (a table with url, depth, ...) unless the admission rules refuse
@@ -113,7 +114,8 @@ function Crawler:enqueue(req)
   local ok, err = check_request(req, "crawler:enqueue")
   if not ok then error(err, 2) end
   if self.refuse_new then return false end
-  local url, why = self.filter:check(req.url, req.depth or 0, req.dont_filter)
+  -- A request with a dedupe key of its own is checked by its key (admit), not its URL.
+  local url, why = self.filter:check(req.url, req.depth or 0, req.dont_filter or req.dedupe_key ~= nil)
   if why == "scope" then url, why = self:scoped(url, req) end
   if not url then return false, why end
   req.url = url
@@ -124,6 +126,8 @@ end
 function Crawler:admit(req)
   local st = self.stats
   req.key = req.key or self:host_key(req.url)
+  if (self.lua_seen or req.dedupe_key ~= nil) and not self:first_seen(req) then return false, "duplicates" end
+  if self.closed and self:refused_closed(req.key) then return false, "host_closed" end
   local given, why = req, nil
   req, why = apply_hook(self.spec.on_request, req)
   if not req then
@@ -146,7 +150,7 @@ end
 -- admit for a link followed with no options ({url, depth, referrer}): without an
 -- on_request hook to show a table to, it is queued as its strings (push_url).
 function Crawler:admit_link(url, depth, referrer)
-  if self.spec.on_request then
+  if self.spec.on_request or self.lua_seen or self.closed then
     return self:admit({ url = url, depth = depth, referrer = referrer })
   end
   local key = self:host_key(url)
@@ -171,9 +175,12 @@ end
 
 -- The options of a request's fetch: those of every fetch (made once, while
 -- spec.fetch and spec.user_agent stay the same objects) unless it has its own
--- method, headers or body.
+-- method, headers or body, or its host has headers of its own (spec.hosts).
 function Crawler:request_opts(req)
-  if req.method == nil and req.headers == nil and req.body == nil then
+  local hosts = self.hosts
+  local own = hosts and hosts.headers and hosts:of(req.key)
+  own = own and own.headers
+  if req.method == nil and req.headers == nil and req.body == nil and not own then
     local spec = self.spec
     local o, fetch, ua = self.base_opts, spec.fetch or false, spec.user_agent or false
     if not o or self.base_opts_of ~= fetch or self.base_opts_ua ~= ua then
@@ -182,7 +189,7 @@ function Crawler:request_opts(req)
     end
     return o
   end
-  return self:fetch_opts({ method = req.method, headers = req.headers, body = req.body })
+  return self:fetch_opts({ method = req.method, headers = self:request_headers(req, own), body = req.body })
 end
 
 -- The crawl follows a page's redirects itself (Crawler:redirect: each hop through
@@ -306,7 +313,7 @@ function Crawler:throttle(req, res)
   local rb = self.robots[origin_of(req.url)]
   local floor = math.max(t.min_delay, self.spec.delay, rb and rb.crawl_delay or 0)
   new = math.max(floor, math.min(new, t.max_delay or self.spec.max_delay))
-  self.frontier:set_delay(key, new)
+  self.frontier:set_delay(key, new, true) -- paced: the throttle keeps per_host
 end
 
 -- A field of the page on_response returned that Page.__index never computes (changed,
@@ -511,9 +518,11 @@ function Crawler:launch(req)
     self:poke()
     return
   end
-  self.active = self.active + 1
   -- max_pages counts pages: not the retries of a request, nor its redirect hops.
-  if not req.retries and not req.redirects then
+  local new_page = not req.retries and not req.redirects
+  if new_page and self.hosts and self:host_budget_spent(req) then return end
+  self.active = self.active + 1
+  if new_page then
     self.launched = self.launched + 1
   elseif req.retries and self.retry_queued then
     self.retry_queued[req] = nil
@@ -668,7 +677,11 @@ local function create(spec, level)
     workers = {}, idle = {}, nidle = 0,
     background_tasks = {},
     host_keys = {},
-    host_first = {},
+    host_first = {}, host_pages = {},
+    -- spec.hosts (crawl_hosts.lua); the seen set's rule in Lua (first_seen); the
+    -- hosts closed (close_host): false when none, read for every request.
+    hosts = spec.hosts and crawl_hosts.new(spec.hosts) or false,
+    lua_seen = false, closed = false,
     outputs = {},
     active = 0, launched = 0, waiting_robots = 0, delayed = 0, starting = 0, retry_due = {},
     start_hosts = start_hosts,
@@ -689,7 +702,10 @@ local function create(spec, level)
   -- spec.state (crawl_state.lua): the frontier, the seen set and the outputs' lengths
   -- from the state file; spec.redis (crawl_redis.lua): the frontier, seen set and
   -- robots.txt of a fleet; else the frontier in memory (crawl_durable.lua).
-  local fopts = { per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first }
+  self.lua_seen = (spec.dedupe_key or self.hosts and self.hosts.normalizes) and true or false
+  local hosts = self.hosts
+  local fopts = { per_host = spec.per_host, delay = spec.delay, depth_first = spec.depth_first,
+    host = hosts and function(key) return hosts:of(key) end or nil }
   crawl_outputs.check_files(spec, level + 1)
   crawl_outputs.make_folders(spec, level + 1)
   local durable = crawl_durable.open(self, fopts)
@@ -718,7 +734,7 @@ function Crawler:open_parts()
   self.sitemaps = spec.sitemaps and require("luacrawl.crawl_sitemaps").new(self, spec.sitemaps) or false
   self.filter = new_filter({
     seen = self.seen, stats = self.stats, normalize = spec.normalize, max_depth = spec.max_depth,
-    scope = self:filter_scope(),
+    scope = self:filter_scope(), record = not self.lua_seen,
   })
   for _, s in ipairs(spec.retry_statuses) do self.retry_status[s] = true end
   if spec.render then self.render = require("luacrawl.crawl_render").new(self) end

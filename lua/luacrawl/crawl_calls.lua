@@ -113,16 +113,16 @@ end
 M.request_fields = {
   { "url", "string" }, { "depth", "integer", 0 }, { "priority", "number" }, { "meta", "table" },
   { "callback" }, { "errback" }, { "dont_filter" }, { "method", "string" }, { "headers", "table" },
-  { "body", "string" }, { "dedupe_key" }, { "key" }, { "referrer", "string" },
+  { "body", "string" }, { "dedupe_key" }, { "replace_headers" }, { "key" }, { "referrer", "string" },
   { "redirects", "integer", 0 }, { "retries", "integer", 0 }, { "requeues", "integer", 0 },
   { "start_url" }, { "recrawl" }, { "changed" }, { "working" }, { "held" }, { "retrying" },
   { "sid" }, { "lease" }, { "extra" }, { "_warc" }, { "_claimed" }, { "_outcome" }, { "_in_redis" },
-  { "_wait" }, { "_requeued" }, { "_epoch" }, { "_item" },
+  { "_wait" }, { "_requeued" }, { "_epoch" }, { "_item" }, { "kept_record" },
 }
 -- What page:follow's options may set: the request's own fields but its place.
 local FOLLOW_FIELDS = {
   callback = true, errback = true, meta = true, priority = true, dont_filter = true, method = true,
-  headers = true, body = true, dedupe_key = true,
+  headers = true, body = true, dedupe_key = true, replace_headers = true,
 }
 
 local decls = {}

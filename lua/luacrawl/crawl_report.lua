@@ -19,7 +19,7 @@ function M.new()
     retries = 0, robots_denied = 0, robots_fetched = 0, duplicates = 0, out_of_scope = 0,
     too_deep = 0, dropped = 0, invalid_urls = 0, redirects = 0, redirect_limit = 0,
     items = 0, items_lost = 0, parse_errors = 0, output_errors = 0, host_backoffs = 0, host_time_exceeded = 0,
-    starts = 0, start_refused = 0,
+    starts = 0, start_refused = 0, host_closed = {},
     series = { interval = 1, points = {}, minutes = {} },
   }
 end

@@ -14,8 +14,12 @@
 --   max_depth, max_pages (requests for new URLs: retries and redirect hops are
 --                not counted), max_time (seconds before scheduling stops),
 --                max_host_time (seconds a host key gets from its first request)
---   concurrency (16), per_host (2), delay (0 s), host_key ("host" | "domain" | "ip"
---                | function(url) -> key), robots (true), max_delay (30 s),
+--   concurrency (16), per_host (2), delay (0 s: above 0, one request of a host in
+--                flight), host_key ("host" | "domain" | "ip" | function(url) -> key),
+--                robots (true), max_delay (30 s),
+--   hosts        { [host key or "*.domain"] = { per_host, delay, max_pages, headers,
+--                normalize } }: a host's own settings (crawl_hosts.lua)
+--   dedupe_key   function(url, request) -> string: the seen set's key (default: the URL)
 --   throttle     {target = 2.0, min_delay =, max_delay =}
 --   max_robots_size (500 KiB: the rest of a robots.txt is not read)
 --   retries (2), retry_statuses ({429, 500, 502, 503, 504, 522, 524, 408}),
@@ -199,6 +203,10 @@ function M.check(spec, fetch_opts)
   ok, err = pcall(check_choices, s)
   if ok then ok, err = pcall(calls.check_hooks, s) end
   if ok then ok, err = pcall(check_follow, s) end
+  if ok and s.hosts ~= nil then ok, err = pcall(require("luacrawl.crawl_hosts").check, s.hosts) end
+  if ok and s.dedupe_key ~= nil and type(s.dedupe_key) ~= "function" then
+    ok, err = false, "crawl.run: dedupe_key must be a function(url, request) -> string"
+  end
   if ok then ok, err = pcall(crawl_record.setup, s) end
   if not ok then error(err, 3) end
   if s.fetch ~= nil and type(s.fetch) ~= "table" then error("crawl.run: fetch must be a table of lc.fetch options", 3) end

@@ -51,6 +51,9 @@ local DONE_SQL = {
   "CREATE TABLE IF NOT EXISTS crawl_done(id INTEGER PRIMARY KEY, url TEXT NOT NULL, status INTEGER,"
     .. " final_url TEXT, fetched_at REAL NOT NULL, etag TEXT, last_modified TEXT, digest TEXT, error TEXT,"
     .. " depth INTEGER, record TEXT)",
+  -- The dedupe keys (a spec's dedupe_key, a request's own) of the pages done: the
+  -- seen set holds them at the next open, as it holds the URLs of crawl_done.
+  "CREATE TABLE IF NOT EXISTS crawl_keys(key TEXT PRIMARY KEY) WITHOUT ROWID",
   "CREATE TABLE IF NOT EXISTS crawl_robots(origin TEXT PRIMARY KEY, status INTEGER NOT NULL, location TEXT,"
     .. " body TEXT NOT NULL, fetched_at REAL NOT NULL) WITHOUT ROWID",
 }
@@ -183,7 +186,7 @@ function M.open(crawler)
     -- Rows of crawl_done not written yet (flush_done), column by column, and the ids
     -- of the rows a recrawl replaces.
     ndone = 0, d_url = {}, d_status = {}, d_final = {}, d_at = {}, d_etag = {}, d_lm = {}, d_digest = {},
-    d_error = {}, d_depth = {}, d_record = {}, d_req = {}, nforget = 0, forget_id = {},
+    d_error = {}, d_depth = {}, d_record = {}, d_req = {}, nforget = 0, forget_id = {}, nkeys = 0, d_keys = {},
     -- Pages done in this run: committed, and since the last commit (the totals' pages).
     pages_committed = 0, pages_pending = 0,
   }, State)
@@ -233,6 +236,7 @@ function State:setup(crawler)
   self.record_done = db:sql(insert_done .. frontier_sqlite.values(10, 1))
   self.record_done_group = db:sql(insert_done .. frontier_sqlite.values(10, frontier_sqlite.group))
   self.forget_done = db:sql("DELETE FROM crawl_done WHERE id = ?1")
+  self.record_key = db:sql("INSERT OR IGNORE INTO crawl_keys(key) VALUES (?1)")
   self.robots_get = db:sql("SELECT status, location, body FROM crawl_robots WHERE origin = ?1 AND fetched_at > ?2")
   self.robots_put = db:sql("INSERT OR REPLACE INTO crawl_robots(origin, status, location, body, fetched_at)"
     .. " VALUES (?1, ?2, ?3, ?4, ?5)")
@@ -295,13 +299,13 @@ function State:start(crawler)
   return lc.spawn(self.commit_loop, self, crawler)
 end
 
--- The seen set as an earlier run left it: every URL in the frontier or done. (A URL
--- that an earlier run refused, by robots.txt or a hook, is not in it: asked for
--- again, it is refused again.)
+-- The seen set as an earlier run left it: every URL in the frontier or done, a
+-- request's dedupe key instead of its URL when it had one (a URL that an earlier run
+-- refused, by robots.txt or a hook, is not in it: asked for again, it is refused again).
 function State:restore_seen(seen)
-  for _, t in ipairs({ "crawl_frontier", "crawl_done" }) do
-    self.db:sql(("SELECT url FROM %s"):format(t)):seen_urls(seen)
-  end
+  self.db:sql("SELECT coalesce(json_extract(extra, '$.dedupe_key'), url) FROM crawl_frontier"):seen_urls(seen)
+  self.db:sql("SELECT url FROM crawl_done"):seen_urls(seen)
+  self.db:sql("SELECT key FROM crawl_keys"):seen_urls(seen)
 end
 
 -- The committed length of the output at path (0: an output this state has not
@@ -372,7 +376,7 @@ function State:done_row(req, url, status, final_url, at, etag, lm, digest, err, 
   self.ndone = n
   self.d_url[n], self.d_status[n], self.d_final[n], self.d_at[n], self.d_etag[n] = url, status, final_url, at, etag
   self.d_lm[n], self.d_digest[n], self.d_error[n], self.d_depth[n] = lm, digest, err, depth
-  self.d_record[n], self.d_req[n] = record, req
+    d_error = {}, d_depth = {}, d_record = {}, d_req = {}, nforget = 0, forget_id = {}, nkeys = 0, d_keys = {},
   local before = req.recrawl
   if before and before.row then
     local k = self.nforget + 1
@@ -393,9 +397,9 @@ end
 
 -- Write the done rows gathered, in one call (and delete the rows they replace).
 function State:flush_done()
-  local n, k = self.ndone, self.nforget
+  local n, k, nk = self.ndone, self.nforget, self.nkeys
   if n == 0 and k == 0 then return end
-  self.ndone, self.nforget = 0, 0
+  self.ndone, self.nforget, self.nkeys = 0, 0, 0
   if self.error then return end
   local ok, err = true, nil
   if n > 0 then
@@ -407,6 +411,7 @@ function State:flush_done()
     end
   end
   if ok and k > 0 then ok, err = pcall(self.forget_done.exec_many, self.forget_done, 1, k, self.forget_id) end
+  if ok and nk > 0 then ok, err = pcall(self.record_key.exec_many, self.record_key, 1, nk, self.d_keys) end
   if not ok then self:failed_write(err) end
 end
 

@@ -18,8 +18,15 @@
 --                          with requests has all its slots busy)
 --   f:done(req, now)       the request finished: its host's slot is free again
 --   f:backoff(key, until)  ask nothing of this host before `until`
---   f:set_delay(key, s)    the minimum interval between requests to this host: from
---                          one start to the next, and from an end to the next start
+--   f:set_delay(key, s[, paced])   the minimum interval between requests to this
+--                          host: from one start to the next, and from an end to the
+--                          next start. A delay above 0 also caps the host at one
+--                          request in flight (as Scrapy's DOWNLOAD_DELAY with one
+--                          request per domain), unless paced: the throttle's delays,
+--                          which aim at a number of requests in flight, keep per_host
+--   f:set_per_host(key, n) the host's own number of slots (opts.per_host for the rest)
+--   opts.host(key)         -> {per_host =, delay =} or nil: a host's own settings, asked
+--                          once, when the host is first seen (spec.hosts)
 --   f:hold(req), f:forget(req), f:retry(req, wait)   for a durable frontier
 --                          (frontier_sqlite.lua): a request held outside the frontier
 --                          (waiting for robots.txt) is kept, one that ends there is
@@ -276,6 +283,7 @@ function M.new(opts)
   return setmetatable({
     per_host = opts.per_host or 1,
     delay = opts.delay or 0,
+    settings = opts.host or false,
     depth_first = opts.depth_first or false,
     hosts = {},
     nhosts = 0,
@@ -292,8 +300,14 @@ local function host(self, key)
     h = {
       key = key, queue = new_queue(self.depth_first), inflight = 0,
       last_start = -math.huge, last_end = -math.huge, backoff_until = 0,
-      delay = self.delay, ready_at = 0, seq = 0,
+      delay = self.delay, per_host = self.per_host, ready_at = 0, seq = 0,
     }
+    local own = self.settings and self.settings(key)
+    if own then
+      h.per_host, h.delay = own.per_host or h.per_host, own.delay or h.delay
+    end
+    -- A delay of the spec's or of the host's own caps it at one request in flight.
+    h.serial = h.delay > 0
     self.hosts[key] = h
     self.nhosts = self.nhosts + 1
   end
@@ -304,7 +318,7 @@ Frontier.host = host
 -- Put h in the ready heap when it has requests and a free slot; keep its place
 -- current otherwise.
 local function rearm(self, h)
-  local eligible = h.queue.n > 0 and h.inflight < self.per_host
+  local eligible = h.queue.n > 0 and h.inflight < (h.serial and 1 or h.per_host)
   -- The delay separates one start from the next, and also an end from the next
   -- start, so the server sees gaps of at least `delay` even when a connection was
   -- slow to open.
@@ -375,11 +389,26 @@ function Frontier:backoff(key, untill)
   end
 end
 
-function Frontier:set_delay(key, delay)
+function Frontier:set_delay(key, delay, paced)
   checked(check_number, delay, "frontier: delay", 0)
   local h = host(self, key)
   h.delay = delay
+  if not paced then h.serial = delay > 0 end
   rearm(self, h)
+end
+
+function Frontier:set_per_host(key, n)
+  checked(check_integer, n, "frontier: per_host", 1)
+  local h = host(self, key)
+  h.per_host = n
+  rearm(self, h)
+end
+
+-- The host's slots now: 1 while a delay caps it, else its per_host.
+function Frontier:per_host_of(key)
+  local h = self.hosts[key]
+  if not h then return self.delay > 0 and 1 or self.per_host end
+  return h.serial and 1 or h.per_host
 end
 
 function Frontier:delay_of(key)

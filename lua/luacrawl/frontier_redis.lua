@@ -199,8 +199,8 @@ end
 -- The frontier interface -------------------------------------------------------------
 
 -- url: the request is admitted once for the fleet, by its URL's fingerprint (the 64
--- bits lc.url.fingerprint gives, which the local seen set keeps too); false: always
--- (dont_filter).
+-- bits lc.url.fingerprint gives, which the local seen set keeps too), or its dedupe
+-- key's; false: always (dont_filter).
 function F:push_item(key, item, url, priority)
   self.pushes[#self.pushes + 1] = { key, item, url and fingerprint(url) or false, priority or 0 }
   self.fleet_done = false
@@ -229,7 +229,7 @@ function F:push(req)
     req._in_redis, req._requeued = nil, nil
     return
   end
-  self:push_item(req.key, self.encode(req), not req.dont_filter and req.url, priority_of(req))
+  self:push_item(req.key, self.encode(req), not req.dont_filter and (req.dedupe_key or req.url), priority_of(req))
 end
 
 function F:push_url(key, url, depth, referrer)

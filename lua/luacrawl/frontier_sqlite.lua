@@ -431,8 +431,16 @@ function DF:backoff(key, untill)
   self:run(self.save_backoff, "exec", key, os.time() + (untill - lc.now()))
 end
 
-function DF:set_delay(key, delay)
-  return self.mem:set_delay(key, delay)
+function DF:set_delay(key, delay, paced)
+  return self.mem:set_delay(key, delay, paced)
+end
+
+function DF:set_per_host(key, n)
+  return self.mem:set_per_host(key, n)
+end
+
+function DF:per_host_of(key)
+  return self.mem:per_host_of(key)
 end
 
 function DF:delay_of(key)

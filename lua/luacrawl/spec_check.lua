@@ -17,7 +17,7 @@ M.fields = {
   "user_agent", "fetch", "normalize", "on_host", "on_request", "on_response", "on_error",
   "on_item", "output", "fields", "items", "stats_json", "quiet", "progress",
   "progress_interval", "signals", "free_bodies", "contact", "cookies", "sitemaps",
-  "dedupe_content", "extract", "follow", "save",
+  "dedupe_content", "extract", "follow", "save", "hosts", "dedupe_key",
 }
 
 -- The crawl's optional parts, each loaded only by a spec that sets one of its fields

@@ -1,6 +1,7 @@
 -- The crawl framework examples, run by the luacrawl binary against the fixtures.
 local h = require "spec_helper"
 local cjson = require "cjson"
+local control = h.control
 
 local function example(name, args)
   return h.sh(("%s --dns-server %s run %s/examples/%s %s"):format(
@@ -61,6 +62,27 @@ describe("examples", function()
     local hosts = {}
     for _, line in ipairs(lines_of(out)) do hosts[line:match("^(%S+)")] = true end
     assert.same({ ["a.crawl.test"] = true, ["b.crawl.test"] = true }, hosts)
+  end)
+
+  it("two_sites.lua crawls each site with its own concurrency and delay", function()
+    control("/__reset")
+    local code, out, err = example("two_sites.lua", ("'%s' '%s' --depth 1"):format(
+      h.url("/pagelinks?n=12", "a.crawl.test"), h.url("/pagelinks?n=12", "b.crawl.test")))
+    assert.equal(0, code, err)
+    local pages = {}
+    for _, line in ipairs(lines_of(out)) do
+      local host = line:match("^(%S+)")
+      pages[host] = (pages[host] or 0) + 1
+    end
+    assert.same({ ["a.crawl.test"] = 13, ["b.crawl.test"] = 13 }, pages)
+    local docs = control("/__log?host=a.crawl.test")
+    assert.equal(1, docs.max_concurrent["a.crawl.test"])
+    local r = {}
+    for _, e in ipairs(docs.requests) do
+      if e.path ~= "/robots.txt" then r[#r + 1] = e end
+    end
+    for i = 2, #r do assert.is_true(r[i].start - r[i - 1].start >= 0.25) end
+    assert.is_true(control("/__log?host=b.crawl.test").max_concurrent["b.crawl.test"] <= 4)
   end)
 
   it("custom_politeness.lua applies its own delays per domain", function()
