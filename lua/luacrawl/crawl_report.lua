@@ -332,4 +332,20 @@ function M.write_json(f, path, st)
   return true
 end
 
+-- The exit status of a crawl that ran (luacrawl crawl's, and luacrawl run's for a
+-- script's crawls), and, when it is not 0, why (the crawl logged it, unless quiet):
+-- 2 its state or its fleet's Redis failed, 4 records could not be written, 130/143
+-- stopped by SIGINT (or from the dashboard)/SIGTERM, 5 it did nothing useful (report.failure; a worker of a
+-- fleet that found nothing left to fetch has not failed).
+function M.exit_status(c, st)
+  if c.state_error then return 2, c.state_error end
+  if c.fleet_error then return 2, c.fleet_error end
+  if c.write_error then return 4, c.write_error end
+  if st.signal == "INT" or st.stop_reason == "dashboard" then return 130 end -- stopped from it: as SIGINT
+  if st.signal == "TERM" then return 143 end
+  local failed = not c.spec.redis and M.failure(st)
+  if failed then return 5, failed end
+  return 0
+end
+
 return M
