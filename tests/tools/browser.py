@@ -15,8 +15,10 @@ import base64
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
@@ -25,6 +27,7 @@ CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
 class Browser:
     def __init__(self, deadline):
         self.deadline = deadline
+        self.profile = tempfile.mkdtemp(prefix="luacrawl-test-chromium-")
         to_browser_r, self.to_browser = os.pipe()
         self.from_browser, from_browser_w = os.pipe()
 
@@ -37,9 +40,16 @@ class Browser:
 
         self.proc = subprocess.Popen(
             [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--remote-debugging-pipe", "about:blank"],
+             # No connection of Chromium's own (updates, sync, safe browsing): only the
+             # page's, to the loopback server under test.
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             "--disable-default-apps", "--disable-domain-reliability", "--no-default-browser-check",
+             "--user-data-dir=" + self.profile, "--remote-debugging-pipe", "about:blank"],
             # dup2 leaves 3 and 4 inheritable; every other fd is close-on-exec.
             preexec_fn=fds, close_fds=False,
+            # Not the sanitizer runtimes the ASan suite preloads for luajit: they make
+            # Chromium hang.
+            env={k: v for k, v in os.environ.items() if k != "LD_PRELOAD"},
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_browser_r)
         os.close(from_browser_w)
@@ -56,6 +66,8 @@ class Browser:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.profile, ignore_errors=True)
 
     def read_message(self):
         while b"\0" not in self.pending:
