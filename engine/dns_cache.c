@@ -26,6 +26,7 @@ struct entry *dns_cache_find(dns_t *dns, const char *host, unsigned hash)
 static void grow_buckets(dns_t *dns)
 {
     size_t n = dns->nbuckets * 2;
+    if (n == 0) return; /* dns_new made the table: never 0 */
     /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     struct entry **b = calloc(n, sizeof(*b));
     if (!b) return; /* keep the old table: longer chains, still correct */
