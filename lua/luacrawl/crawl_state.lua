@@ -376,7 +376,11 @@ function State:done_row(req, url, status, final_url, at, etag, lm, digest, err, 
   self.ndone = n
   self.d_url[n], self.d_status[n], self.d_final[n], self.d_at[n], self.d_etag[n] = url, status, final_url, at, etag
   self.d_lm[n], self.d_digest[n], self.d_error[n], self.d_depth[n] = lm, digest, err, depth
-    d_error = {}, d_depth = {}, d_record = {}, d_req = {}, nforget = 0, forget_id = {}, nkeys = 0, d_keys = {},
+  self.d_record[n], self.d_req[n] = record, req
+  if req.dedupe_key then
+    self.nkeys = self.nkeys + 1
+    self.d_keys[self.nkeys] = req.dedupe_key
+  end
   local before = req.recrawl
   if before and before.row then
     local k = self.nforget + 1
