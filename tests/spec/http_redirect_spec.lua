@@ -8,58 +8,10 @@ local lc = require "luacrawl"
 local crawl = require "luacrawl.crawl"
 local h = require "spec_helper"
 local cjson = require "cjson"
-
-lc.configure({ dns_servers = h.dns_server })
-
-local function fetch(url, opts)
-  return lc.run(function() return lc.fetch(url, opts) end)
-end
-
-local function control(path, opts)
-  local res = assert(fetch(h.url(path), opts))
-  return cjson.decode(res.body)
-end
-
-local function reset()
-  control("/__reset")
-end
-
-local function requests(host)
-  return control("/__log" .. (host and ("?host=" .. host) or "")).requests
-end
-
-local function on(host, path)
-  return h.url(path, host)
-end
-
-local function esc(s)
-  return (s:gsub("[^%w%-._~/]", function(c) return ("%%%02X"):format(c:byte()) end))
-end
-
--- A URL on from_host that redirects to `to`.
-local function redirect(from_host, to, status)
-  return on(from_host, "/redirect-to?url=" .. esc(to) .. (status and ("&status=" .. status) or ""))
-end
-
-local function run(spec)
-  spec.quiet = true
-  spec.progress = false
-  spec.signals = false
-  return crawl.run(spec)
-end
-
-local CREDENTIALS = {
-  Authorization = "Bearer secret-token", Cookie = "sid=secret", ["Proxy-Authorization"] = "Basic c2VjcmV0",
-  ["X-Other"] = "kept",
-}
-
--- The headers /echo received, after the redirects of fetch(url, opts).
-local function echoed(url, opts)
-  local res, err = fetch(url, opts)
-  assert(res, tostring(err))
-  assert.equal(200, res.status)
-  return cjson.decode(res.body).headers
-end
+local w = require "web_helper"
+local fetch, control, reset, requests, on, esc, redirect, run, echoed =
+  w.fetch, w.control, w.reset, w.requests, w.on, w.esc, w.redirect, w.run, w.echoed
+local CREDENTIALS = w.CREDENTIALS
 
 
 describe("credentials on redirects", function()
