@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SCHEMA_VERSION 1
@@ -211,6 +212,9 @@ static int start_wal(store_t *s, store_err_t *err)
 
 static store_t *open_file(const char *path, const store_opts_t *o, store_err_t *err);
 
+/* How often store_open asks again for a lock another process holds (about a second). */
+#define LOCK_TRIES 20
+
 /* A file and its WAL and shared-memory files gone, if they were there. */
 static void remove_db_files(const char *file)
 {
@@ -314,6 +318,17 @@ store_t *store_open(const char *path, const store_opts_t *opts, store_err_t *err
     struct stat st;
     if (stat(path, &st) != 0 && errno == ENOENT && create_whole(path, o, err) != 0) return NULL;
     store_t *s = open_file(path, o, err);
+    /* Two processes that open one state at the same instant can each take the shared
+     * lock of the first read and then both fail to write: neither would crawl. So a
+     * lock refused is asked again, after a wait that differs from process to process,
+     * for about a second; a crawl that holds the state keeps it, and the other is
+     * then told it is in use. */
+    for (unsigned i = 0; !s && err && err->kind == STORE_LOCKED && i < LOCK_TRIES; i++) {
+        unsigned ms = 10 + ((unsigned)getpid() * 2654435761u + i * 40503u) % 70;
+        struct timespec ts = {0, (long)ms * 1000000L};
+        nanosleep(&ts, NULL);
+        s = open_file(path, o, err);
+    }
     if (s) {
         /* PATH.new, the temporary file of an older luacrawl, left beside a whole
          * PATH by a kill between its link and its unlink: it goes. */

@@ -129,7 +129,7 @@ describe("luacrawl shell on a terminal", function()
   end
 
   it("greets, edits lines and answers help", function()
-    local code, out = session(h.tmpname(), { "help", "6*7" })
+    local code, out = session(h.tmpname(), { "help", "6*7", "exit()" })
     assert.equal(0, code)
     assert.matches("help lists all", out)
     assert.matches("exit%(%), quit%(%)", out)

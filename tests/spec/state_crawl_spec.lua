@@ -50,14 +50,15 @@ local function run(state, out, extra, signal, after)
   return h.sh(cmd)
 end
 
--- The crawl, stopped with signal once its output holds at least n records (written
--- when committed): a stop that comes after a commit whatever the machine's load,
--- where a fixed time may come before the first. At most 60 s of waiting.
+-- The crawl, stopped with signal once its output holds at least n records, and a
+-- moment more (the records are written in the step of the state's commit, whose end
+-- may come a little after): a stop that comes after a commit whatever the machine's
+-- load, where a fixed time may come before the first. At most 60 s of waiting.
 local function run_until_records(state, out, extra, signal, n)
   local cmd = crawl_cmd(state, out, extra)
   return h.sh(("bash -c %s"):format(q(("%s & p=$!; for i in $(seq 1200); do "
     .. "[ \"$(wc -l < %s 2>/dev/null || echo 0)\" -ge %d ] && break; sleep 0.05; done; "
-    .. "kill -%s $p 2>/dev/null; wait $p"):format(cmd, q(out), n, signal))))
+    .. "sleep 0.5; kill -%s $p 2>/dev/null; wait $p"):format(cmd, q(out), n, signal))))
 end
 
 -- Every line of the output a whole JSON object; the URLs, each counted.
