@@ -74,7 +74,11 @@ function M.new(crawler)
     local match = crawl_scope.deny(r, "render")
     when = function(req) return match(req.url, req) end
   end
-  return setmetatable({ crawler = crawler, when = when, opts = options_of(s) }, Render)
+  local opts = options_of(s)
+  -- The crawl's cookie jar (none with cookies = false): the page gets its cookies,
+  -- and those it sets come back to it (render.lua).
+  if opts.cookies == nil then opts.cookies = crawler:fetch_opts().cookies end
+  return setmetatable({ crawler = crawler, when = when, opts = opts }, Render)
 end
 
 -- Whether req is rendered: a GET without a body (what a browser's navigation is)

@@ -4,8 +4,9 @@
 -- browser's messages and hands replies and events to the renders; every render has
 -- a browser context of its own (cookies and storage never leak between renders),
 -- and every request its page makes is checked against the address policy before it
--- leaves. lc.browser(opts) sets the browser up: path, args, render_concurrency,
--- max_memory, hang_timeout.
+-- leaves. With a cookie jar (opts.cookies), the jar's cookies for the URL go into the
+-- context and the cookies the page set come back to the jar. lc.browser(opts) sets
+-- the browser up: path, args, render_concurrency, max_memory, hang_timeout.
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
 local spec_check = require "luacrawl.spec_check"
@@ -30,7 +31,7 @@ local POLL = 0.1 -- seconds between polls of a css wait or of a scroll's growth
 local MEMORY_CHECK = 1 -- seconds between checks of the browser's memory
 
 local OPTIONS = { "wait", "timeout", "viewport", "block", "script", "scroll", "screenshot",
-  "public_only", "deny_networks" }
+  "public_only", "deny_networks", "cookies" }
 local BROWSER_OPTIONS = { "path", "args", "render_concurrency", "max_memory", "hang_timeout" }
 local WAITS = { load = true, domcontentloaded = true, networkidle = true }
 local DEFAULT_BLOCK = { "Image", "Font", "Media" }
@@ -106,6 +107,10 @@ local function check_opts(opts)
   end
   o.screenshot = opts.screenshot and true or false
   o.public_only, o.deny_networks = opts.public_only, opts.deny_networks
+  if opts.cookies ~= nil and opts.cookies ~= false and not lc.is_cookies(opts.cookies) then
+    error("render: option 'cookies' must be a cookie jar (lc.cookies()) or false", 3)
+  end
+  o.cookies = opts.cookies or nil
   return o
 end
 
@@ -446,6 +451,8 @@ function check_request(r, p, session)
     if p.resourceType == "Document" and p.frameId == r.frame and r.navigating then
       r.denied = r.denied or ("%s: %s"):format(url, why)
     end
+  else
+    r.sent[#r.sent + 1] = url
   end
   if not b.dead then core.browser_send(b.ud, json_encode({ id = 0, method = method, params = params,
     sessionId = session })) end
@@ -581,14 +588,78 @@ local function response(r, snap, shot, script_result)
     status = r.status or 200, url = snap.url, headers = headers, body = snap.html,
     size = #snap.html, rendered = true, encoding = snap.encoding, _charset = "utf-8",
     document_url = r.doc_url, console_errors = r.console_errors,
-    failed_requests = r.failed_requests, script_result = script_result,
+    failed_requests = r.failed_requests, script_result = script_result, requests = r.sent,
     screenshot = shot and b64(shot) or nil,
   }, lc.Response)
   return res
 end
 
+-- Cookies ---------------------------------------------------------------------------
+-- With opts.cookies (a jar), the jar's cookies for the URL go into the render's
+-- context before it navigates, and after the page settled the cookies of the context
+-- that are new or changed go back to the jar, as Set-Cookie lines from the page's own
+-- URLs (the one asked for, the one it ended at): the jar's rules decide, so a page of
+-- a.test cannot set a cookie for b.test (one its sub-request to b.test got, say).
+
+local function cookie_key(name, domain, path) return name .. "\0" .. domain .. "\0" .. path end
+
+local function put_cookies(r)
+  local params = {}
+  for _, c in ipairs(r.opts.cookies:list(r.url)) do
+    local p = { name = c.name, value = c.value, path = c.path, secure = c.secure,
+      httpOnly = c.http_only, expires = c.expires }
+    if c.host_only then -- a URL without a domain: host-only in the browser too
+      local host = c.domain:find(":", 1, true) and "[" .. c.domain .. "]" or c.domain
+      p.url = (c.secure and "https://" or "http://") .. host .. c.path
+    else
+      p.domain = "." .. c.domain
+    end
+    params[#params + 1] = p
+    r.put[cookie_key(c.name, (c.host_only and "" or ".") .. c.domain, c.path)] = c.value
+  end
+  if #params == 0 then return end
+  local _, err = browser_call(r.b, "Storage.setCookies", { cookies = params,
+    browserContextId = r.context }, r.deadline)
+  if err then error(err, 0) end
+end
+
+local function set_cookie_line(c, domain, host_only)
+  local line = { c.name .. "=" .. c.value, "Path=" .. (c.path or "/") }
+  if not host_only then line[#line + 1] = "Domain=" .. domain end
+  if not c.session and type(c.expires) == "number" and c.expires > 0 then
+    line[#line + 1] = "Expires=" .. os.date("!%a, %d %b %Y %H:%M:%S GMT", math.floor(c.expires))
+  end
+  if c.secure then line[#line + 1] = "Secure" end
+  if c.httpOnly then line[#line + 1] = "HttpOnly" end
+  return table.concat(line, "; ")
+end
+
+local function take_cookies(r, final_url)
+  local got, err = browser_call(r.b, "Storage.getCookies", { browserContextId = r.context }, r.deadline)
+  if not got then error(err, 0) end
+  local jar, pages = r.opts.cookies, {}
+  for _, u in ipairs({ final_url, r.url }) do
+    local host = type(u) == "string" and u:match("^[hH][tT][tT][pP][sS]?://") and lc.url.host(u)
+    if host then pages[#pages + 1] = { url = u, host = host:lower():gsub("^%[(.*)%]$", "%1") } end
+  end
+  for _, c in ipairs(got.cookies or {}) do
+    local domain = (c.domain or ""):lower()
+    if r.put[cookie_key(c.name, domain, c.path)] ~= c.value then
+      local host_only = domain:sub(1, 1) ~= "."
+      domain = domain:gsub("^%.", "")
+      local line = set_cookie_line(c, domain, host_only)
+      for _, page in ipairs(pages) do
+        -- A host-only cookie comes back only from its own host; a domain cookie from a
+        -- page its Domain covers (the jar checks).
+        if (not host_only or page.host == domain) and jar:set(page.url, line) then break end
+      end
+    end
+  end
+end
+
 local function run_page(r)
   open_page(r)
+  if r.opts.cookies then put_cookies(r) end
   r.navigating = true
   local nav = page_call(r, "Page.navigate", { url = r.url })
   if r.denied then error(fail("denied", r.denied), 0) end
@@ -606,6 +677,7 @@ local function run_page(r)
   end
   local shot = r.opts.screenshot and page_call(r, "Page.captureScreenshot", { format = "png" }).data
   local snap = evaluate(r, SNAPSHOT, "snapshot")
+  if r.opts.cookies then take_cookies(r, snap.url) end
   return response(r, snap, shot, script_result)
 end
 
@@ -620,7 +692,8 @@ end
 local function render_with(b, url, o, deadline)
   local r = { b = b, url = url, opts = o, block = o.block, policy = policy_of(o), deadline = deadline,
     timeout = o.timeout, inflight = {}, count = 0, last_activity = now(), refused = {},
-    console_errors = {}, failed_requests = {}, children = {}, downloads = {}, loaded = false, dom_ready = false }
+    console_errors = {}, failed_requests = {}, children = {}, downloads = {}, loaded = false, dom_ready = false,
+    sent = {}, put = {} }
   b.active = b.active + 1
   if config.max_memory and not b.watching then
     b.watching = true

@@ -76,6 +76,33 @@ describe("crawl with render", function()
     assert.same(set({ "/js/landed", "/js/list", "/js/item/0", "/js/item/1", "/js/item/2" }), rest)
   end)
 
+  -- The crawl's cookie jar and a rendered page: /cookies/set (fetched) sets pre=1 and
+  -- links to /js/cookies (rendered), which links to /cookies/show?seen=<document.cookie>
+  -- (fetched) after setting js=2 by script. The /cookies/show requests the server saw,
+  -- as "path cookie" with the cookie header's pairs sorted.
+  local function cookies_shown(args)
+    h.control("/__reset")
+    crawled(args .. " --render-match '/js/' '" .. h.url("/cookies/set?c=pre%3D1%3B%20Path%3D%2F&next=%2Fjs%2Fcookies") .. "'")
+    local out = {}
+    for _, e in ipairs(h.control("/__log").requests) do
+      if e.path:find("^/cookies/show") then
+        local pairs_ = {}
+        for p in tostring(e.cookie ~= cjson.null and e.cookie or ""):gmatch("[^; ]+") do pairs_[#pairs_ + 1] = p end
+        table.sort(pairs_)
+        out[#out + 1] = e.path .. " " .. table.concat(pairs_, "; ")
+      end
+    end
+    return out
+  end
+
+  it("a rendered page sees the crawl's cookies, and those its script sets go to the jar for the next fetch", function()
+    assert.same({ "/cookies/show?seen=pre%3D1 js=2; pre=1" }, cookies_shown(""))
+  end)
+
+  it("with --no-cookies a rendered page gets no cookie and gives none back", function()
+    assert.same({ "/cookies/show?seen= " }, cookies_shown("--no-cookies"))
+  end)
+
   it("refuses render_options lc.render would refuse, and render with warc, before fetching", function()
     local cases = {
       { { render = true, render_options = { wiat = "load" } }, "render_options: unknown option 'wiat' %(did you mean 'wait'%?%)" },

@@ -288,6 +288,46 @@ describe("lc.render", function()
     h.sh("rm -rf " .. profile) -- nobody is left to remove it after a kill -9
   end)
 
+  -- cookies = jar: the jar's cookies go into the page, and the page's come back.
+  it("with cookies = jar, the page's script sees the cookies an earlier fetch set in the jar", function()
+    local jar = lc.cookies()
+    local res = lc.run(function()
+      assert(lc.fetch(h.url("/cookies/set?c=pre%3D1%3B%20Path%3D%2F"), { cookies = jar }))
+      return assert(lc.render(h.url("/js/cookies"), { cookies = jar, timeout = 20 }))
+    end)
+    assert.same({ h.url("/cookies/show?seen=pre%3D1") }, res:html():links())
+  end)
+
+  it("with cookies = jar, cookies a page sets by script and by Set-Cookie go to the jar, and the next fetch sends them", function()
+    local jar = lc.cookies()
+    local sent = lc.run(function()
+      assert(lc.render(h.url("/js/cookies"), { cookies = jar, timeout = 20 }))
+      assert(lc.render(h.url("/cookies/set?c=hdr%3D3%3B%20Path%3D%2F"), { cookies = jar, timeout = 20 }))
+      local res = assert(lc.fetch(h.url("/cookies/show"), { cookies = jar }))
+      return res:html():css("#cookie")[1]:text()
+    end)
+    local names = {}
+    for pair in sent:gmatch("[^; ]+") do names[#names + 1] = pair end
+    table.sort(names)
+    assert.same({ "hdr=3", "js=2" }, names)
+  end)
+
+  it("keeps out of the jar a cookie the page got for another host (its navigation through 127.0.0.2)", function()
+    -- The page goes to 127.0.0.2's /cookies/set, which sets "planted" for 127.0.0.2 in
+    -- the browser and redirects back to 127.0.0.1: the page never was on 127.0.0.2.
+    local hop = h.url("/cookies/set?c=planted%3D1%3B%20Path%3D%2F&redirect=302&next="
+      .. h.url("/js/landed"):gsub("[:/]", function(c) return ("%%%02X"):format(c:byte()) end), "127.0.0.2")
+    local src = ("<script>location.href = %q</script>"):format(hop)
+    local jar = lc.cookies()
+    local res = lc.run(function()
+      return assert(lc.render(h.url("/js/html?src=" .. src:gsub("[^%w]", function(c) return ("%%%02X"):format(c:byte()) end)),
+        { cookies = jar, wait = "networkidle", timeout = 20 }))
+    end)
+    assert.equal(h.url("/js/landed"), res.url)
+    assert.truthy(log_paths("planted")[1], "the page never went through 127.0.0.2")
+    assert.same({}, jar:list())
+  end)
+
   it("refuses an unknown option, saying which it might be", function()
     local ok, err = pcall(lc.run, function() return lc.render(h.url("/js/landed"), { wiat = "load" }) end)
     assert.is_false(ok)
