@@ -90,15 +90,32 @@ function Render:wants(req)
   return when(req) and true or false
 end
 
+-- A render that sent n requests to its own host key (its document, each hop of its
+-- redirects, its sub-requests) counts as n requests for the host's rate: the host's
+-- next request starts no sooner than n x delay after the render ended, where a
+-- fetch's waits one delay (the frontier's own rule). Through the frontier's backoff,
+-- so that a fleet's other workers wait too. All the requests are counted in
+-- stats.render_requests.
+local function count_requests(crawler, req, sent)
+  local st, key, same = crawler.stats, req.key, 0
+  st.render_requests = (st.render_requests or 0) + #sent
+  for _, url in ipairs(sent) do
+    if crawler:host_key(url) == key then same = same + 1 end
+  end
+  local delay = crawler.frontier:delay_of(key)
+  if same > 1 and delay > 0 then crawler.frontier:backoff(key, lc.now() + same * delay) end
+end
+
 -- req rendered: the response as a fetch's (res.time.total the render's time, as the
 -- page record's elapsed reads it), or nil and the error (kind render, timeout, ...).
 function Render:render(req)
   local started = lc.now()
   local res, err = lc.render(req.url, self.opts)
-  local st = self.crawler.stats
-  st.rendered = (st.rendered or 0) + 1
+  local crawler = self.crawler
+  crawler.stats.rendered = (crawler.stats.rendered or 0) + 1
   if not res then return nil, err end
   rawset(res, "time", { total = lc.now() - started })
+  count_requests(crawler, req, res.requests)
   return res
 end
 

@@ -103,6 +103,51 @@ describe("crawl with render", function()
     assert.same({ "/cookies/show?seen= " }, cookies_shown("--no-cookies"))
   end)
 
+  -- The server's log of the requests but robots.txt, in start order.
+  local function js_log()
+    local out = {}
+    for _, e in ipairs(h.control("/__log").requests) do
+      if e.path ~= "/robots.txt" then out[#out + 1] = e end
+    end
+    return out
+  end
+
+  it("a render holds its host's slot: with per_host = 1 the next page's first request waits for the render's last", function()
+    h.control("/__reset")
+    -- A page whose script takes half a second to come, and another.
+    local slow = h.url("/js/html?src=%3Cscript%20src%3D%22%2Fslow%3Fdelay%3D0.5%22%3E%3C%2Fscript%3E")
+    run({ start = { slow, h.url("/js/list") }, render = true, per_host = 1, concurrency = 4,
+      parse = function() end })
+    -- Each render's requests, from the first's start to the last's end.
+    local spans = {}
+    for _, e in ipairs(js_log()) do
+      local page = (e.path:find("^/js/html") or e.path:find("^/slow")) and "slow" or "list"
+      local s = spans[page] or { first = math.huge, last = 0, n = 0 }
+      s.first, s.last, s.n = math.min(s.first, e.start), math.max(s.last, e["end"]), s.n + 1
+      spans[page] = s
+    end
+    local a, b = spans.slow, spans.list
+    assert.same({ 2, 2 }, { a.n, b.n }) -- each page and its one sub-request
+    assert.is_true(a.last <= b.first or b.last <= a.first, "the two renders' requests overlapped")
+  end)
+
+  it("a render's requests to its host count toward delay: after 5 of them the next request waits 5 delays", function()
+    h.control("/__reset")
+    local delay = 0.4
+    local _, st = run({ start = h.url("/js/scripts"), render = true, delay = delay, render_options = { wait = "load" } })
+    local log = js_log()
+    local paths = {}
+    for i, e in ipairs(log) do paths[i] = e.path end
+    table.sort(paths)
+    assert.same({ "/js/landed", "/js/probe?n=1", "/js/probe?n=2", "/js/probe?n=3", "/js/probe?n=4", "/js/scripts" }, paths)
+    local landed, scripts_end = log[#log], 0
+    assert.equal("/js/landed", landed.path)
+    for i = 1, #log - 1 do scripts_end = math.max(scripts_end, log[i]["end"]) end
+    assert.is_true(landed.start - scripts_end >= 5 * delay,
+      ("the next request came %.2f s after the render's last"):format(landed.start - scripts_end))
+    assert.equal(6, st.render_requests)
+  end)
+
   it("refuses render_options lc.render would refuse, and render with warc, before fetching", function()
     local cases = {
       { { render = true, render_options = { wiat = "load" } }, "render_options: unknown option 'wiat' %(did you mean 'wait'%?%)" },
