@@ -1,4 +1,4 @@
--- fixtures: --http
+-- fixtures: --http --redis
 -- ways: one
 -- Rendering in the crawl framework: spec render (true, a function, {urls =}),
 -- luacrawl crawl --render and --render-match, over the fixture's JavaScript site
@@ -146,6 +146,50 @@ describe("crawl with render", function()
     assert.is_true(landed.start - scripts_end >= 5 * delay,
       ("the next request came %.2f s after the render's last"):format(landed.start - scripts_end))
     assert.equal(6, st.render_requests)
+  end)
+
+  it("two workers of a --redis fleet render the site together: each page once in the union of their outputs", function()
+    local id = ("render-%d-%d"):format(os.time(), math.random(1, 1e6))
+    local outs = { h.tmpname(".jsonl"), h.tmpname(".jsonl") }
+    local cmd = {}
+    for i, out in ipairs(outs) do
+      cmd[i] = ("%s crawl -q --fields url --render --redis %s --crawl-id %s --worker-id w%d %s >%s &"):format(
+        bin, h.redis_url, id, i, h.url("/js/home"), out)
+    end
+    local code, _, err = h.sh(table.concat(cmd, " ") .. " wait")
+    assert.equal(0, code, err)
+    local count = {}
+    for _, out in ipairs(outs) do
+      for line in h.read_file(out):gmatch("[^\n]+") do
+        local path = cjson.decode(line).url:match("^http://[^/]+(/.*)$")
+        count[path] = (count[path] or 0) + 1
+      end
+    end
+    local want = {}
+    for _, p in ipairs(ALL) do want[p] = 1 end
+    assert.same(want, count)
+  end)
+
+  it("a recrawl renders the page again and tells a change only its script shows", function()
+    -- The server's HTML never changes; its script copies /site/p/3.html into the DOM.
+    local src = '<pre id="copy"></pre><script>fetch("/site/p/3.html").then(r => r.text())'
+      .. '.then(t => { document.getElementById("copy").textContent = t; })</script>'
+    local page = h.url("/js/html?src=" .. src:gsub("[^%w]", function(c) return ("%%%02X"):format(c:byte()) end))
+    local state, parsed = h.tmpname(".db"), {}
+    local function crawl_it(extra)
+      local spec = { start = page, render = true, state = state, parse = function(p) parsed[#parsed + 1] = tostring(p.changed) end }
+      for k, v in pairs(extra or {}) do spec[k] = v end
+      return select(2, run(spec))
+    end
+    local first = crawl_it()
+    assert.equal(1, first.pages)
+    local same = crawl_it({ recrawl = 0 })
+    assert.same({ 1, 1, 1 }, { same.pages, same.rendered, same.unchanged })
+    h.control("/__change?every=10&offset=3", { method = "POST" })
+    local changed = crawl_it({ recrawl = 0 })
+    assert.same({ 1, 0 }, { changed.pages, changed.unchanged or 0 })
+    -- parse saw the first crawl's page (changed: nil) and the changed one, not the unchanged.
+    assert.same({ "nil", "true" }, parsed)
   end)
 
   it("refuses render_options lc.render would refuse, and render with warc, before fetching", function()
