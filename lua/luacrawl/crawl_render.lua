@@ -113,9 +113,9 @@ function Render:render(req)
   local res, err = lc.render(req.url, self.opts)
   local crawler = self.crawler
   crawler.stats.rendered = (crawler.stats.rendered or 0) + 1
+  count_requests(crawler, req, (res or err).requests or {})
   if not res then return nil, err end
   rawset(res, "time", { total = lc.now() - started })
-  count_requests(crawler, req, res.requests)
   return res
 end
 

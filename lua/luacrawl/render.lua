@@ -715,6 +715,7 @@ local function render_with(b, url, o, deadline)
   if ok then return res end
   if not lc.is_error(res) then error(res, 0) end
   res.url = res.url or url
+  res.requests = r.sent -- a page that failed may have sent some: the crawl counts them
   return nil, res
 end
 
