@@ -140,3 +140,28 @@ describe("crawl with render and warc", function()
     assert.equal("\137PNG\r\n\26\n", shot.block:sub(1, 8))
   end)
 end)
+
+describe("lc.render with archive = true", function()
+  it("keeps a gzip-encoded document's exchange with its payload decoded and its head saying so", function()
+    local file = h.tmpname(".warc.gz")
+    lc.run(function()
+      local res = assert(lc.render(h.url("/gzip"), { archive = true, wait = "load" }))
+      local w = assert(lc.warc.open(file))
+      assert.is_string(w:write(res))
+      assert(w:close())
+    end)
+    local response, request
+    for _, rec in ipairs(records(file)) do
+      if rec.type == "response" then response = rec end
+      if rec.type == "request" then request = rec end
+    end
+    local head, payload = response.block:match("^(.-\r\n\r\n)(.*)$")
+    assert.equal(("hello gzip "):rep(1000), payload)
+    assert.is_nil(head:lower():find("content-encoding", 1, true))
+    assert.matches("\r\nContent%-Length: 11000\r\n", head)
+    -- what the browser says it sent: it asked for gzip
+    assert.matches("\r\nAccept%-Encoding: [^\r]*gzip", request.block)
+    local code, out, err = h.sh(("python3 %q %q"):format(tools .. "/warc_check.py", file))
+    assert.equal(0, code, out .. err)
+  end)
+end)
