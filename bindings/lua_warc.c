@@ -114,6 +114,14 @@ static int l_warc_write(lua_State *L)
     return push_result(L, rc, id, &err);
 }
 
+/* The current time, as warc.h's dates take it. */
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* core.warc_metadata(writer, url, fields text, concurrent_to or nil, date or nil)
  * -> record ID | nil, err */
 static int l_warc_metadata(lua_State *L)
@@ -124,14 +132,46 @@ static int l_warc_metadata(lua_State *L)
     const char *fields = luaL_checklstring(L, 3, &len);
     const char *to = luaL_optstring(L, 4, NULL);
     double date = lc_opt_number(L, 5, "warc metadata: date", 0, 0, 253402300799.0);
-    if (date == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        date = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-    }
+    if (date == 0) date = wall_now();
     char id[WARC_ID_SIZE] = "";
     warc_err_t err = {0};
     int rc = warc_write_metadata(w, url, date, to, fields, len, id, &err);
+    return push_result(L, rc, id, &err);
+}
+
+/* core.warc_exchange(writer, url, ip or nil, date or nil, request, head, payload,
+ * truncated) -> the response record's ID | nil, err: an exchange given as strings
+ * (a rendered page's main document, as the browser reported it: render_archive.lua),
+ * its records as warc_write's. */
+static int l_warc_exchange(lua_State *L)
+{
+    warc_t *w = check_writer(L);
+    warc_exchange_t ex = {.url = luaL_checkstring(L, 2), .ip = luaL_optstring(L, 3, NULL)};
+    ex.date = lc_opt_number(L, 4, "warc exchange: date", 0, 0, 253402300799.0);
+    if (ex.date == 0) ex.date = wall_now();
+    ex.request = luaL_checklstring(L, 5, &ex.request_len);
+    ex.head = luaL_checklstring(L, 6, &ex.head_len);
+    ex.payload = luaL_checklstring(L, 7, &ex.payload_len);
+    ex.truncated = lua_toboolean(L, 8);
+    char id[WARC_ID_SIZE] = "";
+    warc_err_t err = {0};
+    int rc = warc_write_exchange(w, &ex, id, &err);
+    return push_result(L, rc, id, &err);
+}
+
+/* core.warc_conversion(writer, url, refers_to or nil, content_type, block) -> record
+ * ID | nil, err */
+static int l_warc_conversion(lua_State *L)
+{
+    warc_t *w = check_writer(L);
+    const char *url = luaL_checkstring(L, 2);
+    const char *to = luaL_optstring(L, 3, NULL);
+    const char *type = luaL_checkstring(L, 4);
+    size_t len;
+    const char *block = luaL_checklstring(L, 5, &len);
+    char id[WARC_ID_SIZE] = "";
+    warc_err_t err = {0};
+    int rc = warc_write_conversion(w, url, wall_now(), to, type, block, len, id, &err);
     return push_result(L, rc, id, &err);
 }
 
@@ -478,6 +518,8 @@ static const luaL_Reg funcs[] = {
     {"warc_open", l_warc_open},
     {"warc_write", l_warc_write},
     {"warc_metadata", l_warc_metadata},
+    {"warc_exchange", l_warc_exchange},
+    {"warc_conversion", l_warc_conversion},
     {"warc_close", l_warc_close},
     {"warc_filename", l_warc_filename},
     {"warc_sync", l_warc_sync},

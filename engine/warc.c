@@ -83,11 +83,13 @@ struct warc {
 struct job {
     jobq_job_t q;
     int metadata;              /* a metadata record; else a response (or revisit) and request */
+    int conversion;            /* with metadata: a conversion record rather than metadata */
     int remember;              /* no record: an earlier writer's original (warc_remember) */
     char id[WARC_ID_SIZE];     /* the response's (or the metadata record's) */
     char req_id[WARC_ID_SIZE]; /* the request's */
     warc_exchange_t ex;        /* metadata: url, date, and the fields as payload */
-    const char *concurrent_to; /* metadata: NULL or a record ID */
+    const char *concurrent_to; /* metadata: NULL or a record ID; conversion: WARC-Refers-To */
+    const char *content_type;  /* metadata: NULL (warc-fields) or a conversion's */
     struct warc_digests dg;    /* an exchange's, when the caller's thread made them */
     warc_loan_t loan;          /* ex.payload's, when lent (release not NULL) */
     char data[];               /* the strings ex points to (but a lent payload) */
@@ -465,7 +467,8 @@ static int write_exchange(warc_t *w, struct job *j, warc_err_t *err)
     return 0;
 }
 
-/* A metadata record (on the writer's thread). */
+/* A metadata or conversion record (on the writer's thread). A conversion's block is
+ * its payload (what an index gives the digest of), and it is indexed. */
 static int write_metadata(warc_t *w, const struct job *j, warc_err_t *err)
 {
     const char *fields = j->ex.payload;
@@ -474,18 +477,27 @@ static int write_metadata(warc_t *w, const struct job *j, warc_err_t *err)
     char when[32], digest[WARC_DIGEST_SIZE];
     if (sha1_of(w, &fields, &len, 1, digest, NULL, err) < 0) return -1;
     warc_format_date(j->ex.date, when);
-    record_t r = {.type = "metadata",
+    int conv = j->conversion;
+    record_t r = {.type = conv ? "conversion" : "metadata",
                   .id = j->id,
                   .date = when,
                   .uri = j->ex.url,
-                  .concurrent_to = j->concurrent_to,
-                  .content_type = "application/warc-fields",
-                  .block_digest = digest};
+                  .concurrent_to = conv ? NULL : j->concurrent_to,
+                  .refers_id = conv ? j->concurrent_to : NULL,
+                  .content_type = conv ? j->content_type : "application/warc-fields",
+                  .block_digest = digest,
+                  .payload_digest = conv ? digest : NULL};
     w->out.n = 0;
-    if (add_record(w, &r, &fields, &len, 1, 1) < 0) return oom(err);
+    /* An image is compressed already: stored, not deflated (where the level allows). */
+    int packed = conv && strncmp(j->content_type, "image/", 6) == 0;
+    if (add_record(w, &r, &fields, &len, 1, packed ? 0 : 1) < 0) return oom(err);
+    unsigned long long offset = w->size;
     if (flush_out(w, err) < 0) return -1;
     w->size += w->out.n;
     w->records++;
+    if (conv && w->opts.cdx)
+        warc_cdx_add(&w->cdx, base_name(w->path), j->ex.url, j->ex.date, j->content_type, 0, digest,
+                     offset, w->out.n);
     return 0;
 }
 
@@ -507,8 +519,10 @@ static void run_job(void *arg, jobq_job_t *q)
             w->failed = err;
             size_t k = strlen(err.message);
             snprintf(w->failed.message + k, sizeof(w->failed.message) - k, " (%s of %s %s)",
-                     j->metadata ? "the metadata record" : "the records", j->ex.url,
-                     j->metadata ? "was not written" : "were not written");
+                     j->conversion ? "the conversion record"
+                     : j->metadata ? "the metadata record"
+                                   : "the records",
+                     j->ex.url, j->metadata ? "was not written" : "were not written");
         }
         pthread_mutex_unlock(&w->mu);
     }
@@ -636,23 +650,45 @@ int warc_write_exchange_lent(warc_t *w, const warc_exchange_t *ex, const warc_lo
     return queue_job(w, j, id_out, err);
 }
 
-int warc_write_metadata(warc_t *w, const char *url, double date, const char *concurrent_to,
-                        const char *fields, size_t len, char id_out[WARC_ID_SIZE], warc_err_t *err)
+/* A metadata record (content_type NULL) or a conversion record, queued; link is the
+ * one's WARC-Concurrent-To, the other's WARC-Refers-To. */
+static int queue_block(warc_t *w, const char *url, double date, const char *link,
+                       const char *content_type, const char *block, size_t len,
+                       char id_out[WARC_ID_SIZE], warc_err_t *err)
 {
-    if (!url || has_ctl(url) || strchr(url, ' ') || (concurrent_to && has_ctl(concurrent_to)))
-        return set_err(err, WARC_E_USAGE, "a URL or record ID with spaces or control characters");
-    if (too_long(len)) return set_err(err, WARC_E_USAGE, "metadata too long for a record");
-    size_t lens[3] = {strlen(url), concurrent_to ? strlen(concurrent_to) : 0, len};
-    struct job *j = new_job(w, lens, 3, err);
+    if (!url || has_ctl(url) || strchr(url, ' ') || (link && has_ctl(link)) ||
+        (content_type && (!*content_type || has_ctl(content_type))))
+        return set_err(err, WARC_E_USAGE,
+                       "a URL, record ID or content type with spaces or control characters");
+    if (too_long(len)) return set_err(err, WARC_E_USAGE, "a block too long for a record");
+    size_t lens[4] = {strlen(url), link ? strlen(link) : 0, len,
+                      content_type ? strlen(content_type) : 0};
+    struct job *j = new_job(w, lens, 4, err);
     if (!j) return -1;
     char *at = j->data;
     j->metadata = 1;
+    j->conversion = content_type != NULL;
     j->ex.url = copy_in(&at, url, lens[0]);
     j->ex.date = date;
-    j->concurrent_to = concurrent_to ? copy_in(&at, concurrent_to, lens[1]) : NULL;
-    j->ex.payload = copy_in(&at, fields, lens[2]);
+    j->concurrent_to = link ? copy_in(&at, link, lens[1]) : NULL;
+    j->ex.payload = copy_in(&at, block, lens[2]);
     j->ex.payload_len = len;
+    j->content_type = content_type ? copy_in(&at, content_type, lens[3]) : NULL;
     return queue_job(w, j, id_out, err);
+}
+
+int warc_write_metadata(warc_t *w, const char *url, double date, const char *concurrent_to,
+                        const char *fields, size_t len, char id_out[WARC_ID_SIZE], warc_err_t *err)
+{
+    return queue_block(w, url, date, concurrent_to, NULL, fields, len, id_out, err);
+}
+
+int warc_write_conversion(warc_t *w, const char *url, double date, const char *refers_to,
+                          const char *content_type, const char *block, size_t len,
+                          char id_out[WARC_ID_SIZE], warc_err_t *err)
+{
+    if (!content_type) return set_err(err, WARC_E_USAGE, "a conversion record needs a type");
+    return queue_block(w, url, date, refers_to, content_type, block, len, id_out, err);
 }
 
 int warc_remember(warc_t *w, const char *digest, const char *uri, const char *date, const char *id,

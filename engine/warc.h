@@ -105,6 +105,15 @@ int warc_write_exchange_lent(warc_t *w, const warc_exchange_t *ex, const warc_lo
 int warc_write_metadata(warc_t *w, const char *url, double date, const char *concurrent_to,
                         const char *fields, size_t len, char id[WARC_ID_SIZE], warc_err_t *err);
 
+/* A conversion record: block (of content_type, as "text/html; charset=utf-8") is url's
+ * content in another form than the record refers_to holds (a record ID, with its angle
+ * brackets; NULL: none), as a rendered page's DOM or its screenshot is of the response
+ * the browser got. WARC-Payload-Digest is the block's; with cdx, it has an index line.
+ * 0 (queued), or -1 with err set and nothing queued, as warc_write_exchange. */
+int warc_write_conversion(warc_t *w, const char *url, double date, const char *refers_to,
+                          const char *content_type, const char *block, size_t len,
+                          char id[WARC_ID_SIZE], warc_err_t *err);
+
 /* "sha1:" and the base32 SHA-1 of the n pieces taken in turn, as WARC-Block-Digest and
  * WARC-Payload-Digest give it (the writer's digests). 0, or -1 when libcrypto failed. */
 int warc_digest(const char *const *piece, const size_t *len, int n, char out[WARC_DIGEST_SIZE]);

@@ -1,6 +1,6 @@
 /* warc_cdx.c: the CDXJ index kept beside each WARC file, as pywb reads it: a line a
- * response or revisit record, keyed by the SURT form of its URL and its date, sorted
- * when the file is closed. */
+ * response, revisit or conversion record (the records warcio's cdx-index lists),
+ * keyed by the SURT form of its URL and its date, sorted when the file is closed. */
 #include "warc_internal.h"
 
 #include "json.h"
@@ -149,8 +149,8 @@ static int put_json_field(struct buf *b, const char *name, const char *value, in
            buf_append(b, ": ", 2) | json_put_string(b, value, strlen(value));
 }
 
-/* The index line of a response or revisit record at offset, length bytes long, in the
- * file called filename. */
+/* The index line of a response, revisit or conversion record at offset, length bytes
+ * long, in the file called filename. */
 int warc_cdx_add(struct warc_cdx *c, const char *filename, const char *url, double date,
                  const char *mime, int status, const char *digest, unsigned long long offset,
                  unsigned long long length)

@@ -73,7 +73,7 @@ int warc_new_id(struct warc_random *r, char id[WARC_ID_SIZE], warc_err_t *err);
 void warc_format_date(double t, char out[32]);
 
 /* The fields of a record's header block, as the writer gives them (warc_record_t is a
- * record read back). */
+ * record read back). refers_id alone (no profile): a conversion's WARC-Refers-To. */
 typedef struct record {
     const char *type, *id, *date, *uri, *ip, *concurrent_to, *content_type;
     const char *block_digest, *payload_digest, *truncated;
@@ -161,8 +161,9 @@ struct warc_cdx {
     size_t n;
 };
 
-/* The index line of a response or revisit record at offset, length bytes long, in the
- * file called filename; -1 when out of memory (the line is not added). */
+/* The index line of a response, revisit or conversion record at offset, length bytes
+ * long, in the file called filename (status 0: none, as for a conversion); -1 when out
+ * of memory (the line is not added). */
 int warc_cdx_add(struct warc_cdx *c, const char *filename, const char *url, double date,
                  const char *mime, int status, const char *digest, unsigned long long offset,
                  unsigned long long length);

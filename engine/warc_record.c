@@ -89,9 +89,9 @@ int warc_record_head(struct buf *b, const record_t *r, const char *warcinfo_id, 
     if (r->profile) {
         bad |= put_field(b, "WARC-Profile", r->profile) |
                put_field(b, "WARC-Refers-To-Target-URI", r->refers_uri) |
-               put_field(b, "WARC-Refers-To-Date", r->refers_date) |
-               put_field(b, "WARC-Refers-To", r->refers_id);
+               put_field(b, "WARC-Refers-To-Date", r->refers_date);
     }
+    if (r->refers_id) bad |= put_field(b, "WARC-Refers-To", r->refers_id);
     if (r->block_digest) bad |= put_field(b, "WARC-Block-Digest", r->block_digest);
     if (r->payload_digest) bad |= put_field(b, "WARC-Payload-Digest", r->payload_digest);
     if (r->truncated) bad |= put_field(b, "WARC-Truncated", r->truncated);

@@ -24,6 +24,7 @@ local function options_of(s)
   if o.timeout == nil and type(s.fetch) == "table" then o.timeout = s.fetch.timeout end
   if o.public_only == nil then o.public_only = s.public_only end
   if o.deny_networks == nil then o.deny_networks = s.deny_networks end
+  if s.warc then o.archive = true end -- the document's exchange, for the archive
   return o
 end
 
@@ -54,9 +55,6 @@ function M.check(s)
   if s.render_options then
     ok, err = pcall(core.check_networks, s.render_options.deny_networks, "crawl.run: render_options")
     if not ok then error(tostring(err), 0) end
-  end
-  if r and s.warc then
-    error("crawl.run: render does not go with warc yet: the archive records of a rendered page are not written", 0)
   end
   if s.browser ~= nil then
     ok, err = pcall(render.browser, s.browser)

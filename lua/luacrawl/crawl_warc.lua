@@ -7,6 +7,7 @@
 --   warc      = "PREFIX" or {prefix =, max_size =, cdx =, dedupe = (true), level = (1), info = {}}
 --   from_warc = "FILE" or {"FILE", ...}
 local lc = require "luacrawl"
+local core = require "luacrawl.core"
 local spec_check = require "luacrawl.spec_check"
 local losses = require "luacrawl.crawl_losses"
 local warc = require "luacrawl.warc"
@@ -247,9 +248,14 @@ local Replay = {}
 Replay.__index = Replay
 
 -- The response records' metadata (our metadata records, by the response they are
--- concurrent to) and the originals that revisits refer to: a first pass over the files.
+-- concurrent to), the originals that revisits refer to, and the responses a rendered
+-- DOM (a text/html conversion record) refers to: a first pass over the files.
+local function is_dom(rec)
+  return rec.type == "conversion" and (rec.content_type or ""):lower():match("^text/html") ~= nil
+end
+
 function Replay:scan()
-  local meta, wanted, any = {}, {}, false
+  local meta, wanted, doms, any = {}, {}, {}, false
   for _, path in ipairs(self.files) do
     self:each(path, function(rec)
       local t = rec.type
@@ -266,10 +272,13 @@ function Replay:scan()
       elseif t == "revisit" then
         local to = rec.headers["WARC-Refers-To"]
         if to then wanted[to] = (wanted[to] or 0) + 1 end
+      elseif is_dom(rec) then
+        local to = rec.headers["WARC-Refers-To"]
+        if to then doms[to] = true end
       end
     end)
   end
-  self.meta, self.wanted, self.ours, self.scanned = meta, wanted, any, true
+  self.meta, self.wanted, self.doms, self.ours, self.scanned = meta, wanted, doms, any, true
 end
 
 -- A record replay does not read: counted in stats[kind], logged once a file and kind.
@@ -363,9 +372,19 @@ function Replay:skip(uri, why)
   end
 end
 
+-- A rendered page as lc.render returned it: the DOM of a conversion record, with the
+-- status and headers of the response it refers to (base: that response, when read).
+local function rendered_of(rec, base)
+  return setmetatable({
+    status = base and base.status or 200, url = rec.uri, body = rec.block, size = #rec.block,
+    headers = base and base.headers or setmetatable({ ["content-type"] = "text/html" }, core.Headers),
+    ip = base and base.ip, rendered = true, _charset = "utf-8",
+  }, core.Response)
+end
+
 -- One archived response through the crawl's rules and parse, as Crawler:process
--- and the worker around it do for a fetched one.
-function Replay:page(rec, m)
+-- and the worker around it do for a fetched one (res: the response, when made already).
+function Replay:page(rec, m, res)
   local c, st = self.crawler, self.crawler.stats
   local depth = m and m.depth or 0
   local req = { url = rec.uri, depth = depth, referrer = m and m.via or nil, dont_filter = true }
@@ -375,7 +394,7 @@ function Replay:page(rec, m)
     why = "out_of_scope"
   end
   if not url then return self:skip(rec.uri, why) end
-  local res = self:response_of(rec)
+  res = res or self:response_of(rec)
   if not res then return end
   res.time = { total = (m and m.ms or 0) / 1000 }
   st.bytes = st.bytes + #res.body
@@ -415,13 +434,15 @@ function Replay:run()
     if host then c.start_hosts:add(host) end
   end
   self:scan()
-  local meta, wanted, originals = self.meta, self.wanted, self.originals
+  local meta, wanted, originals, doms = self.meta, self.wanted, self.originals, self.doms
+  local held = {} -- the responses of rendered pages, until their DOM's record
   local n, max = 0, c.spec.max_pages
   for _, path in ipairs(self.files) do
     self:each(path, function(rec)
       if c.stopping then return false end
       local t = rec.type
-      if t ~= "response" and t ~= "revisit" then return end
+      local dom = is_dom(rec)
+      if t ~= "response" and t ~= "revisit" and not dom then return end
       if not rec.uri then
         return self:lose(path, "warc_no_uri", ("a %s record without WARC-Target-URI at offset %d"):format(t, rec.offset))
       end
@@ -438,15 +459,24 @@ function Replay:run()
         originals[rec.id] = { payload = payload_of(rec.block), truncated = rec.truncated }
       end
       -- Our archives say which responses the crawl kept (a metadata record):
-      -- retried responses and robots.txt have none. Others: every response.
-      local m = meta[rec.id]
-      if m or not self.ours then
+      -- retried responses and robots.txt have none. Others: every response. A
+      -- rendered page is its DOM (the conversion record after its response).
+      local m, res, waits = meta[rec.id], nil, not dom and doms[rec.id]
+      if dom then
+        local to = rec.headers["WARC-Refers-To"]
+        if to then m = meta[to] end
+        res = rendered_of(rec, to and held[to] or nil)
+        if to then held[to] = nil end
+      elseif waits then
+        held[rec.id] = rec:response({ max_size = self.max_size }) or false
+      end
+      if (m or not self.ours) and not waits then
         if max and n >= max then
           c.stop_reason = "max_pages"
           return false
         end
         n = n + 1
-        self:page(rec, m)
+        self:page(rec, m, res)
         if n % 64 == 0 then lc.sleep(0) end -- signals, progress, flushes
       end
       if t == "revisit" then

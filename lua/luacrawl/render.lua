@@ -31,7 +31,7 @@ local POLL = 0.1 -- seconds between polls of a css wait or of a scroll's growth
 local MEMORY_CHECK = 1 -- seconds between checks of the browser's memory
 
 local OPTIONS = { "wait", "timeout", "viewport", "block", "script", "scroll", "screenshot",
-  "public_only", "deny_networks", "cookies" }
+  "public_only", "deny_networks", "cookies", "archive" }
 local BROWSER_OPTIONS = { "path", "args", "render_concurrency", "max_memory", "hang_timeout" }
 local WAITS = { load = true, domcontentloaded = true, networkidle = true }
 local DEFAULT_BLOCK = { "Image", "Font", "Media" }
@@ -106,6 +106,7 @@ local function check_opts(opts)
     error("render: option 'scroll' must be a whole number of times", 3)
   end
   o.screenshot = opts.screenshot and true or false
+  o.archive = opts.archive and true or false -- the document's exchange kept (render_archive.lua)
   o.public_only, o.deny_networks = opts.public_only, opts.deny_networks
   if opts.cookies ~= nil and opts.cookies ~= false and not lc.is_cookies(opts.cookies) then
     error("render: option 'cookies' must be a cookie jar (lc.cookies()) or false", 3)
@@ -412,6 +413,7 @@ local events = {
 function on_event(r, method, p, session)
   local f = events[method]
   if f then f(r, p, session) end
+  if r.capture then r.capture:event(r, method, p) end
   notify(r)
 end
 
@@ -581,7 +583,7 @@ end
 
 local b64 = core.base64_decode
 
-local function response(r, snap, shot, script_result)
+local function response(r, snap, shot, script_result, exchange)
   local headers = setmetatable({}, core.Headers)
   for k, v in pairs(r.headers or {}) do headers[k:lower()] = v end
   local res = setmetatable({
@@ -589,7 +591,7 @@ local function response(r, snap, shot, script_result)
     size = #snap.html, rendered = true, encoding = snap.encoding, _charset = "utf-8",
     document_url = r.doc_url, console_errors = r.console_errors,
     failed_requests = r.failed_requests, script_result = script_result, requests = r.sent,
-    screenshot = shot and b64(shot) or nil,
+    screenshot = shot and b64(shot) or nil, _exchange = exchange,
   }, lc.Response)
   return res
 end
@@ -676,9 +678,10 @@ local function run_page(r)
     if script_result == lc.json.null then script_result = nil end
   end
   local shot = r.opts.screenshot and page_call(r, "Page.captureScreenshot", { format = "png" }).data
+  local exchange = r.capture and r.capture:exchange(function(m, p) return page_call(r, m, p) end)
   local snap = evaluate(r, SNAPSHOT, "snapshot")
   if r.opts.cookies then take_cookies(r, snap.url) end
-  return response(r, snap, shot, script_result)
+  return response(r, snap, shot, script_result, exchange)
 end
 
 local function policy_of(o)
@@ -693,7 +696,8 @@ local function render_with(b, url, o, deadline)
   local r = { b = b, url = url, opts = o, block = o.block, policy = policy_of(o), deadline = deadline,
     timeout = o.timeout, inflight = {}, count = 0, last_activity = now(), refused = {},
     console_errors = {}, failed_requests = {}, children = {}, downloads = {}, loaded = false, dom_ready = false,
-    sent = {}, put = {} }
+    sent = {}, put = {},
+    capture = o.archive and require("luacrawl.render_archive").new() or nil }
   b.active = b.active + 1
   if config.max_memory and not b.watching then
     b.watching = true

@@ -4,7 +4,9 @@
 --   local w = lc.warc.open(prefix_or_file [, {max_size =, cdx =, dedupe =, level =, info = {}}])
 --       -> writer | nil, err
 --   w:write(res)        -- res from lc.fetch(url, {archive = true}): request and response
---                          records (a revisit with dedupe) for each hop -> record ID | nil, err
+--                          records (a revisit with dedupe) for each hop -> record ID | nil, err;
+--                          from lc.render(url, {archive = true}): the main document's, and
+--                          conversion records of the DOM (and screenshot) referring to it
 --                          (queued for the writer's thread: a write that failed there is
 --                          the next call's err, docs/toolkit.md)
 --   w:metadata(url, fields [, concurrent_to]) -> record ID | nil, err
@@ -54,8 +56,30 @@ function M.open(target, opts)
   return setmetatable({ _w = handle }, Writer)
 end
 
+-- A rendered page (lc.render with archive = true): the main document's exchange as
+-- the browser reported it (request and response records; render_archive.lua says
+-- what they hold), then the DOM as a conversion record that refers to the response,
+-- and the screenshot, when taken, as another. The response's ID (the DOM's when the
+-- browser gave no exchange).
+local function write_rendered(w, res)
+  local ex, id, err = rawget(res, "_exchange")
+  if ex then
+    id, err = core.warc_exchange(w, ex.url, ex.ip, ex.date, ex.request, ex.head, ex.payload, ex.truncated)
+    if not id then return nil, err end
+  end
+  local dom, derr = core.warc_conversion(w, res.url, id, "text/html; charset=utf-8", res.body)
+  if not dom then return nil, derr end
+  local shot = rawget(res, "screenshot")
+  if shot then
+    local sid, serr = core.warc_conversion(w, res.url, id, "image/png", shot)
+    if not sid then return nil, serr end
+  end
+  return id or dom
+end
+
 function Writer:write(res)
   if type(res) ~= "table" then error("writer:write: expected a response", 2) end
+  if rawget(res, "rendered") then return write_rendered(self._w, res) end
   return core.warc_write(self._w, rawget(res, "_body"))
 end
 

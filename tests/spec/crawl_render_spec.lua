@@ -192,12 +192,11 @@ describe("crawl with render", function()
     assert.same({ "nil", "true" }, parsed)
   end)
 
-  it("refuses render_options lc.render would refuse, and render with warc, before fetching", function()
+  it("refuses render_options lc.render would refuse before fetching", function()
     local cases = {
       { { render = true, render_options = { wiat = "load" } }, "render_options: unknown option 'wiat' %(did you mean 'wait'%?%)" },
       { { render = true, render_options = { wait = "idle" } }, "render_options: option 'wait' must be" },
       { { render = "yes" }, "render must be true, a function" },
-      { { render = true, warc = "x" }, "render does not go with warc yet" },
       { { render = { url = { "x" } } }, "unknown field 'url' %(did you mean 'urls'%?%) in render" },
     }
     for _, c in ipairs(cases) do

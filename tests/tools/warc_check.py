@@ -12,7 +12,9 @@ base32 of the block and of the HTTP body); the first record is a warcinfo that e
 other names in WARC-Warcinfo-ID; each request names a response (or revisit) of the
 same target URI in WARC-Concurrent-To, and each response has exactly one request;
 a revisit refers to a response with the same payload digest; no response head says
-"Transfer-Encoding: chunked" (the framing is removed).
+"Transfer-Encoding: chunked" (the framing is removed); a conversion record (a rendered
+page's DOM or screenshot) has a WARC-Target-URI, a WARC-Payload-Digest of its block
+when it has one, and a WARC-Refers-To, when it has one, naming a response or revisit.
 
 With --expect, MANIFEST maps URLs to files holding the body the fetch returned: the
 response for each URL, its payload undone of its Content-Encoding (gzip, deflate; br
@@ -119,7 +121,7 @@ DATE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$")
 UUID = re.compile(r"^<urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}>$")
 
 
-def check_file(path, ids, responses, requests, stats):
+def check_file(path, ids, responses, requests, stats, conversions):
     data = open(path, "rb").read()
     records = []
     try:
@@ -149,6 +151,13 @@ def check_file(path, ids, responses, requests, stats):
             problem(where, "WARC-Block-Digest does not match the block")
         if wtype != "warcinfo" and f.get("warc-warcinfo-id") != info_id:
             problem(where, "WARC-Warcinfo-ID is not the file's warcinfo")
+        if wtype == "conversion":
+            conversions.append((where, f))
+            if not f.get("warc-target-uri"):
+                problem(where, "a conversion record without WARC-Target-URI")
+            pd = f.get("warc-payload-digest")
+            if pd is not None and pd != sha1_b32(block):
+                problem(where, "WARC-Payload-Digest does not match the conversion's block")
         if wtype in ("response", "revisit", "request"):
             want = "application/http; msgtype=" + ("request" if wtype == "request" else "response")
             if f.get("content-type") != want:
@@ -172,10 +181,14 @@ def main(argv):
     if len(argv) > 2 and argv[1] == "--expect":
         expect = json.load(open(argv[2]))
         argv = argv[2:]
-    ids, responses, requests = {}, [], []
+    ids, responses, requests, conversions = {}, [], [], []
     stats = {"records": 0}
     for path in argv[1:]:
-        check_file(path, ids, responses, requests, stats)
+        check_file(path, ids, responses, requests, stats, conversions)
+    for where, f in conversions:
+        to = f.get("warc-refers-to")
+        if to is not None and (to not in ids or ids[to][0] not in ("response", "revisit")):
+            problem(where, "conversion's WARC-Refers-To %r names no response" % to)
     paired = {}
     for where, f in requests:
         to = f.get("warc-concurrent-to")
@@ -216,10 +229,10 @@ def main(argv):
                     % (len(got), len(want)))
     for p in problems:
         print(p)
-    print("warc_check: %d records, %d responses, %d requests, %d bodies compared (%d "
-          "unchecked codings), %d problems" % (stats["records"], len(responses), len(requests),
-                                              len(expect or {}) - unchecked, unchecked,
-                                              len(problems)))
+    print("warc_check: %d records, %d responses, %d requests, %d conversions, %d bodies "
+          "compared (%d unchecked codings), %d problems"
+          % (stats["records"], len(responses), len(requests), len(conversions),
+             len(expect or {}) - unchecked, unchecked, len(problems)))
     return 1 if problems else 0
 
 

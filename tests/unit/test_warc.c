@@ -233,6 +233,61 @@ static void write_and_read_back(void)
     fclose(f);
 }
 
+/* A conversion record (a rendered page's DOM): WARC-Refers-To its response, its block as
+ * its payload digest, an index line with its own Content-Type and no status; one with a
+ * type of control characters is refused. */
+static void conversion_record(void)
+{
+    warc_err_t err;
+    warc_opts_t o = {.cdx = 1, .software = "test/1"};
+    warc_t *w = warc_open(path_in("conv.warc.gz"), &o, &err);
+    CHECK(w != NULL);
+    if (!w) return;
+    warc_exchange_t ex = exchange("http://example.org/js", "<p>shell</p>");
+    char id[WARC_ID_SIZE], dom_id[WARC_ID_SIZE];
+    const char dom[] = "<html><body><a href=\"/x\">x</a></body></html>";
+    CHECK(warc_write_exchange(w, &ex, id, &err) == 0);
+    CHECK(warc_write_conversion(w, "http://example.org/js", 1700000002, id,
+                                "text/html; charset=utf-8", dom, strlen(dom), dom_id, &err) == 0);
+    CHECK(strcmp(dom_id, id) != 0);
+    CHECK(warc_write_conversion(w, "http://example.org/js", 1700000002, id, "text/html\r\nX: y",
+                                dom, strlen(dom), NULL, &err) == -1 &&
+          err.kind == WARC_E_USAGE);
+    CHECK(warc_close(w, &err) == 0);
+    warc_reader_t *r = warc_reader_open(path_in("conv.warc.gz"), &err);
+    CHECK(r != NULL);
+    if (!r) return;
+    warc_record_t rec;
+    int n = 0;
+    while (warc_reader_next(r, &rec, &err) == 1) {
+        if (++n != 4) continue; /* warcinfo, response, request, then the DOM */
+        CHECK(strcmp(warc_record_field(&rec, "WARC-Type"), "conversion") == 0);
+        CHECK(strcmp(warc_record_field(&rec, "WARC-Refers-To"), id) == 0);
+        CHECK(strcmp(warc_record_field(&rec, "WARC-Record-ID"), dom_id) == 0);
+        CHECK(strcmp(warc_record_field(&rec, "Content-Type"), "text/html; charset=utf-8") == 0);
+        CHECK(!warc_record_field(&rec, "WARC-Concurrent-To"));
+        CHECK(strcmp(warc_record_field(&rec, "WARC-Payload-Digest"),
+                     warc_record_field(&rec, "WARC-Block-Digest")) == 0);
+        CHECK(rec.block_len == strlen(dom) && memcmp(rec.block, dom, rec.block_len) == 0);
+    }
+    CHECK(n == 4);
+    warc_reader_free(r);
+    FILE *f = fopen(path_in("conv.cdxj"), "r");
+    CHECK(f != NULL);
+    if (!f) return;
+    char line[1024];
+    int lines = 0, dom_line = 0;
+    while (fgets(line, sizeof(line), f)) {
+        lines++;
+        if (strstr(line, "\"mime\": \"text\\/html; charset=utf-8\"")) {
+            dom_line = 1;
+            CHECK(!strstr(line, "\"status\""));
+        }
+    }
+    CHECK(lines == 2 && dom_line);
+    fclose(f);
+}
+
 /* A lent payload: given back once, after its record is written (or at once when the
  * write is refused), and read from the lender's bytes meanwhile. */
 struct lender {
@@ -594,6 +649,7 @@ int main(void)
     RUN(sha1_ni_matches);
     RUN(base32);
     RUN(write_and_read_back);
+    RUN(conversion_record);
     RUN(lent_payload);
     RUN(cut_file_keeps_whole_records);
     RUN(rotation);
