@@ -163,7 +163,9 @@ end
 -- A host's own max_pages (spec.hosts): its pages counted as they start; the one
 -- past the budget is not fetched and the host is closed (its queue dropped, nothing
 -- new queued for it).
+-- A fleet's frontier counts them in Redis, for the fleet (frontier_redis.lua).
 function C:host_budget_spent(req)
+  if self.frontier.counts_host_pages then return false end
   local own = self.hosts:of(req.key)
   local max = own and own.max_pages
   if not max then return false end
@@ -184,6 +186,7 @@ function C:set_per_host(key, n)
   local ok, err = pcall(core.check_integer, n, "crawler:set_per_host: n", 1)
   if not ok then error(tostring(err), 2) end
   self.frontier:set_per_host(key, n)
+  self.durable:save_host(key, "per_host", n)
   self:poke()
 end
 
@@ -197,9 +200,20 @@ function C:close_host(key, reason)
   self.closed = self.closed or {}
   if self.closed[key] then return end
   self.closed[key] = reason
-  local dropped, on_disk = self.frontier:drop_host(key)
+  local dropped, on_disk = self.frontier:drop_host(key, reason)
+  self.durable:save_host(key, "closed", reason)
   local by = self.stats.host_closed
   by[reason] = (by[reason] or 0) + #dropped + (on_disk or 0)
+  self:poke()
+end
+
+-- A host closed by the fleet (another worker's close_host, its max_pages spent in
+-- Redis): its requests refused here too; n: those this worker had claimed, dropped.
+function C:closed_by_fleet(key, reason, n)
+  self.closed = self.closed or {}
+  if not self.closed[key] then self.closed[key] = reason end
+  local by = self.stats.host_closed
+  by[reason] = (by[reason] or 0) + n
   self:poke()
 end
 
