@@ -1,6 +1,6 @@
 -- luacrawl.crawl_hosts: what a crawl keeps per host key beyond the frontier's slots:
 -- the spec's `hosts` table (a host key's own per_host, delay, max_pages, headers,
--- normalize; checked before the crawl, found for a host key once), hosts closed by
+-- normalize, render; checked before the crawl, found for a host key once), hosts closed by
 -- a hook or their budget, the seen set's rule in Lua (dedupe keys) and the headers
 -- merge. Its methods are the crawler's. A crawl without `hosts`, `dedupe_key` or a
 -- closed host asks nothing of it per request.
@@ -21,7 +21,7 @@ local YEAR = 365 * 24 * 3600
 local DECL = core.option_decl({
   caller = "crawl.run", label = "crawl.run: %s",
   { "per_host", "integer", 1 }, { "delay", "number", 0, YEAR }, { "max_pages", "integer", 0 },
-  { "headers", "table" }, { "normalize", "table" },
+  { "headers", "table" }, { "normalize", "table" }, { "render", "boolean" },
 })
 
 local function fail(fmt, ...)
@@ -67,7 +67,8 @@ Hosts.__index = Hosts
 
 -- The settings of spec.hosts, found per host key and kept (false: none).
 function M.new(hosts)
-  local self = setmetatable({ exact = {}, wild = {}, found = {}, headers = false, normalizes = false }, Hosts)
+  local self = setmetatable({ exact = {}, wild = {}, found = {}, headers = false, normalizes = false, renders = false },
+    Hosts)
   for key, t in pairs(hosts) do
     local domain = key:match("^%*%.(.+)$")
     if domain then
@@ -77,6 +78,7 @@ function M.new(hosts)
     end
     if t.headers then self.headers = true end
     if t.normalize then self.normalizes = true end
+    if t.render ~= nil then self.renders = true end
   end
   return self
 end
