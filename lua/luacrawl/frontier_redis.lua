@@ -213,14 +213,15 @@ end
 -- bits lc.url.fingerprint gives, which the local seen set keeps too), or its dedupe
 -- key's; false: always (dont_filter).
 function F:push_item(key, item, url, priority)
-  if not self.told[key] then self:own(key) end
+  if self.settings and not self.told[key] then self:own(key) end
   self.pushes[#self.pushes + 1] = { key, item, url and fingerprint(url) or false, priority or 0 }
   self.fleet_done = false
   self:kick()
 end
 
 -- The host key's own settings (spec.hosts), sent once before anything else of the
--- host this worker sends: the first worker's hold for the fleet (all run one spec:
+-- host this worker sends (asked only with a spec.hosts: a crawl without keeps no
+-- table of the hosts told): the first worker's hold for the fleet (all run one spec:
 -- its hosts are part of the fleet's identity), a later set_per_host or Crawl-delay
 -- are not undone.
 function F:own(key)
@@ -333,7 +334,7 @@ function F:done(req, now)
 end
 
 function F:backoff(key, untill)
-  if not self.told[key] then self:own(key) end
+  if self.settings and not self.told[key] then self:own(key) end
   self.mem:backoff(key, untill)
   self.ops[#self.ops + 1] = { "backoff", key, math.floor((untill - lc.now()) * 1000) }
   self:kick()
@@ -343,7 +344,7 @@ end
 -- another's caps it at one request in flight), as frontier.lua's.
 function F:set_delay(key, delay, paced)
   if self.delays[key] == delay then return end
-  if not self.told[key] then self:own(key) end
+  if self.settings and not self.told[key] then self:own(key) end
   self.delays[key] = delay
   self.ops[#self.ops + 1] = { "delay", key, math.floor(delay * 1000 + 0.5), paced and 1 or 0 }
   self:kick()
@@ -358,7 +359,7 @@ end
 
 -- A host's slots for the fleet (crawler:set_per_host): kept in Redis, for every worker.
 function F:set_per_host(key, n)
-  if not self.told[key] then self:own(key) end
+  if self.settings and not self.told[key] then self:own(key) end
   self.ops[#self.ops + 1] = { "per_host", key, n }
   self:kick()
 end
@@ -381,7 +382,7 @@ end
 -- ones claimed here acknowledged as dropped, and the host's queue in Redis too, for
 -- the fleet; closed, the host stays closed in Redis, for every worker (on_closed).
 function F:drop_host(key, reason)
-  if not self.told[key] then self:own(key) end
+  if self.settings and not self.told[key] then self:own(key) end
   local dropped = self.mem:drop_host(key)
   for _, req in ipairs(dropped) do self:forget(req) end
   self.ops[#self.ops + 1] = { "drop", key, reason }
