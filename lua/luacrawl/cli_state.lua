@@ -127,13 +127,15 @@ function M.redis_report(st, id)
     crawl_id = id, statuses = {}, errors = {}, done = 0, queued = st.stats.queued or 0,
     leased = st.stats.leased or 0, reclaimed = st.stats.reclaimed or 0, refused = st.stats.refused or 0,
     duplicates = st.stats.duplicates or 0, workers = st.workers, hosts = {}, delayed = st.delayed or 0,
-    started = st.meta.started ~= nil,
+    started = st.meta.started ~= nil, closed = st.closed or {}, host_closed = {},
   }
   for k, v in pairs(st.stats) do
     local status = k:match("^s:(.*)$")
     if status then r.statuses[status] = v end
     local kind = k:match("^e:(.*)$")
     if kind then r.errors[kind] = v end
+    local why = k:match("^c:(.*)$")
+    if why then r.host_closed[why] = v end
   end
   r.done = (st.stats.pages or 0) + (st.stats.errors or 0)
   r.finished = r.started and r.queued <= 0 and r.leased <= 0
@@ -154,6 +156,12 @@ function M.format_redis(r, label)
   local delayed = r.delayed > 0 and (" (%d of them retries waiting)"):format(r.delayed) or ""
   lines[#lines + 1] = ("frontier %d queued%s, %d leased"):format(r.queued, delayed, r.leased)
   for _, h in ipairs(r.hosts) do lines[#lines + 1] = ("  %8d  %s"):format(h.queued, h.host) end
+  if #r.closed > 0 then
+    local hosts = {}
+    for i, c in ipairs(r.closed) do hosts[i] = ("%s (%s)"):format(c.host, c.reason) end
+    lines[#lines + 1] = ("hosts closed: %s; requests dropped: %s"):format(table.concat(hosts, ", "),
+      sorted_counts(r.host_closed))
+  end
   lines[#lines + 1] = ("workers %d:"):format(#r.workers)
   for _, w in ipairs(r.workers) do
     local seen = w.seen_ms_ago and ("heard from %.1f s ago"):format(w.seen_ms_ago / 1000) or "gone"

@@ -737,7 +737,7 @@ function Crawler:open_parts()
     scope = self:filter_scope(), record = not self.lua_seen,
   })
   for _, s in ipairs(spec.retry_statuses) do self.retry_status[s] = true end
-  if spec.render then self.render = require("luacrawl.crawl_render").new(self) end
+  if spec.render or self.hosts and self.hosts.renders then self.render = require("luacrawl.crawl_render").new(self) end
   self:open_outputs()
   -- spec.warc, spec.from_warc (crawl_warc.lua): last, so that an output that cannot be
   -- created leaves no archive behind.

@@ -26,6 +26,7 @@ function Memory.check_outputs() end
 function Memory.fetched() end
 function Memory.failed() end
 function Memory.page_ended() end
+function Memory.save_host() end
 function Memory.held_slots() return 0 end
 function Memory.commit_due() return nil end
 function Memory.start() return nil end

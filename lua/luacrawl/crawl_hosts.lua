@@ -1,6 +1,6 @@
 -- luacrawl.crawl_hosts: what a crawl keeps per host key beyond the frontier's slots:
 -- the spec's `hosts` table (a host key's own per_host, delay, max_pages, headers,
--- normalize; checked before the crawl, found for a host key once), hosts closed by
+-- normalize, render; checked before the crawl, found for a host key once), hosts closed by
 -- a hook or their budget, the seen set's rule in Lua (dedupe keys) and the headers
 -- merge. Its methods are the crawler's. A crawl without `hosts`, `dedupe_key` or a
 -- closed host asks nothing of it per request.
@@ -21,7 +21,7 @@ local YEAR = 365 * 24 * 3600
 local DECL = core.option_decl({
   caller = "crawl.run", label = "crawl.run: %s",
   { "per_host", "integer", 1 }, { "delay", "number", 0, YEAR }, { "max_pages", "integer", 0 },
-  { "headers", "table" }, { "normalize", "table" },
+  { "headers", "table" }, { "normalize", "table" }, { "render", "boolean" },
 })
 
 local function fail(fmt, ...)
@@ -67,7 +67,8 @@ Hosts.__index = Hosts
 
 -- The settings of spec.hosts, found per host key and kept (false: none).
 function M.new(hosts)
-  local self = setmetatable({ exact = {}, wild = {}, found = {}, headers = false, normalizes = false }, Hosts)
+  local self = setmetatable({ exact = {}, wild = {}, found = {}, headers = false, normalizes = false, renders = false },
+    Hosts)
   for key, t in pairs(hosts) do
     local domain = key:match("^%*%.(.+)$")
     if domain then
@@ -77,6 +78,7 @@ function M.new(hosts)
     end
     if t.headers then self.headers = true end
     if t.normalize then self.normalizes = true end
+    if t.render ~= nil then self.renders = true end
   end
   return self
 end
@@ -163,7 +165,9 @@ end
 -- A host's own max_pages (spec.hosts): its pages counted as they start; the one
 -- past the budget is not fetched and the host is closed (its queue dropped, nothing
 -- new queued for it).
+-- A fleet's frontier counts them in Redis, for the fleet (frontier_redis.lua).
 function C:host_budget_spent(req)
+  if self.frontier.counts_host_pages then return false end
   local own = self.hosts:of(req.key)
   local max = own and own.max_pages
   if not max then return false end
@@ -184,6 +188,7 @@ function C:set_per_host(key, n)
   local ok, err = pcall(core.check_integer, n, "crawler:set_per_host: n", 1)
   if not ok then error(tostring(err), 2) end
   self.frontier:set_per_host(key, n)
+  self.durable:save_host(key, "per_host", n)
   self:poke()
 end
 
@@ -197,9 +202,20 @@ function C:close_host(key, reason)
   self.closed = self.closed or {}
   if self.closed[key] then return end
   self.closed[key] = reason
-  local dropped, on_disk = self.frontier:drop_host(key)
+  local dropped, on_disk = self.frontier:drop_host(key, reason)
+  self.durable:save_host(key, "closed", reason)
   local by = self.stats.host_closed
   by[reason] = (by[reason] or 0) + #dropped + (on_disk or 0)
+  self:poke()
+end
+
+-- A host closed by the fleet (another worker's close_host, its max_pages spent in
+-- Redis): its requests refused here too; n: those this worker had claimed, dropped.
+function C:closed_by_fleet(key, reason, n)
+  self.closed = self.closed or {}
+  if not self.closed[key] then self.closed[key] = reason end
+  local by = self.stats.host_closed
+  by[reason] = (by[reason] or 0) + n
   self:poke()
 end
 

@@ -75,8 +75,28 @@ Fleet.__index = Fleet
 
 -- Politeness is the crawl's, not a worker's: one worker asking a host more often
 -- would raise the host's rate for the whole fleet. These settings are part of the
--- identity the fleet keeps in Redis, and a worker with others is refused.
+-- identity the fleet keeps in Redis, and a worker with others is refused; so are the
+-- hosts' own (spec.hosts: per_host, delay, max_pages), which Redis applies for the
+-- fleet as the first worker to meet a host sent them. A host's headers and normalize
+-- are each worker's, as fetch and normalize are.
 local POLITENESS = { "per_host", "delay", "robots" }
+local HOST_POLITENESS = { "per_host", "delay", "max_pages" }
+
+-- spec.hosts' politeness as text, "hosts {KEY: per_host 3, delay 0.2; ...}" (keys
+-- sorted), or nil when no host has any (a crawl without it keeps its identity).
+local function hosts_politeness(hosts)
+  local keys = {}
+  for key, t in pairs(hosts or {}) do
+    local parts = {}
+    for _, k in ipairs(HOST_POLITENESS) do
+      if t[k] ~= nil then parts[#parts + 1] = ("%s %s"):format(k, tostring(t[k])) end
+    end
+    if #parts > 0 then keys[#keys + 1] = ("%s: %s"):format(key, table.concat(parts, ", ")) end
+  end
+  if #keys == 0 then return nil end
+  table.sort(keys)
+  return "hosts {" .. table.concat(keys, "; ") .. "}"
+end
 
 local function politeness(spec)
   local parts = {}
@@ -85,6 +105,7 @@ local function politeness(spec)
     if v == nil then v = true end -- robots: on unless false
     parts[i] = ("%s %s"):format(k, tostring(v))
   end
+  parts[#parts + 1] = hosts_politeness(spec.hosts)
   return table.concat(parts, ", ")
 end
 
@@ -118,6 +139,7 @@ function M.open(crawler, fopts)
   local f = frontier_redis.new({
     url = spec.redis, label = label, crawl_id = spec.crawl_id, worker = worker,
     per_host = fopts.per_host, delay = fopts.delay, depth_first = fopts.depth_first, lease = spec.lease,
+    host = fopts.host, on_closed = function(key, reason, n) crawler:closed_by_fleet(key, reason, n) end,
     callbacks = spec.callbacks, parse = spec.parse,
     -- A crawl that is stopping claims nothing more.
     free = function() return crawler.stopping and 0 or spec.concurrency - crawler.active end,
@@ -158,6 +180,7 @@ function Fleet.resume() end
 function Fleet.output_offset() return nil end
 function Fleet.check_outputs() end
 function Fleet.page_ended() end
+function Fleet.save_host() end -- Redis keeps them: the frontier's ops
 function Fleet.held_slots() return 0 end
 function Fleet.commit_due() return nil end
 

@@ -62,11 +62,13 @@ function M.check(s)
   end
 end
 
--- The crawler's renderer (crawler.render), or nil when the spec renders nothing.
+-- The crawler's renderer (crawler.render), or nil when the spec renders nothing (no
+-- render, and no host of spec.hosts with a render of its own).
 function M.new(crawler)
   local s = crawler.spec
-  local r = s.render
-  if not r then return nil end
+  local r = s.render or false
+  local hosts = crawler.hosts and crawler.hosts.renders and crawler.hosts
+  if not r and not hosts then return nil end
   local when = r
   if type(r) == "table" then
     local match = crawl_scope.deny(r, "render")
@@ -76,14 +78,20 @@ function M.new(crawler)
   -- The crawl's cookie jar (none with cookies = false): the page gets its cookies,
   -- and those it sets come back to it (render.lua).
   if opts.cookies == nil then opts.cookies = crawler:fetch_opts().cookies end
-  return setmetatable({ crawler = crawler, when = when, opts = opts }, Render)
+  return setmetatable({ crawler = crawler, when = when, opts = opts, hosts = hosts }, Render)
 end
 
 -- Whether req is rendered: a GET without a body (what a browser's navigation is)
--- that the spec's render chooses.
+-- that its host's own render (spec.hosts) chooses, else the spec's.
 function Render:wants(req)
   if (req.method ~= nil and req.method ~= "GET") or req.body ~= nil then return false end
+  local hosts = self.hosts
+  if hosts then
+    local own = hosts:of(req.key)
+    if own and own.render ~= nil then return own.render end
+  end
   local when = self.when
+  if not when then return false end
   if when == true then return true end
   return when(req) and true or false
 end

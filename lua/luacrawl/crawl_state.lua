@@ -281,6 +281,7 @@ end
 -- the requests of earlier runs first; the task that commits (and flushes the outputs).
 function State:open_frontier(crawler, fopts)
   local f = self:frontier(fopts, function(req) return crawler:resume_gate(req) end)
+  self:restore_hosts(crawler, f)
   self:restore_seen(crawler.seen)
   self.on_error = function(err) crawler:state_failed(err) end
   return f
@@ -288,6 +289,35 @@ end
 
 function State:resume()
   self.f:resume()
+end
+
+-- What hooks set per host key (crawler:set_per_host, crawler:close_host), kept in
+-- the meta table ("crawl.hosts": {per_host = {KEY = n}, closed = {KEY = reason}}),
+-- written with the next commit, and set again on the crawler and its frontier when
+-- the state is opened: a host closed stays closed, its slots stay as set.
+function State:save_host(key, field, value)
+  self.host_settings[field][key] = value
+  self.hosts_dirty = true
+end
+
+function State:restore_hosts(crawler, f)
+  local saved = self:meta("crawl.hosts")
+  local t = { per_host = {}, closed = {} }
+  self.host_settings, self.hosts_dirty = t, false
+  if type(saved) ~= "table" then return end
+  for key, n in pairs(type(saved.per_host) == "table" and saved.per_host or {}) do
+    if type(n) == "number" and n >= 1 and n % 1 == 0 then
+      t.per_host[key] = n
+      f:set_per_host(key, n)
+    end
+  end
+  for key, reason in pairs(type(saved.closed) == "table" and saved.closed or {}) do
+    if type(reason) == "string" then
+      t.closed[key] = reason
+      crawler.closed = crawler.closed or {}
+      crawler.closed[key] = reason
+    end
+  end
 end
 
 -- Where an output file goes on from: its committed length (0: a file new to the state).
@@ -476,6 +506,10 @@ function State:commit(crawler)
     -- page is written anyway, for the outputs' lengths).
     self:set_meta("crawl.totals", self:totals_now(crawler.stats))
     self:set_meta("crawl.committed_at", os.time())
+    if self.hosts_dirty then
+      self:set_meta("crawl.hosts", self.host_settings)
+      self.hosts_dirty = false
+    end
     local cok, cerr = self.db:commit()
     if not cok then error(cerr, 0) end
     self.pages_committed = self.pages_committed + self.pages_pending

@@ -63,6 +63,11 @@ F.__index = F
 -- f = frontier_redis.new(opts):
 --   url, crawl_id, worker     where and who
 --   per_host, delay, depth_first   as frontier.new's (for the whole fleet)
+--   host(key)                 -> a host's own {per_host =, delay =, max_pages =} or
+--                             nil (spec.hosts): sent to Redis before anything else of
+--                             the host, where they hold for the fleet
+--   on_closed(key, reason)    a host closed by the fleet (another worker's
+--                             close_host, its max_pages spent): told once
 --   lease                     seconds a claim lasts unless renewed (default 30)
 --   free()                    -> how many requests the worker could start now
 --   on_ready()                called when requests came in or the fleet is done
@@ -94,12 +99,18 @@ function M.new(opts)
     explain = opts.explain,
     encode = encode, decode = decode,
     -- The local frontier: requests claimed and not started. Politeness is Redis's
-    -- (a claim respects the fleet's slots and delays); per_host here only mirrors it.
-    mem = frontier.new({ per_host = opts.per_host, delay = 0, depth_first = opts.depth_first }),
+    -- (a claim respects the fleet's slots, its hosts' own and their delays): what
+    -- was claimed may start at once.
+    mem = frontier.new({ per_host = 2 ^ 30, delay = 0, depth_first = opts.depth_first }),
     delays = {},
+    settings = opts.host or false, told = {}, closed_known = 0,
+    on_closed = opts.on_closed or function() end,
     holding = 0, -- requests claimed and not acknowledged (queued here, in flight, held)
     epoch = 1, seq = 0,
     fleet_queued = 0, fleet_leased = 0, fleet_done = false,
+    -- A host's max_pages is counted by Redis, for the fleet (at the claim): not by
+    -- the crawl (crawl_hosts.lua).
+    counts_host_pages = true,
     stats = { claimed = 0, refused = 0, lost = 0, steps = 0, reconnects = 0 },
   }, F)
   self.acks, self.pushes, self.ops = {}, {}, {}
@@ -202,9 +213,24 @@ end
 -- bits lc.url.fingerprint gives, which the local seen set keeps too), or its dedupe
 -- key's; false: always (dont_filter).
 function F:push_item(key, item, url, priority)
+  if self.settings and not self.told[key] then self:own(key) end
   self.pushes[#self.pushes + 1] = { key, item, url and fingerprint(url) or false, priority or 0 }
   self.fleet_done = false
   self:kick()
+end
+
+-- The host key's own settings (spec.hosts), sent once before anything else of the
+-- host this worker sends (asked only with a spec.hosts: a crawl without keeps no
+-- table of the hosts told): the first worker's hold for the fleet (all run one spec:
+-- its hosts are part of the fleet's identity), a later set_per_host or Crawl-delay
+-- are not undone.
+function F:own(key)
+  self.told[key] = true
+  local s = self.settings and self.settings(key)
+  if s and (s.per_host or s.delay or s.max_pages) then
+    self.ops[#self.ops + 1] = { "host", key, s.per_host or false, s.delay and math.floor(s.delay * 1000 + 0.5) or false,
+      s.max_pages or false }
+  end
 end
 
 -- A request to queue for the fleet: admitted once (its URL in the seen set) unless
@@ -308,20 +334,34 @@ function F:done(req, now)
 end
 
 function F:backoff(key, untill)
+  if self.settings and not self.told[key] then self:own(key) end
   self.mem:backoff(key, untill)
   self.ops[#self.ops + 1] = { "backoff", key, math.floor((untill - lc.now()) * 1000) }
   self:kick()
 end
 
-function F:set_delay(key, delay)
+-- paced: a throttle's delay, which leaves the host's slots as they were (above 0,
+-- another's caps it at one request in flight), as frontier.lua's.
+function F:set_delay(key, delay, paced)
   if self.delays[key] == delay then return end
+  if self.settings and not self.told[key] then self:own(key) end
   self.delays[key] = delay
-  self.ops[#self.ops + 1] = { "delay", key, math.floor(delay * 1000 + 0.5) }
+  self.ops[#self.ops + 1] = { "delay", key, math.floor(delay * 1000 + 0.5), paced and 1 or 0 }
   self:kick()
 end
 
 function F:delay_of(key)
-  return self.delays[key] or self.delay
+  local d = self.delays[key]
+  if d then return d end
+  local s = self.settings and self.settings(key)
+  return s and s.delay or self.delay
+end
+
+-- A host's slots for the fleet (crawler:set_per_host): kept in Redis, for every worker.
+function F:set_per_host(key, n)
+  if self.settings and not self.told[key] then self:own(key) end
+  self.ops[#self.ops + 1] = { "per_host", key, n }
+  self:kick()
 end
 
 function F:size()
@@ -338,14 +378,28 @@ function F:empty()
   return self.fleet_done and self.mem:empty() and #self.acks == 0 and #self.pushes == 0 and #self.ops == 0
 end
 
--- A host's requests dropped (max_host_time): the ones claimed here acknowledged as
--- dropped, and the host's queue in Redis too, for the fleet.
-function F:drop_host(key)
+-- A host's requests dropped (max_host_time; with a reason, crawler:close_host): the
+-- ones claimed here acknowledged as dropped, and the host's queue in Redis too, for
+-- the fleet; closed, the host stays closed in Redis, for every worker (on_closed).
+function F:drop_host(key, reason)
+  if self.settings and not self.told[key] then self:own(key) end
   local dropped = self.mem:drop_host(key)
   for _, req in ipairs(dropped) do self:forget(req) end
-  self.ops[#self.ops + 1] = { "drop", key }
+  self.ops[#self.ops + 1] = { "drop", key, reason }
   self:kick()
   return dropped, 0
+end
+
+-- Hosts the fleet closed (a step's `closed`): the requests of theirs claimed here and
+-- not started are dropped, then the crawl is told (on_closed(key, reason, n dropped)).
+function F:closed_by_fleet(list)
+  for _, c in ipairs(list) do
+    local key, reason = c[1], c[2]
+    self.closed_known = self.closed_known + 1
+    local dropped = self.mem:drop_host(key)
+    for _, req in ipairs(dropped) do self:forget(req) end
+    self.on_closed(key, reason, #dropped)
+  end
 end
 
 function F.resume() end
@@ -407,7 +461,7 @@ function F:step(claim)
   local holding = self.holding + #acks
   local body = json_encode({
     per_host = self.per_host, delay = math.floor(self.delay * 1000 + 0.5), lease = math.floor(self.lease * 1000),
-    depth_first = self.depth_first, holding = holding, claim = claim,
+    depth_first = self.depth_first, holding = holding, claim = claim, closed = self.closed_known,
     acks = acks, pushes = pushes, ops = ops,
   })
   local epoch = self.epoch
@@ -424,6 +478,7 @@ function F:step(claim)
   self.stats.refused = self.stats.refused + (reply.refused or 0)
   if reply.lost == 1 and epoch == self.epoch then self:lease_lost() end
   self.fleet_queued, self.fleet_leased = reply.queued, reply.leased
+  if reply.closed and #reply.closed > 0 then self:closed_by_fleet(reply.closed) end
   self:take(reply.items or {})
   self.fleet_done = reply.queued <= 0 and reply.leased <= 0 and #self.acks == 0 and #self.pushes == 0
   return reply

@@ -9,7 +9,16 @@
 --   hosts          zset  host key -> the time (ms) it may next be asked; only hosts
 --                        with queued requests and a free slot are in it
 --   h:HOST         hash  inflight, next (ms), backoff (ms), delay (ms; else the
---                        crawl's)
+--                        crawl's), serial ("1": one request in flight, a delay of the
+--                        crawl's, the host's own or its robots.txt's; "0": as per_host,
+--                        a throttle's; else whether its delay is above 0), per_host
+--                        (its own slots: spec.hosts, crawler:set_per_host), max_pages
+--                        and pages (its own budget, the pages claimed against it),
+--                        closed (the reason it was closed: crawler:close_host, its
+--                        max_pages spent; a closed host's queue is dropped, whenever
+--                        something comes to it, and counted in stats c:REASON)
+--   closed         list  "HOST\nREASON" of each host closed, in order: every worker
+--                        learns them from its steps (step's `closed`)
 --   q:HOST         zset  the host's queued requests: members "K" .. SEQ .. ITEM, K "0"
 --                        (back at the front) or "1" (pushed), SEQ 16 digits of the
 --                        crawl's counter (seq; counting down for the front and
@@ -33,7 +42,8 @@
 --   last:WORKER    string  "SEQ\nREPLY": the reply to the worker's last step, for a
 --                        step sent again after a lost connection
 --   stats          hash  queued, leased, pages, s:STATUS, errors, e:KIND, dropped,
---                        refused, reclaimed, pushed, duplicates
+--                        refused, reclaimed, pushed, duplicates, c:REASON (requests of
+--                        closed hosts dropped)
 --   meta           hash  identity, created (a token), started (ms)
 --   robots:ORIGIN  hash  a robots.txt response (status, body, location), kept a day
 --                        (crawl_redis.lua writes it)
@@ -72,18 +82,48 @@ end
 local function enqueue(h, item, prio, front, lifo)
   redis.call('ZADD', qkey(h), string.format('%.17g', -prio), prefix(front, lifo) .. item)
 end
+-- A host's fields; slots: its own per_host, or the crawl's; one while a delay caps it
+-- (serial).
 local function host_state(h)
-  local v = redis.call('HMGET', hkey(h), 'inflight', 'next', 'backoff', 'delay')
-  return tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or default_delay
+  local v = redis.call('HMGET', hkey(h), 'inflight', 'next', 'backoff', 'delay', 'per_host', 'serial', 'closed',
+    'max_pages', 'pages')
+  local s = { inflight = tonumber(v[1]) or 0, next = tonumber(v[2]) or 0, backoff = tonumber(v[3]) or 0,
+    delay = tonumber(v[4]) or default_delay, closed = v[7], max_pages = tonumber(v[8]), pages = tonumber(v[9]) or 0 }
+  local serial = v[6]
+  if serial then serial = serial == '1' else serial = s.delay > 0 end
+  s.serial, s.slots = serial, serial and 1 or (tonumber(v[5]) or per_host)
+  return s
 end
--- h in HOSTS, at the time it may be asked, when it has requests and a free slot.
+-- h in HOSTS, at the time it may be asked, when it has requests and a free slot. A
+-- closed host's queue is dropped (counted c:REASON).
 local function rearm(h)
-  local inflight, nxt, backoff = host_state(h)
-  if inflight < per_host and redis.call('ZCARD', qkey(h)) > 0 then
-    redis.call('ZADD', HOSTS, math.max(nxt, backoff), h)
+  local s = host_state(h)
+  if s.closed then
+    local n = redis.call('ZCARD', qkey(h))
+    if n > 0 then
+      redis.call('DEL', qkey(h))
+      redis.call('HINCRBY', STATS, 'queued', -n)
+      redis.call('HINCRBY', STATS, 'c:' .. s.closed, n)
+    end
+    redis.call('ZREM', HOSTS, h)
+  elseif s.inflight < s.slots and redis.call('ZCARD', qkey(h)) > 0 then
+    redis.call('ZADD', HOSTS, math.max(s.next, s.backoff), h)
   else
     redis.call('ZREM', HOSTS, h)
   end
+end
+-- Close h for the fleet (once: the first reason stays), its queue dropped.
+local function close_host(h, reason)
+  if redis.call('HSETNX', hkey(h), 'closed', reason) == 1 then
+    redis.call('RPUSH', P .. 'closed', h .. '\n' .. reason)
+  end
+  rearm(h)
+end
+-- Whether an item is a page of its own for a host's max_pages: not a retry, nor a
+-- redirect's hop (as a crawl in memory counts them).
+local function is_page(item)
+  local ok, t = pcall(cjson.decode, item)
+  return not (ok and type(t) == 'table' and (t.retries or t.redirects))
 end
 -- The lease of worker w: its requests go back to the front of their hosts' queues.
 local function reclaim(w)
@@ -137,19 +177,30 @@ end
 --       "drop" (never started: robots.txt said no), "return" (never started: back)
 --    pushes = {{host, item, fp or false, priority}, ...},   fp: the URL's fingerprint,
 --                                                     admitted once (seen); false: always
---    ops = {{"delay", host, ms}, {"backoff", host, ms from now}, {"drop", host}, ...}}
+--    ops = {{"host", host, per_host, delay ms, max_pages}   a host's own settings
+--            (spec.hosts; false: the crawl's), each kept unless set already: every
+--            worker sends them before anything else of the host, the first one holds,
+--          {"delay", host, ms, paced}   paced (1): a throttle's, which keeps per_host;
+--            else a delay above 0 caps the host at one request in flight,
+--          {"per_host", host, n}, {"backoff", host, ms from now},
+--          {"drop", host[, reason]}   with a reason, the host closed for the fleet,
+--          ...},
+--    closed = n   how many of the closed list the worker knows}
 -- In this order: the worker's own lease, if it expired, is reclaimed (lost = 1 when it
 -- held something); expired leases of others are reclaimed; delayed retries now due
 -- go back to their hosts' queues; the ops, the acks (one for an item no longer in the
 -- lease is refused: counted, nothing else), the pushes (into the host's queue by
 -- priority, then in the order pushed, or last first depth-first); then
 -- up to `claim` requests are claimed from the hosts that may be asked now, per host at
--- most its free slots (one when it has a delay: the next start is a delay later).
+-- most its free slots (its own per_host or the crawl's; one in flight while a delay
+-- caps it; one a claim when it has a delay: the next start is a delay later), and
+-- within its max_pages: the page past it is not fetched and closes the host.
 -- Returns JSON {items = {{host, member}, ...} (the member: the item after a
 -- 17-character prefix; acknowledged as it is), lost, refused, queued (delayed retries
 -- included), leased, wait = ms until the next host may be asked or the next delayed
--- retry is due, or -1, created = the crawl's token (join)}. The same seq again gives
--- the same reply.
+-- retry is due, or -1, created = the crawl's token (join), closed = {{host, reason},
+-- ...} the hosts closed past the worker's `closed`}. The same seq again gives the
+-- same reply.
 M.step = COMMON .. [==[
 local worker, seq = ARGV[2], ARGV[3]
 local last = P .. 'last:' .. worker
@@ -178,7 +229,26 @@ local function bump(field, n) inc[field] = (inc[field] or 0) + n end
 for _, o in ipairs(req.ops or {}) do
   local h = o[2]
   if o[1] == 'delay' then
+    -- A throttle's delay leaves the host's cap as it was (made explicit first).
+    if o[4] == 1 then
+      redis.call('HSETNX', hkey(h), 'serial', host_state(h).serial and '1' or '0')
+    else
+      redis.call('HSET', hkey(h), 'serial', tonumber(o[3]) > 0 and '1' or '0')
+    end
     redis.call('HSET', hkey(h), 'delay', o[3])
+    rearm(h)
+  elseif o[1] == 'host' then
+    if o[3] then redis.call('HSETNX', hkey(h), 'per_host', o[3]) end
+    if o[4] then
+      redis.call('HSETNX', hkey(h), 'delay', o[4])
+      redis.call('HSETNX', hkey(h), 'serial', tonumber(o[4]) > 0 and '1' or '0')
+    end
+    if o[5] then redis.call('HSETNX', hkey(h), 'max_pages', o[5]) end
+  elseif o[1] == 'per_host' then
+    redis.call('HSET', hkey(h), 'per_host', o[3])
+    rearm(h)
+  elseif o[1] == 'drop' and type(o[3]) == 'string' then
+    close_host(h, o[3])
   elseif o[1] == 'drop' then
     local n = redis.call('ZCARD', qkey(h))
     if n > 0 then
@@ -188,8 +258,7 @@ for _, o in ipairs(req.ops or {}) do
     end
     rearm(h)
   elseif o[1] == 'backoff' then
-    local _, _, backoff = host_state(h)
-    redis.call('HSET', hkey(h), 'backoff', math.max(backoff, later + o[3]))
+    redis.call('HSET', hkey(h), 'backoff', math.max(host_state(h).backoff, later + o[3]))
     rearm(h)
   end
 end
@@ -201,11 +270,18 @@ for _, a in ipairs(req.acks or {}) do
   if redis.call('HDEL', LEASE, item) == 1 then
     local c = hosts[h]
     if not c then
-      c = { ended = 0, started = false }
+      c = { ended = 0, started = false, back = {} }
       hosts[h] = c
     end
     c.ended = c.ended + 1
     if how ~= 'drop' and how ~= 'return' then c.started = true end
+    -- What may give a page back to the host's max_pages: one never started, or one
+    -- queued again that will count when claimed again (not a retry).
+    if how == 'drop' or how == 'return' then
+      c.back[#c.back + 1] = item_of(item)
+    elseif how == 'requeue' and type(a[5]) == 'string' then
+      c.back[#c.back + 1] = a[5]
+    end
     bump('leased', -1)
     if how == 'page' then
       bump('pages', 1)
@@ -231,10 +307,17 @@ for _, a in ipairs(req.acks or {}) do
   end
 end
 for h, c in pairs(hosts) do
-  local _, nxt, _, delay = host_state(h)
+  local s = host_state(h)
   redis.call('HINCRBY', hkey(h), 'inflight', -c.ended)
   if redis.call('HINCRBY', HELD, h, -c.ended) <= 0 then redis.call('HDEL', HELD, h) end
-  if delay > 0 and c.started then redis.call('HSET', hkey(h), 'next', math.max(nxt, later + delay)) end
+  if s.delay > 0 and c.started then redis.call('HSET', hkey(h), 'next', math.max(s.next, later + s.delay)) end
+  if s.max_pages and #c.back > 0 then
+    local back = 0
+    for _, it in ipairs(c.back) do
+      if is_page(it) then back = back + 1 end
+    end
+    if back > 0 then redis.call('HSET', hkey(h), 'pages', math.max(0, s.pages - back)) end
+  end
   rearm(h)
 end
 if refused > 0 then bump('refused', refused) end
@@ -263,28 +346,39 @@ if n > 0 then
   local claimed = 0
   -- A worker's share of a host: its slots divided among the workers heard from in
   -- the last lease period (at least one), so that one worker does not keep them all.
-  local alive = redis.call('ZCOUNT', WORKERS, now - tonumber(req.lease), '+inf')
-  local share = math.max(1, math.ceil(per_host / math.max(1, alive)))
+  local alive = math.max(1, redis.call('ZCOUNT', WORKERS, now - tonumber(req.lease), '+inf'))
   for _, h in ipairs(redis.call('ZRANGEBYSCORE', HOSTS, '-inf', now, 'LIMIT', 0, n + 16)) do
     if n <= 0 then break end
-    local inflight, _, _, delay = host_state(h)
+    local s = host_state(h)
     local mine = tonumber(redis.call('HGET', HELD, h)) or 0
-    local take = math.min(per_host - inflight, share - mine, n)
-    if delay > 0 and take > 1 then take = 1 end
-    local got = 0
+    local share = math.max(1, math.ceil(s.slots / alive))
+    local take = math.min(s.slots - s.inflight, share - mine, n)
+    if s.delay > 0 and take > 1 then take = 1 end
+    local got, pages = 0, s.pages
     for _ = 1, take do
       local item = redis.call('ZPOPMIN', qkey(h))[1]
       if not item then break end
       bump('queued', -1)
+      if s.max_pages and is_page(item_of(item)) then
+        -- The page past the host's budget is not fetched: the host is closed for
+        -- the fleet (the rest of its queue dropped by rearm, below).
+        if pages >= s.max_pages then
+          redis.call('HINCRBY', STATS, 'c:max_pages', 1)
+          close_host(h, 'max_pages')
+          break
+        end
+        pages = pages + 1
+      end
       if redis.call('HSETNX', LEASE, item, h) == 1 then
         got = got + 1
         items[#items + 1] = { h, item }
       end
     end
+    if pages ~= s.pages then redis.call('HSET', hkey(h), 'pages', pages) end
     if got > 0 then
       redis.call('HINCRBY', hkey(h), 'inflight', got)
       redis.call('HINCRBY', HELD, h, got)
-      if delay > 0 then redis.call('HSET', hkey(h), 'next', later + delay) end
+      if s.delay > 0 then redis.call('HSET', hkey(h), 'next', later + s.delay) end
       claimed = claimed + got
       n = n - got
     end
@@ -309,8 +403,18 @@ if due[2] then
   if wait < 0 or d < wait then wait = d end
 end
 local st = redis.call('HMGET', STATS, 'queued', 'leased')
+-- The hosts closed that the worker has not heard of.
+local closed = {}
+local known = tonumber(req.closed) or 0
+if redis.call('LLEN', P .. 'closed') > known then
+  for _, e in ipairs(redis.call('LRANGE', P .. 'closed', known, known + 999)) do
+    local h, why = string.match(e, '^(.*)\n([^\n]*)$')
+    closed[#closed + 1] = { h, why }
+  end
+end
 local reply = cjson.encode({ items = items, lost = lost, refused = refused, queued = tonumber(st[1]) or 0,
-  leased = tonumber(st[2]) or 0, wait = wait, created = redis.call('HGET', P .. 'meta', 'created') })
+  leased = tonumber(st[2]) or 0, wait = wait, created = redis.call('HGET', P .. 'meta', 'created'),
+  closed = closed })
 redis.call('SET', last, seq .. '\n' .. reply, 'PX', 86400000)
 return reply
 ]==]
@@ -374,9 +478,14 @@ return 0
 
 -- status(lease ms): what luacrawl state shows, as JSON: stats, meta, hosts by queue
 -- length (of the first 1000 hosts scanned), the delayed retries (counted in queued
--- too), workers and their leases.
+-- too), workers and their leases, the hosts closed (the first 100) and why.
 M.status = COMMON .. [==[
-local out = { stats = {}, meta = {}, workers = {}, hosts = {}, now = now, delayed = redis.call('ZCARD', DELAYED) }
+local out = { stats = {}, meta = {}, workers = {}, hosts = {}, now = now, delayed = redis.call('ZCARD', DELAYED),
+  closed = {} }
+for _, e in ipairs(redis.call('LRANGE', P .. 'closed', 0, 99)) do
+  local h, why = string.match(e, '^(.*)\n([^\n]*)$')
+  out.closed[#out.closed + 1] = { host = h, reason = why }
+end
 local st = redis.call('HGETALL', STATS)
 for i = 1, #st, 2 do out.stats[st[i]] = tonumber(st[i + 1]) or st[i + 1] end
 local meta = redis.call('HGETALL', P .. 'meta')

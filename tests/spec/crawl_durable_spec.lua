@@ -10,7 +10,7 @@ local crawl = require "luacrawl.crawl"
 -- What the crawl calls (docs/architecture.md, "The durable interface").
 local CALLS = {
   "open_frontier", "resume", "robots", "save_robots", "output_offset", "fetched", "failed",
-  "page_ended", "held_slots", "commit_due", "start", "finish", "close",
+  "page_ended", "held_slots", "commit_due", "start", "finish", "close", "save_host",
 }
 
 local function assert_answers(durable, kind, kept)

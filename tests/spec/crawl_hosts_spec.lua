@@ -333,3 +333,42 @@ describe("dedupe_key with a state", function()
     assert.same({ "/item/1?from=a", "/item/2?from=a", "/item/3" }, paths)
   end)
 end)
+
+describe("set_per_host and close_host with a state", function()
+  before_each(function() h.control("/__reset") end)
+
+  it("set_per_host is kept: the resumed crawl gives the host the slots a hook set", function()
+    local state = h.tmpname(".db")
+    local spec = { start = slow("a.crawl.test", 8, 0.4), per_host = 1, concurrency = 8, state = state }
+    local first = {}
+    for k, v in pairs(spec) do first[k] = v end
+    first.max_pages = 1
+    first.parse = function(page) page.crawler:set_per_host(page.request.key, 3) end
+    assert.equal(1, run(first).pages)
+    local st = run(spec)
+    assert.equal(7, st.pages)
+    assert.equal(3, max_in_flight("a.crawl.test"))
+  end)
+
+  it("close_host is kept: the resumed crawl refuses the host's requests", function()
+    local state = h.tmpname(".db")
+    local spec = { start = { on("b.crawl.test", "/hostsite/") }, allow = { hosts = { "crawl.test" } }, state = state }
+    local first = {}
+    for k, v in pairs(spec) do first[k] = v end
+    first.max_pages = 1
+    first.parse = function(page)
+      page.crawler:close_host("a.crawl.test", "enough")
+      page:follow_links()
+    end
+    run(first)
+    -- b's page 0 links to a's site: refused, as the first run closed a.
+    local st = run(spec)
+    local a = 0
+    for _, e in ipairs(log("a.crawl.test").requests) do
+      if e.path ~= "/robots.txt" then a = a + 1 end
+    end
+    assert.equal(0, a)
+    assert.equal(41, st.pages) -- b's 20 pages (its index was the first run's) and c's 21
+    assert.is_true(st.host_closed.enough >= 1)
+  end)
+end)

@@ -68,6 +68,17 @@ describe("crawl with render", function()
       ["/js/item/0"] = false, ["/js/item/1"] = false, ["/js/item/2"] = false }, pages)
   end)
 
+  it("hosts[KEY].render = true renders that host's pages, with no render of the spec's", function()
+    local pages = run({ start = h.url("/js/home"), max_depth = 0, hosts = { ["127.0.0.1"] = { render = true } } })
+    assert.same({ ["/js/home"] = true }, pages)
+  end)
+
+  it("hosts[KEY].render = false fetches that host's pages, whatever the spec's render says", function()
+    local pages, st = run({ start = h.url("/js/home"), render = true, hosts = { ["127.0.0.1"] = { render = false } } })
+    assert.same({ ["/js/home"] = false, ["/js/landed"] = false }, pages)
+    assert.is_nil(st.rendered)
+  end)
+
   it("a resumed crawl with --state renders the pages left for it", function()
     local state = h.tmpname(".db")
     local first = crawled("--render -n 1 --state " .. state .. " " .. h.url("/js/home"))
