@@ -23,13 +23,16 @@ local COUNTERS = { "pages", "requests", "bytes", "retries", "redirects", "robots
 local Pub = {}
 Pub.__index = Pub
 
--- The publisher of fleet (crawl_redis.lua's) for crawler: its task started.
+-- The publisher of fleet (crawl_redis.lua's) for crawler: its first publication made
+-- before the crawl dispatches anything (a fleet paused is so for this worker from its
+-- first request on), its task started.
 function M.start(fleet, crawler)
   local p = setmetatable({
     fleet = fleet, crawler = crawler, started = os.time(),
     rate_t = lc.now(), rate_pages = 0, rate = 0,
     stop_seen = false, fleet_paused = false,
   }, Pub)
+  p:tick()
   p.task = lc.spawn(Pub.run, p)
   return p
 end
@@ -72,7 +75,14 @@ end
 -- joins a paused fleet waits too; resume undoes only the fleet's own pause.
 function Pub:obey(ctl)
   local c = self.crawler
-  if not self.stop_seen then self.stop_seen = ctl.stop end
+  if not self.stop_seen then
+    self.stop_seen = ctl.stop
+    -- Said even with -q: a worker that waits from its start looks stuck otherwise.
+    if ctl.state == "paused" then
+      io.stderr:write(("luacrawl: crawl %s is paused from its dashboard: this worker waits for Resume\n")
+        :format(self.fleet.spec.crawl_id))
+    end
+  end
   if ctl.stop > self.stop_seen then
     self.stop_seen = ctl.stop
     if not c.stopping then
@@ -94,12 +104,16 @@ function Pub:obey(ctl)
   return false
 end
 
+function Pub:tick()
+  local ctl = self:publish()
+  -- What changed is published at once, not a tick later.
+  if ctl and self:obey(ctl) then self:publish() end
+end
+
 function Pub:run()
   while true do
-    local ctl = self:publish()
-    -- What changed is published at once, not a tick later.
-    if ctl and self:obey(ctl) then self:publish() end
     lc.sleep(M.interval)
+    self:tick()
   end
 end
 

@@ -97,7 +97,8 @@ local function worker_row(w)
   return {
     worker = w.worker, host = rec.host, pid = rec.pid, state = state, stop_reason = rec.stop_reason,
     pages = rec.pages or 0, pages_per_s = state == "ended" and 0 or rec.rate or 0,
-    requests = rec.requests or 0, errors_total = rec.errors_total or 0, in_flight = rec.in_flight or 0,
+    requests = rec.requests or 0, errors_total = rec.errors_total or 0, errors = rec.errors or {},
+    in_flight = rec.in_flight or 0,
     leased = w.leased or 0, heard_s_ago = w.seen_ms_ago / 1000, paused_seconds = rec.paused_seconds,
   }, rec
 end
@@ -170,8 +171,15 @@ function Reader:view()
   st.elapsed = started and (fl.now - started) / 1000 or 0
   st.started = started ~= nil
   st.exists = fl.meta.identity ~= nil
-  -- Done for the fleet: something was queued once, nothing is queued or leased now.
-  st.stop_reason = (started and st.frontier <= 0 and st.leased <= 0 and running == 0) and "done" or nil
+  -- Done for the fleet: something was queued once, nothing is queued or leased now;
+  -- else stopped while every worker that published has ended or gone silent.
+  if started and st.frontier <= 0 and st.leased <= 0 and running == 0 then
+    st.stop_reason = "done"
+  elseif #workers > 0 and running == 0 then
+    st.stop_reason = "no worker running"
+  else
+    st.stop_reason = nil
+  end
   report.sample(st, lc.now() - self.t0)
   return st
 end

@@ -50,27 +50,29 @@ local function start(args)
   return p
 end
 
--- Two workers w1, w2 of a new crawl on the site, slowed down (a delay per request of
--- the fleet), and the fleet's dashboard: {id, workers, dash, base = its
--- http://HOST:PORT, url = the URL printed}.
-local function start_fleet()
+-- Worker i of fleet's crawl on the site, slowed down (a delay per request of the
+-- fleet), as fleet.workers[i].
+local function start_worker(fleet, i)
+  local stats = h.tmpname(".json")
+  local w = start(("crawl -q -o /dev/null --stats-json %s --redis %s --crawl-id %s --worker-id w%d -c 2 "
+    .. "--per-host 2 --delay 0.1 %s"):format(stats, redis.url, fleet.id, i, h.url("/site/")))
+  w.stats = stats
+  fleet.workers[i] = w
+end
+
+-- A new crawl's dashboard and its workers w1 .. w<workers> (default 2): {id, workers,
+-- dash, base = the dashboard's http://HOST:PORT, url = the URL printed}.
+local function start_fleet(workers)
   redis = redis or h.redis_server()
-  local id = new_id()
   h.control("/__reset")
-  local fleet = { id = id, workers = {} }
-  for i = 1, 2 do
-    local stats = h.tmpname(".json")
-    local w = start(("crawl -q -o /dev/null --stats-json %s --redis %s --crawl-id %s --worker-id w%d -c 2 "
-      .. "--per-host 2 --delay 0.1 %s"):format(stats, redis.url, id, i, h.url("/site/")))
-    w.stats = stats
-    fleet.workers[i] = w
-  end
-  fleet.dash = start(("dashboard --redis %s --crawl-id %s --port 0"):format(redis.url, id))
+  local fleet = { id = new_id(), workers = {} }
+  fleet.dash = start(("dashboard --redis %s --crawl-id %s --port 0"):format(redis.url, fleet.id))
   fleet.url = wait_for("the dashboard's URL on stderr", function()
     return h.read_file(fleet.dash.err):match("luacrawl: dashboard: open (http://%S+)")
       or fleet.dash.status() and error(h.read_file(fleet.dash.err))
   end)
   fleet.base = fleet.url:match("^(http://[^/]+)")
+  for i = 1, workers or 2 do start_worker(fleet, i) end
   return fleet
 end
 
@@ -176,6 +178,34 @@ describe("luacrawl dashboard --redis", function()
         return ws.w1.pages > workers(paused).w1.pages and ws.w2.pages > workers(paused).w2.pages
       end)
       assert.is_true(#site_log().requests > #after.requests)
+      assert.equal(0, stop_fleet(fleet))
+    end)
+  end)
+
+  it("keeps a worker that joins a paused crawl from fetching any page until Resume", function()
+    lc.run(function()
+      local fleet = start_fleet(0)
+      local token = page_token(fleet)
+      assert.equal(202, command(fleet, token, "pause"))
+      wait_for("the pause in Redis", function() return stats(fleet).paused end)
+      start_worker(fleet, 1)
+      wait_for("the worker's pause said", function()
+        return h.read_file(fleet.workers[1].err):find("is paused from its dashboard", 1, true)
+      end)
+      wait_for("the worker shown paused", function()
+        local w = workers(stats(fleet)).w1
+        return w and w.state == "paused"
+      end)
+      lc.sleep(1)
+      -- Its start URL's robots.txt (asked for as the URL is admitted), no page.
+      local paused = site_log().requests
+      for _, r in ipairs(paused) do assert.equal("/robots.txt", r.path) end
+      assert.equal(202, command(fleet, token, "resume"))
+      wait_for("the worker's pages", function()
+        local w = workers(stats(fleet)).w1
+        return w.pages > 0
+      end)
+      assert.is_true(#site_log().requests > #paused)
       assert.equal(0, stop_fleet(fleet))
     end)
   end)
