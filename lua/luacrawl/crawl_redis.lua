@@ -177,9 +177,10 @@ local function failure(self, err)
   return ("redis %s: %s"):format(self.label, tostring(err and err.message or err))
 end
 
+-- The publisher first: its first look at the fleet's control comes before any claim.
 function Fleet:start(crawler)
-  self.f:start(function(err) crawler:fleet_failed(failure(self, err)) end)
   self.publisher = require("luacrawl.crawl_redis_publish").start(self, crawler)
+  self.f:start(function(err) crawler:fleet_failed(failure(self, err)) end)
 end
 
 -- The crawl ended: the fleet's last words, and this worker's stats in the crawl's.

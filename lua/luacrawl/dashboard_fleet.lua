@@ -31,7 +31,7 @@ end
 -- The reader of crawl_id's fleet in the Redis at url: connected, or nil and a message.
 function M.open(url, crawl_id)
   local self = setmetatable({ url = url, label = redact(url), crawl_id = crawl_id,
-    prefix = frontier_redis.prefix(crawl_id), st = report.new(), t0 = lc.now() }, Reader)
+    prefix = frontier_redis.prefix(crawl_id), st = report.new(), t0 = lc.now(), prev = {} }, Reader)
   local ok, err = self:connect()
   if not ok then return nil, err end
   return self
@@ -135,6 +135,65 @@ local function host_rows(list, default_delay)
   return rows
 end
 
+-- The time series ----------------------------------------------------------------------
+
+-- The fleet's points, one a second of this reader's clock: each worker's counts since
+-- its previous publication spread evenly over the seconds between the two. (Workers
+-- publish every 2 s, each at its own time: summed as they come, the points would go
+-- 0, twice the rate, 0...)
+
+local function diff(now_t, before)
+  local d = {}
+  for k, v in pairs(type(now_t) == "table" and now_t or {}) do
+    if type(v) == "number" and v ~= (before[k] or 0) then d[tostring(k)] = v - (before[k] or 0) end
+  end
+  return d
+end
+
+local function counts_of(t)
+  local c = {}
+  for k, v in pairs(type(t) == "table" and t or {}) do
+    if type(v) == "number" then c[tostring(k)] = v end
+  end
+  return c
+end
+
+-- The points up to second t, zero ones added; the oldest past report.SERIES_SECONDS go.
+function Reader:point(t)
+  local pts = self.st.series.points
+  while #pts == 0 or pts[#pts].t < t do
+    pts[#pts + 1] = { t = #pts == 0 and t or pts[#pts].t + 1, pages = 0, bytes = 0, statuses = {}, errors = {} }
+  end
+  while #pts > report.SERIES_SECONDS do table.remove(pts, 1) end
+  local i = t - pts[1].t + 1
+  return pts[i]
+end
+
+-- Worker w's publication rec (its time in Redis: seen), made at t (seconds of this
+-- reader's clock), into the points.
+function Reader:spread(w, rec, seen, t)
+  local prev = self.prev[w]
+  if prev and (prev.seen == seen or t <= prev.t) then return end -- the same publication as before
+  local now_c = { t = t, seen = seen, pages = tonumber(rec.pages) or 0, bytes = tonumber(rec.bytes) or 0,
+    statuses = counts_of(rec.statuses), errors = counts_of(rec.errors) }
+  self.prev[w] = now_c
+  -- A worker's first publication, or a worker started again (its counts from 0): no
+  -- delta to spread.
+  if not prev or now_c.pages < prev.pages then return end
+  local d = { pages = now_c.pages - prev.pages, bytes = now_c.bytes - prev.bytes,
+    statuses = diff(now_c.statuses, prev.statuses), errors = diff(now_c.errors, prev.errors) }
+  local from = math.max(prev.t, (self.st.series.points[1] or { t = 0 }).t)
+  for sec = math.floor(from), math.floor(t) do
+    local share = (math.min(t, sec + 1) - math.max(from, sec)) / (t - prev.t)
+    if share > 0 then
+      local p = self:point(sec)
+      p.pages, p.bytes = p.pages + d.pages * share, p.bytes + d.bytes * share
+      for k, v in pairs(d.statuses) do p.statuses[k] = (p.statuses[k] or 0) + v * share end
+      for k, v in pairs(d.errors) do p.errors[k] = (p.errors[k] or 0) + v * share end
+    end
+  end
+end
+
 -- The stats table of the fleet now (one table, updated at each call, its time series
 -- sampled by this reader's clock), or nil and a message.
 function Reader:view()
@@ -146,9 +205,12 @@ function Reader:view()
   st.statuses, st.errors = {}, {}
   st.pages_per_s, st.in_flight = 0, 0
   local workers, running, default_delay = {}, 0, nil
+  local t = lc.now() - self.t0
+  self:point(math.floor(t))
   for _, w in ipairs(fl.workers) do
     local row, rec = worker_row(w)
     workers[#workers + 1] = row
+    self:spread(w.worker, rec, w.seen, t - w.seen_ms_ago / 1000)
     for _, k in ipairs(SUMMED) do st[k] = st[k] + (tonumber(rec[k]) or 0) end
     add_counts(st.statuses, rec.statuses)
     add_counts(st.errors, rec.errors)
@@ -180,7 +242,6 @@ function Reader:view()
   else
     st.stop_reason = nil
   end
-  report.sample(st, lc.now() - self.t0)
   return st
 end
 

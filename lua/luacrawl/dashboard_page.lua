@@ -124,7 +124,9 @@ M.js = [==[
   function showNumbers(st) {
     const pts = (st.series && st.series.points) || [];
     const last = pts.length > 1 ? pts[pts.length - 2] : null; // the last whole second
-    const rate = last ? last.pages : num(st.pages) / Math.max(num(st.elapsed), 1e-9);
+    // A fleet's last seconds wait for its workers' next publications: their own rates.
+    const rate = st.workers ? num(st.pages_per_s)
+      : last ? last.pages : num(st.pages) / Math.max(num(st.elapsed), 1e-9);
     const values = {
       pages: st.pages, requests: st.requests, bytes: st.bytes, errors_total: st.errors_total,
       retries: st.retries, redirects: st.redirects, items: st.items, frontier: st.frontier,

@@ -427,8 +427,8 @@ return { c[1] or '', tonumber(c[2]) or 0 }
 ]==]
 
 -- fleet(max hosts): what luacrawl dashboard --redis shows, as JSON: stats, meta,
--- control, the workers' publications (json, seen_ms_ago, alive: in the workers set,
--- leased), the hosts (of the first max hosts scanned: queued, inflight, delay ms or
+-- control, the workers' publications (json, seen: when (ms), seen_ms_ago, alive: in
+-- the workers set, leased), the hosts (of the first max hosts scanned: queued, inflight, delay ms or
 -- false, backoff ms left), the delayed retries.
 M.fleet = COMMON .. [==[
 local max = tonumber(ARGV[2]) or 1000
@@ -443,7 +443,8 @@ for i = 1, #c, 2 do out.control[c[i]] = c[i + 1] end
 for _, w in ipairs(redis.call('SMEMBERS', P .. 'wstats')) do
   local r = redis.call('HMGET', P .. 'wstat:' .. w, 'json', 'seen')
   if r[1] then
-    out.workers[#out.workers + 1] = { worker = w, json = r[1], seen_ms_ago = now - (tonumber(r[2]) or now),
+    out.workers[#out.workers + 1] = { worker = w, json = r[1], seen = tonumber(r[2]) or now,
+      seen_ms_ago = now - (tonumber(r[2]) or now),
       alive = redis.call('ZSCORE', WORKERS, w) ~= false, leased = redis.call('HLEN', P .. 'lease:' .. w) }
   else
     redis.call('SREM', P .. 'wstats', w)

@@ -239,11 +239,15 @@ describe("luacrawl dashboard --redis", function()
       '[...document.querySelectorAll("#workers tbody tr td:first-child")].map((td) => td.textContent)',
       'document.getElementById("workers-section").hidden',
       'Number(document.getElementById("n-pages").dataset.value) > 0',
+      'Number(document.getElementById("n-pages_per_s").dataset.value) > 0',
+      'Chart.getChart("chart-rate").data.datasets[0].data.some((v) => v > 0)',
     }, h.build_dir .. "/dashboard-fleet.png")
     lc.run(function() assert.equal(0, stop_fleet(fleet)) end)
     assert.same({ "w1", "w2" }, r.steps[2])
     assert.is_false(r.steps[3])
     assert.is_true(r.steps[4])
+    assert.is_true(r.steps[5], "the fleet's pages/s")
+    assert.is_true(r.steps[6], "points in the chart of pages/s")
     assert.same({}, r.console)
   end)
 
