@@ -210,6 +210,29 @@ describe("luacrawl dashboard --redis", function()
     end)
   end)
 
+  it("stops the workers running at a Stop, not one started after it", function()
+    lc.run(function()
+      local fleet = start_fleet(1)
+      wait_for("the worker's pages", function()
+        local w = workers(stats(fleet)).w1
+        return w and w.pages > 0
+      end)
+      local token = page_token(fleet)
+      assert.equal(202, command(fleet, token, "stop"))
+      assert.equal(130, wait_for("the worker's end", fleet.workers[1].status))
+      start_worker(fleet, 2)
+      local w2 = wait_for("the later worker's pages", function()
+        local w = workers(stats(fleet)).w2
+        return w and w.pages > 0 and w
+      end)
+      assert.equal("running", w2.state)
+      assert.is_nil(fleet.workers[2].status())
+      assert.equal(202, command(fleet, token, "stop"))
+      assert.equal(130, wait_for("the later worker's end", fleet.workers[2].status))
+      assert.equal(0, fleet.dash.stop("TERM"))
+    end)
+  end)
+
   it("serves /metrics that promtool accepts, with a series for each worker", function()
     lc.run(function()
       local fleet = start_fleet()
