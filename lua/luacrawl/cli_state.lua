@@ -174,6 +174,22 @@ function M.format_redis(r, label)
   return table.concat(lines, "\n") .. "\n"
 end
 
+-- The report of the state file at path (M.report), or nil and a message: no such
+-- file, or one that cannot be opened (in use by a running crawl, not a state).
+-- luacrawl dashboard --state reads it too (cli_dashboard.lua).
+function M.read(path)
+  -- Opening would make a new state: one that is not there is an error here.
+  local f = io.open(path, "rb")
+  if not f then return nil, ("state %s: no such file"):format(path) end
+  f:close()
+  local db, err = lc.store.open(path)
+  if not db then return nil, tostring(err.message or err) end
+  local ok, r = pcall(M.report, db, path)
+  db:close()
+  if not ok then return nil, ("state %s: %s"):format(path, tostring(r)) end
+  return r
+end
+
 local function redis_main(url, id, json)
   local u, msg = lc.redis.parse_url(url)
   if not u then
@@ -249,22 +265,9 @@ function M.main(args)
     io.stderr:write("luacrawl: state: which state file? (see luacrawl state --help)\n")
     return 2
   end
-  -- Opening would make a new state: one that is not there is an error here.
-  local f = io.open(path, "rb")
-  if not f then
-    io.stderr:write(("luacrawl: state %s: no such file\n"):format(path))
-    return 2
-  end
-  f:close()
-  local db, err = lc.store.open(path)
-  if not db then
-    io.stderr:write("luacrawl: ", tostring(err.message or err), "\n")
-    return 2
-  end
-  local ok, r = pcall(M.report, db, path)
-  db:close()
-  if not ok then
-    io.stderr:write("luacrawl: state ", path, ": ", tostring(r), "\n")
+  local r, err = M.read(path)
+  if not r then
+    io.stderr:write("luacrawl: ", err, "\n")
     return 2
   end
   io.stdout:write(json and core.json_encode(r) .. "\n" or M.format(r))

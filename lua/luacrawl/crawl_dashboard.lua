@@ -7,6 +7,7 @@ local lc = require "luacrawl"
 local dashboard = require "luacrawl.dashboard"
 local spec_check = require "luacrawl.spec_check"
 local calls = require "luacrawl.crawl_calls"
+local pause = require "luacrawl.crawl_pause"
 
 local M = {}
 
@@ -62,7 +63,6 @@ function M.attach(crawler)
   if not srv then error(("dashboard %s: %s"):format(opts.listen, err.message), 0) end
   local w = setmetatable({
     crawler = crawler, srv = srv, hosts = {}, depths = {}, errors = {}, items = {},
-    paused_at = false, paused_total = 0,
   }, Watch)
   crawler.watch = w
   local emit, report = crawler.emit, crawler.report
@@ -114,34 +114,19 @@ end
 -- Commands ------------------------------------------------------------------------------
 
 function Watch:paused_seconds()
-  return self.paused_total + (self.paused_at and now() - self.paused_at or 0)
+  return pause.seconds(self.crawler) or 0
 end
 
--- No new request starts while paused (crawl.lua's dispatch reads crawler.paused); those
--- in flight finish.
 function Watch:pause()
-  if self.paused_at then return end
-  self.paused_at = now()
-  self.crawler.paused = true
-  self.crawler:log("paused from the dashboard: requests in flight finish, no new one starts")
+  pause.pause(self.crawler, "the dashboard")
 end
 
 function Watch:resume()
-  if not self.paused_at then return end
-  self.paused_total = self:paused_seconds()
-  self.paused_at = false
-  self.crawler.paused = false
-  self.crawler:log("resumed from the dashboard")
-  self.crawler:poke()
+  pause.resume(self.crawler, "the dashboard")
 end
 
--- As SIGINT: requests in flight finish, the crawl ends (luacrawl crawl exits 130).
 function Watch:stop()
-  local c = self.crawler
-  if c.stopping then return end
-  c:log("stop from the dashboard: finishing requests in flight")
-  self:resume()
-  c:stop("dashboard")
+  pause.stop(self.crawler, "the dashboard")
 end
 
 -- Publishing ------------------------------------------------------------------------------
@@ -241,7 +226,7 @@ function Watch:view()
   v.frontier = c.frontier:size() + c.waiting_robots
   v.in_flight = c.active
   v.retry_waiting = c.delayed
-  v.paused = self.paused_at and true or false
+  v.paused = c.paused
   v.paused_seconds = self:paused_seconds()
   v.depths = self.depths
   v.latest_errors, v.latest_items = self.errors, self.items

@@ -9,9 +9,11 @@
 --                            for the fleet, kept in Redis for a day
 --   fleet:fetched(req, res), fleet:failed(req, kind)   a page's outcome, acknowledged
 --                            with it
---   fleet:start(crawler), fleet:finish(crawler)   the background tasks; at the end,
---                            what was claimed and not started goes back, the rest is
---                            sent (fleet:close(): the same, when crawl.new fails)
+--   fleet:start(crawler), fleet:finish(crawler)   the background tasks (the worker's
+--                            numbers published for the fleet's dashboard among them:
+--                            crawl_redis_publish.lua); at the end, what was claimed
+--                            and not started goes back, the rest is sent
+--                            (fleet:close(): the same, when crawl.new fails)
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
 local frontier_redis = require "luacrawl.frontier_redis"
@@ -132,17 +134,19 @@ function M.open(crawler, fopts)
   local spec = crawler.spec
   if not spec.redis then return nil end
   if not lc.current() then error("crawl.new with redis runs in a task (crawl.run makes one)", 0) end
-  local worker = spec.worker_id or (hostname() .. "-" .. pid())
+  local host, process = hostname(), pid()
+  local worker = spec.worker_id or (host .. "-" .. process)
   local label = redact(spec.redis)
-  local self = setmetatable({ spec = spec, worker = worker, label = label }, Fleet)
+  local self = setmetatable({ spec = spec, worker = worker, label = label, hostname = host,
+    pid = tonumber(process) }, Fleet)
   local dropped = {}
   local f = frontier_redis.new({
     url = spec.redis, label = label, crawl_id = spec.crawl_id, worker = worker,
     per_host = fopts.per_host, delay = fopts.delay, depth_first = fopts.depth_first, lease = spec.lease,
     host = fopts.host, on_closed = function(key, reason, n) crawler:closed_by_fleet(key, reason, n) end,
     callbacks = spec.callbacks, parse = spec.parse,
-    -- A crawl that is stopping claims nothing more.
-    free = function() return crawler.stopping and 0 or spec.concurrency - crawler.active end,
+    -- A crawl that is stopping, or paused, claims nothing more.
+    free = function() return (crawler.stopping or crawler.paused) and 0 or spec.concurrency - crawler.active end,
     on_ready = function() crawler:poke() end,
     flush = function() crawler:flush_outputs() end,
     -- A claimed request of a host whose max_host_time is spent here: the host's
@@ -196,12 +200,15 @@ local function failure(self, err)
   return ("redis %s: %s"):format(self.label, tostring(err and err.message or err))
 end
 
+-- The publisher first: its first look at the fleet's control comes before any claim.
 function Fleet:start(crawler)
+  self.publisher = require("luacrawl.crawl_redis_publish").start(self, crawler)
   self.f:start(function(err) crawler:fleet_failed(failure(self, err)) end)
 end
 
 -- The crawl ended: the fleet's last words, and this worker's stats in the crawl's.
 function Fleet:finish(crawler)
+  if self.publisher then self.publisher:finish() end
   local ok, err = self:close()
   if not ok then crawler:fleet_failed(("redis %s: %s"):format(self.label, tostring(err))) end
   local fs = self.f.stats

@@ -128,8 +128,9 @@ function M.final(crawler)
   st.aborted = crawler.aborted or nil
   st.resumed = crawler.durable.resumed or nil
   st.state_error = crawler.state_error
-  -- Paused from the dashboard (crawl_dashboard.lua): that long of elapsed.
-  st.paused_seconds = crawler.watch and crawler.watch:paused_seconds() or nil
+  -- Paused from the dashboard or the fleet's (crawl_pause.lua): that long of elapsed.
+  local paused = rawget(crawler, "paused_total") and require("luacrawl.crawl_pause").seconds(crawler)
+  st.paused_seconds = paused or (crawler.watch and 0) or nil
   return st
 end
 

@@ -176,6 +176,20 @@ local COUNTERS = {
   { "parse_errors", "luacrawl_parse_errors_total", "Errors raised in parse." },
 }
 
+-- A fleet's (luacrawl dashboard --redis: dashboard_fleet.lua): a series per worker.
+local function worker_metrics(out, st)
+  local pages, leased = {}, {}
+  for _, w in ipairs(st.workers) do
+    local l = ('worker="%s"'):format(label(w.worker))
+    pages[#pages + 1] = { l, w.pages or 0 }
+    leased[#leased + 1] = { l, w.leased or 0 }
+  end
+  metric(out, "luacrawl_leased_requests", "gauge", "Requests the fleet's workers hold in their leases.",
+    { { nil, st.leased or 0 } })
+  metric(out, "luacrawl_worker_pages_total", "counter", "Pages fetched by each worker of the fleet.", pages)
+  metric(out, "luacrawl_worker_leased_requests", "gauge", "Requests each worker holds in its lease.", leased)
+end
+
 -- The stats table st as Prometheus text (the exposition format 0.0.4).
 function Server:metrics(st)
   local out = {}
@@ -195,6 +209,7 @@ function Server:metrics(st)
   metric(out, "luacrawl_host_responses_total", "counter", "Responses by host and HTTP status.", statuses)
   metric(out, "luacrawl_host_errors_total", "counter", "Failed requests by host and error kind.", errors)
   metric(out, "luacrawl_host_queued_requests", "gauge", "Requests queued by host.", queued)
+  if st.workers then worker_metrics(out, st) end
   return table.concat(out)
 end
 

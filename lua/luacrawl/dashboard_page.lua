@@ -27,6 +27,7 @@ M.html = [==[<!DOCTYPE html>
   <span id="command-result"></span>
 </header>
 <p id="charts-note" class="note" hidden></p>
+<p id="source-note" class="note" hidden></p>
 <section class="numbers">
   <div><b id="n-pages">–</b><span>pages</span></div>
   <div><b id="n-pages_per_s">–</b><span>pages/s</span></div>
@@ -51,6 +52,10 @@ M.html = [==[<!DOCTYPE html>
   <div><h2>Statuses</h2><table id="statuses"><thead><tr><th>status</th><th>responses</th></tr></thead><tbody></tbody></table></div>
   <div><h2>Errors by kind</h2><table id="errors"><thead><tr><th>kind</th><th>errors</th></tr></thead><tbody></tbody></table></div>
   <div><h2>Depths</h2><table id="depths"><thead><tr><th>depth</th><th>pages</th></tr></thead><tbody></tbody></table></div>
+</section>
+<section id="workers-section" hidden>
+<h2>Workers</h2>
+<table id="workers"><thead><tr><th>worker</th><th>host</th><th>pid</th><th>state</th><th>pages</th><th>pages/s</th><th>leased</th><th>in flight</th><th>errors</th><th>heard from (s ago)</th></tr></thead><tbody></tbody></table>
 </section>
 <h2>Hosts</h2>
 <table id="hosts"><thead><tr><th>host</th><th>pages</th><th>queued</th><th>in flight</th><th>delay (s)</th><th>backoff (s)</th><th>errors</th><th>robots.txt</th></tr></thead><tbody></tbody></table>
@@ -119,7 +124,9 @@ M.js = [==[
   function showNumbers(st) {
     const pts = (st.series && st.series.points) || [];
     const last = pts.length > 1 ? pts[pts.length - 2] : null; // the last whole second
-    const rate = last ? last.pages : num(st.pages) / Math.max(num(st.elapsed), 1e-9);
+    // A fleet's last seconds wait for its workers' next publications: their own rates.
+    const rate = st.workers ? num(st.pages_per_s)
+      : last ? last.pages : num(st.pages) / Math.max(num(st.elapsed), 1e-9);
     const values = {
       pages: st.pages, requests: st.requests, bytes: st.bytes, errors_total: st.errors_total,
       retries: st.retries, redirects: st.redirects, items: st.items, frontier: st.frontier,
@@ -134,7 +141,8 @@ M.js = [==[
       el.dataset.value = v === undefined ? '' : String(v);
     }
     const state = byId('state');
-    const now = st.stop_reason ? 'stopped' : st.paused ? 'paused' : 'running';
+    let now = st.stop_reason ? 'stopped' : st.paused ? 'paused' : 'running';
+    if (st.read_only) now = st.finished ? 'finished' : 'not finished';
     text(state, now);
     state.className = 'state ' + now;
   }
@@ -151,6 +159,19 @@ M.js = [==[
       [name, h.pages, h.queued, h.in_flight, h.delay, h.backoff, h.errors, h.robots]));
     fill(document.querySelector('#latest-errors tbody'),
       (st.latest_errors || []).map((e) => [e.kind, e.url, e.message]));
+    // A fleet's dashboard (luacrawl dashboard --redis): its workers.
+    byId('workers-section').hidden = !st.workers;
+    fill(document.querySelector('#workers tbody'), (st.workers || []).map((w) => [w.worker, w.host, w.pid,
+      w.state, w.pages, Math.round(num(w.pages_per_s) * 10) / 10, w.leased, w.in_flight, w.errors_total,
+      Math.round(num(w.heard_s_ago))]));
+    // Where the numbers come from, when not from this process's crawl.
+    const source = st.crawl_id !== undefined ? 'crawl ' + st.crawl_id + ' in Redis, '
+      + num(st.workers_running) + ' worker(s) running, ' + num(st.leased) + ' requests leased'
+      : st.state_file !== undefined ? 'state file ' + st.state_file + ' (read-only)' : '';
+    const note = byId('source-note');
+    text(note, source + (st.read_error ? ' (last read failed: ' + st.read_error + ')' : ''));
+    note.hidden = !source;
+    for (const name of ['pause', 'resume', 'stop']) byId(name).hidden = !!st.read_only;
     const items = byId('latest-items');
     items.replaceChildren();
     for (const item of st.latest_items || []) {

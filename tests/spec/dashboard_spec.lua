@@ -256,26 +256,7 @@ describe("the dashboard seen from outside", function()
     assert.is_true(cjson.decode(b).pages > cjson.decode(a).pages)
   end)
 
-  -- A JavaScript step that waits until the page has shown n events.
-  local function updates(n)
-    return ("new Promise((r) => { const f = () => Number(document.body.dataset.updates || 0) >= %d"
-      .. " ? r(true) : setTimeout(f, 20); f(); })"):format(n)
-  end
-
-  local function browse(url, steps, shot)
-    local args = { "python3", h.source_dir .. "/tests/tools/browser.py", "--url", "'" .. url .. "'" }
-    for _, s in ipairs(steps) do
-      args[#args + 1] = "--step"
-      args[#args + 1] = "'" .. s:gsub("'", "'\\''") .. "'"
-    end
-    if shot then args[#args + 1] = "--screenshot " .. shot end
-    local code, out, err = h.sh(table.concat(args, " "))
-    assert.equal(0, code, out .. err)
-    return cjson.decode(out)
-  end
-
-  -- The build folder: the screenshots are left there.
-  local build_dir = h.luacrawl_bin:match("^(.*)/[^/]*$")
+  local updates, browse, build_dir = h.page_updates, h.browse, h.build_dir
 
   it("shows in a browser the numbers of /stats.json, its charts, hosts and errors, with no console error", function()
     local srv = start_server("fixed")

@@ -104,6 +104,30 @@ function M.with_tmpfs(size, fn, who)
   return true
 end
 
+-- A page in headless Chromium (tests/tools/browser.py): each of steps (JavaScript
+-- expressions, a promise awaited) run in turn; {steps = their values, console = the
+-- console's errors}. shot: a PNG written after the last step.
+function M.browse(url, steps, shot)
+  local args = { "python3", M.source_dir .. "/tests/tools/browser.py", "--url", "'" .. url .. "'" }
+  for _, s in ipairs(steps) do
+    args[#args + 1] = "--step"
+    args[#args + 1] = "'" .. s:gsub("'", "'\\''") .. "'"
+  end
+  if shot then args[#args + 1] = "--screenshot " .. shot end
+  local code, out, err = M.sh(table.concat(args, " "))
+  assert(code == 0, out .. err)
+  return require("cjson").decode(out)
+end
+
+-- A step for browse that waits until a dashboard's page has shown n events.
+function M.page_updates(n)
+  return ("new Promise((r) => { const f = () => Number(document.body.dataset.updates || 0) >= %d"
+    .. " ? r(true) : setTimeout(f, 20); f(); })"):format(n)
+end
+
+-- The build folder (the binary's): screenshots are left there.
+M.build_dir = M.luacrawl_bin and M.luacrawl_bin:match("^(.*)/[^/]*$")
+
 -- Redis: the server tests/fixtures/run.py --redis started (for the whole run), and
 -- servers of a spec's own (redis_server), for what the shared one must not suffer:
 -- being killed, a password.

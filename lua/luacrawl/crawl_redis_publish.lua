@@ -1,0 +1,127 @@
+-- luacrawl.crawl_redis_publish: a fleet worker's numbers published to Redis every
+-- few seconds (pages, rate, requests, leases held, errors by kind...: the crawl's
+-- wstat:WORKER, frontier_redis_scripts.lua), for `luacrawl dashboard --redis`
+-- (dashboard_fleet.lua); and the fleet's control read back in the same script call:
+-- pause, resume and stop reach every worker at its next publication. One round trip
+-- each M.interval seconds, none per page. Started by crawl_redis.lua's Fleet:start.
+local lc = require "luacrawl"
+local report = require "luacrawl.crawl_report"
+local pause = require "luacrawl.crawl_pause"
+
+local M = {}
+
+-- Seconds between publications; how long a record outlives its worker's last.
+M.interval = 2
+M.keep = 24 * 3600
+
+local FROM = "the fleet's dashboard"
+
+-- The counters of the crawl's stats a worker publishes as they are.
+local COUNTERS = { "pages", "requests", "bytes", "retries", "redirects", "robots_denied", "duplicates", "items",
+  "parse_errors", "errors_total" }
+
+local Pub = {}
+Pub.__index = Pub
+
+-- The publisher of fleet (crawl_redis.lua's) for crawler: its first publication made
+-- before the crawl dispatches anything (a fleet paused is so for this worker from its
+-- first request on), its task started.
+function M.start(fleet, crawler)
+  local p = setmetatable({
+    fleet = fleet, crawler = crawler, started = os.time(),
+    rate_t = lc.now(), rate_pages = 0, rate = 0,
+    stop_seen = false, fleet_paused = false,
+  }, Pub)
+  p:tick()
+  p.task = lc.spawn(Pub.run, p)
+  return p
+end
+
+-- The worker's numbers now, as JSON. state: "running", "paused", "stopping", or the
+-- last words "ended".
+function Pub:record(state)
+  local c, f, fleet = self.crawler, self.fleet.f, self.fleet
+  local st, t = c.stats, lc.now()
+  if t - self.rate_t >= 0.5 then
+    self.rate = (st.pages - self.rate_pages) / (t - self.rate_t)
+    self.rate_t, self.rate_pages = t, st.pages
+  end
+  local r = {
+    worker = fleet.worker, host = fleet.hostname, pid = fleet.pid, started = self.started,
+    state = state or (c.stopping and "stopping" or c.paused and "paused" or "running"),
+    stop_reason = c.stop_reason, elapsed = t - (c.started or t), rate = self.rate,
+    statuses = st.statuses, errors = st.errors,
+    in_flight = c.active, leased = f.holding, queued = f.mem:size(),
+    paused_seconds = pause.seconds(c), per_host = f.per_host, delay = f.delay,
+  }
+  for _, k in ipairs(COUNTERS) do r[k] = st[k] end
+  return report.json(r)
+end
+
+-- One publication; the fleet's control {state, stop} it read, or nil (Redis not
+-- there now: the pump says so, and connects again).
+function Pub:publish(state)
+  local f = self.fleet.f
+  local script = f.conn and f.scripts and f.scripts.publish
+  if not script then return nil end
+  local r = script:call({ f.prefix .. "stats" }, { f.prefix, self.fleet.worker, self:record(state),
+    tostring(math.floor(M.keep * 1000)) })
+  if type(r) ~= "table" then return nil end
+  return { state = r[1], stop = tonumber(r[2]) or 0 }
+end
+
+-- The control acted on: true when it changed something. A stop is a counter: one
+-- asked before this worker started is not for it. A pause is a state: a worker that
+-- joins a paused fleet waits too; resume undoes only the fleet's own pause.
+function Pub:obey(ctl)
+  local c = self.crawler
+  if not self.stop_seen then
+    self.stop_seen = ctl.stop
+    -- Said even with -q: a worker that waits from its start looks stuck otherwise.
+    if ctl.state == "paused" then
+      io.stderr:write(("luacrawl: crawl %s is paused from its dashboard: this worker waits for Resume\n")
+        :format(self.fleet.spec.crawl_id))
+    end
+  end
+  if ctl.stop > self.stop_seen then
+    self.stop_seen = ctl.stop
+    if not c.stopping then
+      self.fleet_paused = false
+      pause.stop(c, FROM)
+      return true
+    end
+  end
+  if ctl.state == "paused" and not c.paused and not c.stopping then
+    self.fleet_paused = true
+    pause.pause(c, FROM)
+    return true
+  end
+  if ctl.state ~= "paused" and c.paused and self.fleet_paused then
+    self.fleet_paused = false
+    pause.resume(c, FROM)
+    return true
+  end
+  return false
+end
+
+function Pub:tick()
+  local ctl = self:publish()
+  -- What changed is published at once, not a tick later.
+  if ctl and self:obey(ctl) then self:publish() end
+end
+
+function Pub:run()
+  while true do
+    lc.sleep(M.interval)
+    self:tick()
+  end
+end
+
+-- The crawl ended: the task stops; the last numbers, once (no wait for a Redis that
+-- is not there).
+function Pub:finish()
+  self.task:cancel()
+  pcall(self.publish, self, "ended")
+end
+
+return M
