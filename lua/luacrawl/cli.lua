@@ -4,6 +4,7 @@
 --   luacrawl fetch [-I] [-L] [-H 'Name: value'] [-A UA] [--dns-server S] [--timeout S] URL
 --   luacrawl crawl URL... [options]   (cli_crawl.lua)
 --   luacrawl state FILE [--json]      (cli_state.lua; also --redis URL --crawl-id NAME)
+--   luacrawl report (--state FILE | --stats-json FILE) -o FILE   (cli_report.lua)
 --   luacrawl --version | --help
 -- Exit status: M.EXIT_STATUS (cli/main.c gives 4 too for anything left in stdout
 -- that cannot be written at exit).
@@ -27,6 +28,8 @@ commands:
   state FILE [--json]    what the state of a crawl (crawl --state FILE) holds
   state --redis URL --crawl-id NAME [--json]
                          a crawl shared by workers in Redis (crawl --redis URL)
+  report (--state FILE | --stats-json FILE) -o REPORT.html
+                         a crawl's report, one HTML file that opens offline
   fetch [options] URL    fetch one URL: status and headers to stderr, body to stdout
       -I, --head             send HEAD and print only the status and headers
       -L, --location [N]     follow up to N redirects (default 10); a hop to
@@ -349,6 +352,12 @@ function M.state(args)
   return r[2]
 end
 
+function M.report(args)
+  local r = { run_main(function() return require("luacrawl.cli_report").main(args) end) }
+  if not r[1] then return EXIT_SCRIPT end
+  return r[2]
+end
+
 function M.shell(args)
   local r = { run_main(function() return require("luacrawl.shell").main(args) end) }
   if not r[1] then return EXIT_SCRIPT end
@@ -357,6 +366,7 @@ end
 
 local commands = {
   run = M.run_file, lua = M.lua_file, fetch = M.fetch, crawl = M.crawl, shell = M.shell, state = M.state,
+  report = M.report,
 }
 M.commands = commands
 
