@@ -114,11 +114,14 @@ M.MAX_HOSTS, M.MAX_SLOWEST, M.MAX_SAMPLES = 200, 10, 5
 
 local LOG2 = math.log(2)
 
+local hosts_counted = setmetatable({}, { __mode = "k" }) -- by stats table, outside it
+
 local function host_entry(st, key)
   local h = st.by_host[key]
   if h then return h end
-  if (st.hosts_counted or 0) >= M.MAX_HOSTS then return st.hosts_other end
-  st.hosts_counted = (st.hosts_counted or 0) + 1
+  local n = hosts_counted[st] or 0
+  if n >= M.MAX_HOSTS then return st.hosts_other end
+  hosts_counted[st] = n + 1
   h = { pages = 0, bytes = 0, errors = 0 }
   st.by_host[key] = h
   return h
