@@ -78,6 +78,7 @@ static const lc_opt_t open_list[] = {
     LC_OPT("check", LC_OPT_ANY),
     LC_OPT_RANGE("max_bytes", LC_OPT_INTEGER, 0, LC_INT_MAX),
     LC_OPT_RANGE("cache_mb", LC_OPT_INTEGER, 0, 1 << 20),
+    LC_OPT("read_only", LC_OPT_BOOLEAN),
 };
 
 static const lc_opts_t open_opts = {"store.open", "store.open: option '%s'", 0,
@@ -87,7 +88,8 @@ static const lc_opts_t open_opts = {"store.open", "store.open: option '%s'", 0,
  *   opts.synchronous  "normal" (default) or "full"
  *   opts.check        false: no quick_check at open
  *   opts.max_bytes    the database may not grow past this many bytes
- *   opts.cache_mb     SQLite's page cache (default 32) */
+ *   opts.cache_mb     SQLite's page cache (default 32)
+ *   opts.read_only    true: read a state a crawl may be writing (db:writer()) */
 static int l_store_open(lua_State *L)
 {
     lc_state_t *st = lc_state(L);
@@ -103,6 +105,7 @@ static int l_store_open(lua_State *L)
         o.skip_check = lua_type(L, i + 1) == LUA_TBOOLEAN && !lua_toboolean(L, i + 1);
         o.max_bytes = (long long)lua_tonumber(L, i + 2);
         o.cache_kb = (int)lua_tonumber(L, i + 3) * 1024;
+        o.read_only = lua_toboolean(L, i + 4);
         lua_settop(L, 2);
     }
     struct store_ud *u = lua_newuserdata(L, sizeof(*u));
@@ -115,6 +118,21 @@ static int l_store_open(lua_State *L)
     store_err_t e;
     u->s = store_open(path, &o, &e);
     if (!u->s) return push_fail(L, st, &e, path);
+    return 1;
+}
+
+/* db:writer() -> false | pid | true: a read-only store's, whether a crawl had the
+ * state open for writing when it was opened (true: one did, its pid not known). */
+static int l_store_writer(lua_State *L)
+{
+    struct store_ud *u = check_store(L);
+    long pid;
+    if (!store_writer(u->s, &pid))
+        lua_pushboolean(L, 0);
+    else if (pid > 0)
+        lua_pushnumber(L, (lua_Number)pid);
+    else
+        lua_pushboolean(L, 1);
     return 1;
 }
 
@@ -696,10 +714,19 @@ static int l_store_stmt_seen_urls(lua_State *L)
 void lc_register_store(lua_State *L)
 {
     static const luaL_Reg store_methods[] = {
-        {"commit", l_store_commit},     {"close", l_store_close},  {"abandon", l_store_abandon},
-        {"path", l_store_path},         {"bytes", l_store_bytes},  {"meta", l_store_meta},
-        {"set_meta", l_store_set_meta}, {"queue", l_store_queue},  {"seen", l_store_seen},
-        {"sql", l_store_sql},           {"_cache", l_store_cache}, {NULL, NULL},
+        {"commit", l_store_commit},
+        {"close", l_store_close},
+        {"abandon", l_store_abandon},
+        {"path", l_store_path},
+        {"bytes", l_store_bytes},
+        {"meta", l_store_meta},
+        {"set_meta", l_store_set_meta},
+        {"queue", l_store_queue},
+        {"seen", l_store_seen},
+        {"sql", l_store_sql},
+        {"_cache", l_store_cache},
+        {"writer", l_store_writer},
+        {NULL, NULL},
     };
     static const luaL_Reg queue_methods[] = {
         {"push", l_store_queue_push},

@@ -1,10 +1,13 @@
 /* store.c: the durable crawl state on SQLite (store.h): the file opened (or made),
  * locked, committed and closed; its schema, meta and objects table. The queues, seen
  * sets and the caller's statements are in store_queue.c, store_seen.c and
- * store_stmt.c, over store_internal.h. One connection per file, in
- * WAL mode with locking_mode=EXCLUSIVE: the connection holds the file's lock from
- * open to close, so a second crawl on the same state is refused rather than
- * interleaved, and the WAL index lives in our heap (no -shm file beside it).
+ * store_stmt.c, over store_internal.h; the writer's lock in store_lock.c. One writing
+ * connection per file, in WAL mode with SQLite's normal locking: a writer holds a lock
+ * of ours on the file (flock) from open to close, so a second crawl on the same state
+ * is refused rather than interleaved, while readers (luacrawl state, read_only) read
+ * the last commit without stopping it. The WAL index is shared memory, the -shm file
+ * beside the state (so a state on a network file system cannot be read while it is
+ * written; SQLite's WAL needs shared memory for that).
  *
  * Schema (version 1): schema_version, meta (key/value), objects (one row per named
  * queue or seen set, with its item count kept in the same transactions as the
@@ -127,6 +130,8 @@ static int check_schema(store_t *s, store_err_t *err)
     int rc = query_int(s->db, "SELECT count(*) FROM sqlite_schema", 0, &tables);
     if (rc == SQLITE_OK) rc = query_int(s->db, "PRAGMA application_id", 0, &app);
     if (rc != SQLITE_OK) return sql_err(s->path, s->db, rc, "reading its schema", err);
+    if (tables == 0 && app == 0 && s->read_only)
+        return set_err(err, STORE_INCOMPATIBLE, "state %s is empty, not a luacrawl state", s->path);
     if (tables == 0 && app == 0) {
         rc = exec(s->db, SCHEMA_SQL);
         return rc == SQLITE_OK ? 0 : sql_err(s->path, s->db, rc, "creating its schema", err);
@@ -171,14 +176,11 @@ static int set_pragmas(store_t *s, const store_opts_t *o, store_err_t *err)
 {
     char sql[160];
     int64_t page = 4096;
-    /* The connection's lock and WAL: locking_mode must be set before WAL starts for
-     * the WAL index to be kept in memory. The first read takes the lock. */
     if (sqlite3_db_readonly(s->db, "main") == 1) /* SQLite fell back to reading only */
         return set_err(err, STORE_READ_ONLY,
                        "state %s cannot be written: the file or its file system is read-only",
                        s->path);
-    int rc = exec(s->db, "PRAGMA locking_mode=EXCLUSIVE");
-    if (rc == SQLITE_OK) rc = exec(s->db, "SELECT count(*) FROM sqlite_schema");
+    int rc = exec(s->db, "SELECT count(*) FROM sqlite_schema");
     if (rc != SQLITE_OK) return sql_err(s->path, s->db, rc, "opening it", err);
     snprintf(sql, sizeof(sql),
              "PRAGMA synchronous=%s; PRAGMA cache_size=-%d; PRAGMA wal_autocheckpoint=8192",
@@ -316,6 +318,8 @@ store_t *store_open(const char *path, const store_opts_t *opts, store_err_t *err
     static const store_opts_t defaults = {0};
     const store_opts_t *o = opts ? opts : &defaults;
     struct stat st;
+    if (o->read_only && stat(path, &st) != 0)
+        return set_err(err, STORE_IO, "state %s cannot be read: %s", path, strerror(errno)), NULL;
     if (stat(path, &st) != 0 && errno == ENOENT && create_whole(path, o, err) != 0) return NULL;
     store_t *s = open_file(path, o, err);
     /* Two processes that open one state at the same instant can each take the shared
@@ -329,7 +333,7 @@ store_t *store_open(const char *path, const store_opts_t *opts, store_err_t *err
         nanosleep(&ts, NULL);
         s = open_file(path, o, err);
     }
-    if (s) {
+    if (s && !o->read_only) {
         /* PATH.new, the temporary file of an older luacrawl, left beside a whole
          * PATH by a kill between its link and its unlink: it goes. */
         char *tmp = with_suffix(path, ".new");
@@ -337,6 +341,49 @@ store_t *store_open(const char *path, const store_opts_t *opts, store_err_t *err
         free(tmp);
     }
     return s;
+}
+
+/* The statements every store has. */
+static int prepare_own(store_t *s, store_err_t *err)
+{
+    if (prepare(s, "SELECT value FROM meta WHERE key = ?1", &s->meta_get, err) != 0 ||
+        prepare(s, "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", &s->meta_set, err) ||
+        prepare(s, "DELETE FROM meta WHERE key = ?1", &s->meta_del, err) ||
+        prepare(s, "UPDATE objects SET count = ?2 WHERE id = ?1", &s->set_count, err) ||
+        prepare(s, "BEGIN", &s->begin, err) || prepare(s, "COMMIT", &s->commit, err))
+        return -1;
+    return 0;
+}
+
+/* How long a reader waits for SQLite's locks: a WAL being recovered by another
+ * connection, or a crawl opening the state. A writer never waits on a reader. */
+#define READER_BUSY_MS 2000
+
+/* A read-only store (o->read_only): it asks who writes the state, takes no lock of
+ * ours, and reads in a deferred transaction, so its snapshot is taken at the first
+ * read and let go at its next commit or its close. Its connection is opened for
+ * writing (when the file allows) with query_only set: as the last connection of a
+ * state no crawl has open, SQLite then folds the WAL back into the file and removes
+ * the -wal and -shm files at close, as a crawl's close does; a connection opened
+ * read-only would make them and leave them. */
+static int open_reader(store_t *s, store_err_t *err)
+{
+    s->lock = store_lock_take(s->path, 0, 0, &s->writer, err);
+    if (!s->lock) return -1;
+    int rc = sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_extended_result_codes(s->db, 1);
+    if (rc == SQLITE_OK) rc = sqlite3_busy_timeout(s->db, READER_BUSY_MS);
+    if (rc == SQLITE_OK) rc = exec(s->db, "PRAGMA query_only=1");
+    if (rc == SQLITE_OK) rc = exec(s->db, "BEGIN");
+    if (rc != SQLITE_OK) return sql_err(s->path, s->db, rc, "opening it for reading", err);
+    if (check_schema(s, err) != 0 || prepare_own(s, err) != 0) return -1;
+    return 0;
+}
+
+int store_writer(const store_t *s, long *pid)
+{
+    *pid = s->writer > 0 ? s->writer : 0;
+    return s->writer != 0;
 }
 
 static store_t *open_file(const char *path, const store_opts_t *o, store_err_t *err)
@@ -347,6 +394,17 @@ static store_t *open_file(const char *path, const store_opts_t *o, store_err_t *
         free(s);
         set_err(err, STORE_NOMEM, "state %s: out of memory", path);
         return NULL;
+    }
+    s->read_only = o->read_only != 0;
+    if (s->read_only) {
+        if (open_reader(s, err) != 0) goto fail;
+        return s;
+    }
+    long holder;
+    s->lock = store_lock_take(path, 1, 1, &holder, err);
+    if (!s->lock) {
+        if (err && err->kind == STORE_READ_ONLY) new_in_read_only_dir(path, err);
+        goto fail;
     }
     /* NOMUTEX: a store is used by the thread of the event loop only, so its
      * connection needs no mutex of its own (SQLite takes one at every call else). */
@@ -359,20 +417,15 @@ static store_t *open_file(const char *path, const store_opts_t *o, store_err_t *
     }
     sqlite3_extended_result_codes(s->db, 1);
     if (set_pragmas(s, o, err) != 0 || start_wal(s, err) != 0) goto fail;
-    /* Write once now: the exclusive lock is then held until close, and a
-     * directory or file that cannot be written fails here rather than at the
-     * first commit. */
+    /* Write once now: a directory or file that cannot be written fails here
+     * rather than at the first commit. */
     rc = exec(s->db, "BEGIN IMMEDIATE");
     if (rc != SQLITE_OK) {
         sql_err(path, s->db, rc, "opening it for writing", err);
         goto fail;
     }
-    if (check_schema(s, err) != 0 || (!o->skip_check && quick_check(s, err) != 0)) goto fail;
-    if (prepare(s, "SELECT value FROM meta WHERE key = ?1", &s->meta_get, err) != 0 ||
-        prepare(s, "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", &s->meta_set, err) ||
-        prepare(s, "DELETE FROM meta WHERE key = ?1", &s->meta_del, err) ||
-        prepare(s, "UPDATE objects SET count = ?2 WHERE id = ?1", &s->set_count, err) ||
-        prepare(s, "BEGIN", &s->begin, err) || prepare(s, "COMMIT", &s->commit, err))
+    if (check_schema(s, err) != 0 || (!o->skip_check && quick_check(s, err) != 0) ||
+        prepare_own(s, err) != 0)
         goto fail;
     rc = exec(s->db, "COMMIT");
     if (rc == SQLITE_OK) rc = exec(s->db, "BEGIN");
@@ -460,6 +513,7 @@ void store_abandon(store_t *s)
     sqlite3_finalize(s->begin);
     sqlite3_finalize(s->commit);
     sqlite3_close(s->db); /* a NULL db is a no-op; the WAL is checkpointed here */
+    store_lock_release(s->lock, !s->read_only); /* after: it may close a descriptor */
     free(s->path);
     free(s);
 }

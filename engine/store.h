@@ -1,6 +1,7 @@
 /* store.h: the durable crawl state: one SQLite database file (WAL) that holds named
  * FIFO queues of byte strings, named sets of 64-bit URL fingerprints, and key/value
- * meta (the crawl's identity). One process at a time: the file is locked while open.
+ * meta (the crawl's identity). One writer at a time: its file is locked (flock) while
+ * open; readers (store_opts_t.read_only) come and go beside it without stopping it.
  *
  * Writes go into one open transaction; store_commit makes them durable together
  * and opens the next, so a caller commits at its own interval and a kill loses
@@ -46,6 +47,9 @@ typedef struct store_opts {
     int skip_check;      /* 1: no PRAGMA quick_check at open (it reads the whole file) */
     long long max_bytes; /* > 0: the database may not grow past this (disk_full) */
     int cache_kb;        /* SQLite's page cache; 0: 32 MB */
+    int read_only;       /* 1: read an existing state, while a crawl may write it: no
+                            lock taken, nothing written, no check; reads see the state
+                            as of the first read after open or after store_commit */
 } store_opts_t;
 
 /* Open (or create) the state at path; opts may be NULL. NULL and *err on failure. */
@@ -58,6 +62,9 @@ void store_abandon(store_t *s);
 /* Make every write since the last commit durable, and open the next transaction. */
 int store_commit(store_t *s, store_err_t *err);
 const char *store_path(const store_t *s);
+/* A read-only store: 1 when a writer (a crawl) had the state open when s was opened,
+ * *pid its process id (0 when not known); else 0. */
+int store_writer(const store_t *s, long *pid);
 /* Bytes of the database file and of its WAL now. */
 long long store_file_bytes(const store_t *s);
 

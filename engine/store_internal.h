@@ -45,9 +45,14 @@ struct store_stmt {
     int writes; /* not read-only: a failed step is a failed write */
 };
 
+typedef struct store_lock store_lock_t;
+
 struct store {
     sqlite3 *db;
     char *path;
+    store_lock_t *lock; /* store_lock.c: the writer's flock, or a reader's place */
+    int read_only;
+    long writer; /* read-only: who had it open for writing at open (store_writer) */
     sqlite3_stmt *meta_get, *meta_set, *meta_del, *set_count;
     sqlite3_stmt *begin, *commit; /* prepared once: a crawl commits many times a second */
     store_queue_t *queues;
@@ -177,6 +182,16 @@ static inline int query_int(sqlite3 *db, const char *sql, int64_t def, int64_t *
     sqlite3_finalize(stmt);
     return rc;
 }
+
+/* The lock (store_lock.c) ------------------------------------------------------ */
+
+/* A writer: take the flock of path's file (create: make the file if missing), or fail
+ * STORE_LOCKED when another store, of this process or another, holds it. A reader:
+ * only ask whether a writer holds it: *holder its pid, -1 when that is not known, 0
+ * none. NULL and *err on failure. */
+store_lock_t *store_lock_take(const char *path, int writer, int create, long *holder,
+                              store_err_t *err);
+void store_lock_release(store_lock_t *l, int writer);
 
 /* Named objects (store.c) -------------------------------------------------------- */
 

@@ -5,6 +5,7 @@
 --   luacrawl crawl URL... [options]   (cli_crawl.lua)
 --   luacrawl state FILE [--json]      (cli_state.lua; also --redis URL --crawl-id NAME)
 --   luacrawl dashboard (--redis URL --crawl-id NAME | --state FILE)   (cli_dashboard.lua)
+--   luacrawl report (--state FILE | --stats-json FILE) -o FILE   (cli_report.lua)
 --   luacrawl --version | --help
 -- Exit status: M.EXIT_STATUS (cli/main.c gives 4 too for anything left in stdout
 -- that cannot be written at exit).
@@ -31,6 +32,8 @@ commands:
   dashboard --redis URL --crawl-id NAME [--port P]
                          the dashboard of a fleet's crawl: every worker, pause,
                          resume and stop for all (dashboard --help; --state FILE)
+  report (--state FILE | --stats-json FILE) -o REPORT.html
+                         a crawl's report, one HTML file that opens offline
   fetch [options] URL    fetch one URL: status and headers to stderr, body to stdout
       -I, --head             send HEAD and print only the status and headers
       -L, --location [N]     follow up to N redirects (default 10); a hop to
@@ -340,34 +343,24 @@ local function version()
   return EXIT_OK
 end
 
--- luacrawl crawl: the policy lives in luacrawl.cli_crawl.
-function M.crawl(args)
-  local r = { run_main(function() return require("luacrawl.cli_crawl").main(args) end) }
-  if not r[1] then return EXIT_SCRIPT end
-  return r[2]
+-- The commands whose code lives in a module of their own: luacrawl crawl (the policy in
+-- cli_crawl), state, dashboard, report and shell, each run as a script is.
+local function module_command(name)
+  return function(args)
+    local r = { run_main(function() return require(name).main(args) end) }
+    if not r[1] then return EXIT_SCRIPT end
+    return r[2]
+  end
 end
-
-function M.state(args)
-  local r = { run_main(function() return require("luacrawl.cli_state").main(args) end) }
-  if not r[1] then return EXIT_SCRIPT end
-  return r[2]
-end
-
-function M.dashboard(args)
-  local r = { run_main(function() return require("luacrawl.cli_dashboard").main(args) end) }
-  if not r[1] then return EXIT_SCRIPT end
-  return r[2]
-end
-
-function M.shell(args)
-  local r = { run_main(function() return require("luacrawl.shell").main(args) end) }
-  if not r[1] then return EXIT_SCRIPT end
-  return r[2]
-end
+M.crawl = module_command("luacrawl.cli_crawl")
+M.state = module_command("luacrawl.cli_state")
+M.dashboard = module_command("luacrawl.cli_dashboard")
+M.report = module_command("luacrawl.cli_report")
+M.shell = module_command("luacrawl.shell")
 
 local commands = {
   run = M.run_file, lua = M.lua_file, fetch = M.fetch, crawl = M.crawl, shell = M.shell, state = M.state,
-  dashboard = M.dashboard,
+  dashboard = M.dashboard, report = M.report,
 }
 M.commands = commands
 

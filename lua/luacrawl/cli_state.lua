@@ -16,7 +16,8 @@ usage: luacrawl state FILE [--json]
   or not, pages done by status, errors by kind, the frontier's size and its 10
   largest hosts, retries pending, the time of the last commit, the output files
   and their committed lengths. --json: the same as one JSON object.
-  A state in use by a running crawl cannot be read (it is locked): exit status 2.
+  A running crawl's state is read as its last commit shows it, without stopping the
+  crawl: the first line says it is running, and by which process when known.
   With --redis and --crawl-id: the crawl a fleet of workers shares in Redis
   (luacrawl crawl --redis): done or not, pages done by status, errors by kind,
   requests queued (retries waiting their time among them) and leased, the 10 hosts
@@ -51,6 +52,7 @@ end
 
 -- The report of the state open in db, as a table (--json prints it as it is).
 function M.report(db, path)
+  local writer = db.writer and db:writer() or false
   local function meta(key)
     local v = db:meta(key)
     return v and core.json_decode(v) or nil
@@ -65,6 +67,8 @@ function M.report(db, path)
     statuses = {}, errors = {}, hosts = {}, done = 0, frontier = 0, retries_pending = 0,
   }
   r.finished = r.finished_at ~= nil
+  r.running = writer ~= false
+  r.pid = type(writer) == "number" and writer or nil
   if has_table(db, "crawl_done") then
     for _, c in ipairs(counts(db, "SELECT status, count(*) FROM crawl_done WHERE status IS NOT NULL GROUP BY status")) do
       r.statuses[tostring(c[1])] = c[2]
@@ -99,9 +103,9 @@ local function when(t)
 end
 
 function M.format(r)
-  local lines = {
-    ("state %s: %s"):format(r.path, r.finished and ("finished on " .. when(r.finished_at)) or "not finished"),
-  }
+  local how = r.finished and ("finished on " .. when(r.finished_at)) or "not finished"
+  if r.running then how = "running" .. (r.pid and (" (pid %d)"):format(r.pid) or "") end
+  local lines = { ("state %s: %s"):format(r.path, how) }
   local id = r.identity
   if id and type(id.start) == "table" then lines[#lines + 1] = "start: " .. table.concat(id.start, " ") end
   lines[#lines + 1] = ("pages done %d: %s"):format(r.done, sorted_counts(r.statuses))
@@ -182,7 +186,7 @@ function M.read(path)
   local f = io.open(path, "rb")
   if not f then return nil, ("state %s: no such file"):format(path) end
   f:close()
-  local db, err = lc.store.open(path)
+  local db, err = lc.store.open(path, { read_only = true })
   if not db then return nil, tostring(err.message or err) end
   local ok, r = pcall(M.report, db, path)
   db:close()

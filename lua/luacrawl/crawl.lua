@@ -169,7 +169,7 @@ end
 -- on_error (report). Never raises.
 function Crawler:request_failed(req, err, fmt)
   if is_cancel(err) then error(err, 0) end
-  self:count_error(lc.is_error(err) and err.kind or "script")
+  self:count_error(lc.is_error(err) and err.kind or "script", req, err)
   self:report(req, err, fmt)
 end
 
@@ -218,10 +218,8 @@ local function retry_after(res)
   return http_date.retry_after(v, res.headers.date)
 end
 
-function Crawler:count_error(kind)
-  local e = self.stats.errors
-  e[kind] = (e[kind] or 0) + 1
-  self.stats.errors_total = self.stats.errors_total + 1
+function Crawler:count_error(kind, req, err) -- req and err: a sample for luacrawl report
+  report.count_error(self.stats, kind, req, err)
 end
 
 -- Put req back after a delay; true if it will be retried.
@@ -349,7 +347,7 @@ function Crawler:process(req)
   if not res then
     if self.spec.retry_kinds[err.kind] and self:retry(req, nil, err.kind) then return end
     self.durable:failed(req, err.kind)
-    self:count_error(err.kind)
+    self:count_error(err.kind, req, err)
     if self.watch then self.watch:failed(req, err) end -- the dashboard's (crawl_dashboard.lua)
     local ok, herr = pcall(tell_error, self, req, err)
     if not ok then
@@ -358,8 +356,7 @@ function Crawler:process(req)
     end
     return
   end
-  st.bytes = st.bytes + (res.size or #res.body)
-  st.statuses[res.status] = (st.statuses[res.status] or 0) + 1
+  report.response(st, req, res) -- bytes, status, and luacrawl report's counts
   if self.watch then self.watch:response(req, res) end
   if self.warc then self.warc:response(req, res) end
   if self.retry_status[res.status] and self:retry(req, res, "http_" .. res.status) then return end

@@ -7,6 +7,7 @@ local core = require "luacrawl.core"
 local json_encode = core.json_encode
 
 local M = {}
+local json_ready -- below
 
 local function now()
   return lc.now()
@@ -21,6 +22,9 @@ function M.new()
     items = 0, items_lost = 0, parse_errors = 0, output_errors = 0, host_backoffs = 0, host_time_exceeded = 0,
     starts = 0, start_refused = 0, host_closed = {},
     series = { interval = 1, points = {}, minutes = {} },
+    -- For luacrawl report (below): bounded, a few table updates a page.
+    by_depth = {}, by_size = {}, by_host = {}, hosts_other = { pages = 0, bytes = 0, errors = 0 },
+    slowest = {}, error_samples = {},
   }
 end
 
@@ -102,6 +106,97 @@ function M.wake(crawler)
   crawler.sample_idle = false
   idle:put(true)
 end
+-- What luacrawl report shows beside the counts ------------------------------------------
+
+-- Hosts counted by name (the first MAX_HOSTS met; the others summed in hosts_other), the
+-- slowest responses kept, the sample URLs kept per error kind.
+M.MAX_HOSTS, M.MAX_SLOWEST, M.MAX_SAMPLES = 200, 10, 5
+
+local LOG2 = math.log(2)
+
+local hosts_counted = setmetatable({}, { __mode = "k" }) -- by stats table, outside it
+
+local function host_entry(st, key)
+  local h = st.by_host[key]
+  if h then return h end
+  local n = hosts_counted[st] or 0
+  if n >= M.MAX_HOSTS then return st.hosts_other end
+  hosts_counted[st] = n + 1
+  h = { pages = 0, bytes = 0, errors = 0 }
+  st.by_host[key] = h
+  return h
+end
+
+-- A response: its bytes and status (every crawl), its depth, size (by_size[k]: bodies
+-- of at most 2^k bytes, k >= 10), host, and time when it is among the slowest.
+function M.response(st, req, res)
+  local size = res.size or #res.body
+  st.bytes = st.bytes + size
+  st.statuses[res.status] = (st.statuses[res.status] or 0) + 1
+  if not st.by_depth then return end -- stats of a script's own making
+  local d = req.depth or 0
+  st.by_depth[d] = (st.by_depth[d] or 0) + 1
+  local k = size <= 1024 and 10 or math.ceil(math.log(size) / LOG2 - 1e-9)
+  st.by_size[k] = (st.by_size[k] or 0) + 1
+  local h = host_entry(st, req.key or lc.url.host(req.url) or "?")
+  h.pages, h.bytes = h.pages + 1, h.bytes + size
+  local tm = res.time
+  local total = type(tm) == "table" and tm.total
+  local slow = st.slowest
+  if not total or (#slow >= M.MAX_SLOWEST and total <= slow[#slow].seconds) then return end
+  local i = #slow + 1
+  while i > 1 and slow[i - 1].seconds < total do i = i - 1 end
+  table.insert(slow, i, { url = lc.url.redact(req.url), seconds = total, status = res.status, bytes = size })
+  slow[M.MAX_SLOWEST + 1] = nil
+end
+
+-- An error of kind, counted; with the request, its URL kept as a sample (the first
+-- MAX_SAMPLES of each kind) and its host's errors counted.
+function M.count_error(st, kind, req, err)
+  st.errors[kind] = (st.errors[kind] or 0) + 1
+  st.errors_total = st.errors_total + 1
+  if not (req and st.error_samples) then return end
+  local h = host_entry(st, req.key or lc.url.host(req.url) or "?")
+  h.errors = h.errors + 1
+  local list = st.error_samples[kind]
+  if not list then
+    list = {}
+    st.error_samples[kind] = list
+  end
+  if #list < M.MAX_SAMPLES then
+    list[#list + 1] = { url = lc.url.redact(req.url), message = type(err) == "table" and err.message or tostring(err) }
+  end
+end
+
+-- The series as at most max points: each second and minute kept, merged into wider
+-- buckets (a power of two of seconds) when there are more. {interval =, points =}.
+function M.coarse(series, max)
+  local all = {}
+  for _, p in ipairs(series.minutes or {}) do all[#all + 1] = p end
+  for _, p in ipairs(series.points or {}) do all[#all + 1] = p end
+  local span = #all > 0 and all[#all].t - all[1].t + 1 or 0
+  local width = 1
+  while span / width > max do width = width * 2 end
+  if width == 1 and #all <= max then return { interval = 1, points = all } end
+  local out = {}
+  for _, p in ipairs(all) do add_point(out, p.t - p.t % width, p) end
+  return { interval = width, points = out }
+end
+
+-- What a state keeps of the stats for luacrawl report (crawl_state.lua, at a commit now
+-- and then): the counts, and the series coarsened to at most 600 points.
+local SAVED = { "pages", "requests", "bytes", "statuses", "errors", "errors_total", "retries", "redirects",
+  "duplicates", "content_duplicates", "robots_denied", "items", "by_depth", "by_size", "by_host", "hosts_other",
+  "slowest", "error_samples", "stop_reason" }
+
+function M.saved(st, elapsed)
+  M.sample(st, elapsed) -- the series up to now (the sampler adds to the same second)
+  local t = { elapsed = elapsed, saved_at = os.time() }
+  for _, k in ipairs(SAVED) do t[k] = st[k] end
+  t.series = st.series and M.coarse(st.series, 600)
+  return json_ready(t)
+end
+
 -- A request a hook dropped, counted in dropped and by its reason (dropped_why): the
 -- hook's own (`return false, "budget"`), else the hook's name.
 function M.count_drop(st, why)
@@ -304,7 +399,7 @@ end
 
 -- v with the keys of every table that is not a list as strings (statuses are keyed
 -- by numbers, which JSON objects cannot be).
-local function json_ready(v)
+function json_ready(v)
   if type(v) ~= "table" then return v end
   local n, count = #v, 0
   for _ in pairs(v) do count = count + 1 end

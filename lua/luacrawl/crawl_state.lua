@@ -27,6 +27,7 @@ local frontier_sqlite = require "luacrawl.frontier_sqlite"
 local crawl_dupes = require "luacrawl.crawl_dupes"
 local stored_request = require "luacrawl.stored_request"
 local crawl_record = require "luacrawl.crawl_record"
+local report = require "luacrawl.crawl_report"
 
 local json_encode, json_decode = core.json_encode, core.json_decode
 local EMPTY_DIGEST = core.digest("")
@@ -42,6 +43,9 @@ M.default_commit_interval = 0
 -- With interval 0: the longest the dispatcher waits for a commit, when pages that
 -- ended hold some slots, fewer than the batch, and no slot is free (State:commit_due).
 M.commit_gap = 0.005
+
+-- Seconds between the saves of the stats luacrawl report reads (crawl.report).
+M.report_interval = 5
 
 local DONE_SQL = {
   -- Appended in the order pages are done (no index: each insert writes the last page);
@@ -510,6 +514,11 @@ function State:commit(crawler)
       self:set_meta("crawl.hosts", self.host_settings)
       self.hosts_dirty = false
     end
+    -- What luacrawl report reads (its series coarsened): now and then, and at the end.
+    if crawler.stopping or lc.now() - (self.report_saved or 0) >= M.report_interval then
+      self:set_meta("crawl.report", report.saved(crawler.stats, lc.now() - crawler.started))
+      self.report_saved = lc.now()
+    end
     local cok, cerr = self.db:commit()
     if not cok then error(cerr, 0) end
     self.pages_committed = self.pages_committed + self.pages_pending
@@ -568,6 +577,7 @@ end
 -- and the crawl not stopped early). Then the store is closed.
 function State:finish(crawler, done)
   if self.closed then return end
+  self.report_saved = nil -- the last commit saves luacrawl report's stats
   local ok = self:commit(crawler)
   if not ok then return self:close(true) end
   if ok and done and crawler.frontier:empty() then

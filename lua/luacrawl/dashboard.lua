@@ -30,6 +30,7 @@ local function escape_html(s)
   return (tostring(s):gsub("[&<>\"']", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;",
     ['"'] = "&quot;", ["'"] = "&#39;" }))
 end
+M.escape_html = escape_html -- report_page.lua's too
 
 -- The page and its static parts, published once: the session's token is in the page,
 -- for its commands (a page of another site cannot read it).

@@ -34,3 +34,44 @@ describe("the report at a crawl's end", function()
       .. "2 deeper than max_depth\n", text)
   end)
 end)
+
+describe("the counts luacrawl report shows", function()
+  local function response(st, i, seconds, size)
+    report.response(st, { url = ("http://h%d.test/p"):format(i), key = ("h%d.test"):format(i), depth = i % 3 },
+      { status = 200, size = size or 100, time = { total = seconds } })
+  end
+
+  it("stay bounded: the first 200 hosts by name, then one sum; the 10 slowest, slowest first", function()
+    local st = report.new()
+    for i = 1, 250 do response(st, i, i / 1000) end
+    local named = 0
+    for _ in pairs(st.by_host) do named = named + 1 end
+    assert.equal(200, named)
+    assert.same({ pages = 50, bytes = 5000, errors = 0 }, st.hosts_other)
+    assert.equal(10, #st.slowest)
+    for i = 1, 10 do assert.equal(("http://h%d.test/p"):format(251 - i), st.slowest[i].url) end
+    assert.same({ [0] = 83, [1] = 84, [2] = 83 }, st.by_depth)
+  end)
+
+  it("count sizes by powers of two from 1 KiB, and keep 5 sample URLs of each error kind", function()
+    local st = report.new()
+    for _, size in ipairs({ 0, 1024, 1025, 2048, 2049, 1048576 }) do response(st, 1, 0.1, size) end
+    assert.same({ [10] = 2, [11] = 2, [12] = 1, [20] = 1 }, st.by_size)
+    for i = 1, 7 do report.count_error(st, "timeout", { url = "http://a.test/" .. i, key = "a.test" }, { message = "slow" }) end
+    assert.equal(7, st.errors.timeout)
+    assert.equal(5, #st.error_samples.timeout)
+    assert.same({ url = "http://a.test/1", message = "slow" }, st.error_samples.timeout[1])
+  end)
+
+  it("as a series of at most 600 points, merged into wider buckets, no count lost", function()
+    local series = { points = {}, minutes = {} }
+    for t = 0, 4999 do series.points[#series.points + 1] = { t = t, pages = 1, bytes = 2, statuses = { ["200"] = 1 }, errors = {} } end
+    local c = report.coarse(series, 600)
+    assert.is_true(#c.points <= 600)
+    assert.equal(16, c.interval)
+    local pages, ok200 = 0, 0
+    for _, p in ipairs(c.points) do pages, ok200 = pages + p.pages, ok200 + p.statuses["200"] end
+    assert.equal(5000, pages)
+    assert.equal(5000, ok200)
+  end)
+end)

@@ -317,6 +317,37 @@ describe("luacrawl crawl --state", function()
     assert.equal(r.done, r.totals.pages)
   end)
 
+  it("luacrawl state reads a running crawl's state, saying it runs and its pid; the crawl goes on to its end", function()
+    control("/__reset")
+    local state, out, pidfile = h.tmpname(".db"), h.tmpname(".jsonl"), h.tmpname(".pid")
+    local status = h.tmpname(".json")
+    -- The crawl in the background (a page every 10 ms); luacrawl state once the output
+    -- holds 20 records (so a commit was made), while the crawl still has 280 to go.
+    local code, _, err = h.sh(("bash -c %s"):format(q(("%s --delay 0.01 -n 300 & p=$!; echo $p > %s; "
+      .. "for i in $(seq 1200); do [ \"$(wc -l < %s 2>/dev/null || echo 0)\" -ge 20 ] && break; sleep 0.05; done; "
+      .. "%s state %s --json > %s || { kill $p; exit 9; }; wait $p"):format(
+      crawl_cmd(state, out), q(pidfile), q(out), h.luacrawl_bin, q(state), q(status)))))
+    assert.equal(0, code, err)
+    local r = cjson.decode(assert(io.open(status)):read("*a"))
+    assert.is_true(r.running)
+    assert.equal(tonumber(assert(io.open(pidfile)):read("*l")), r.pid)
+    assert.is_false(r.finished)
+    assert.is_true(r.done >= 1 and r.done < 300, ("%d done"):format(r.done))
+    -- The crawl was not disturbed: every page once in the output and once asked for.
+    local count, n = read_output(out)
+    assert.equal(300, n)
+    for url, k in pairs(count) do assert.equal(1, k, url) end
+    local asked = {}
+    for _, p in ipairs((requests_since(0))) do
+      assert.is_nil(asked[p], p .. " fetched twice")
+      asked[p] = true
+    end
+    -- Once it has ended: finished, not running.
+    code, out, err = h.sh(("%s state %s"):format(h.luacrawl_bin, q(state)))
+    assert.equal(0, code, err)
+    assert.matches("^state [^\n]*: not finished", out)
+  end)
+
   it("refuses the state of another crawl, unless --state-force", function()
     local state, out = h.tmpname(".db"), h.tmpname(".jsonl")
     local code, _, err = run(state, out, "-n 10")
@@ -391,5 +422,6 @@ describe("luacrawl crawl --state", function()
       crawl_cmd(locked, h.tmpname(".jsonl")), crawl_cmd(locked, h.tmpname(".jsonl"))))))
     assert.equal(2, code)
     assert.matches("in use", err)
+    assert.matches("another crawl has it open %(pid %d+%)", err)
   end)
 end)

@@ -316,6 +316,39 @@ describe("lc.store.open refuses a state it cannot use", function()
     assert(db:close())
   end)
 
+  it("read_only: a state another process writes is read as of its last commit, naming that process", function()
+    local path, ready, pidfile = h.tmpname(".db"), h.tmpname(".ready"), h.tmpname(".pid")
+    local holder = h.tmpname(".lua")
+    write_file(holder, ([[
+      local lc = require "luacrawl"
+      local db = assert(lc.store.open(%q))
+      db:set_meta("k", "committed")
+      assert(db:commit())
+      db:set_meta("k", "not committed")
+      io.open(%q, "w"):close()
+      lc.sleep(30)
+    ]]):format(path, ready))
+    sh_ok(("(%s run %s >/dev/null 2>&1 & echo $! > %s)"):format(h.luacrawl_bin, holder, pidfile))
+    local pid = tonumber(io.open(pidfile):read("*l"))
+    for _ = 1, 200 do
+      if io.open(ready) then break end
+      h.sh("sleep 0.05")
+    end
+    local db, err = lc.store.open(path, { read_only = true })
+    local writer, value, wok, werr
+    if db then
+      writer, value = db:writer(), db:meta("k")
+      wok, werr = db:set_meta("k", "mine")
+      db:close()
+    end
+    h.sh("kill -9 " .. pid)
+    assert.is_truthy(db, err and err.message)
+    assert.equal(pid, writer)
+    assert.equal("committed", value)
+    assert.is_nil(wok)
+    assert.equal("read_only", werr.kind)
+  end)
+
   it("that a second connection of the same process wants", function()
     local path = h.tmpname(".db")
     local db = assert(lc.store.open(path))
