@@ -78,6 +78,9 @@ function M.new(crawler)
   -- The crawl's cookie jar (none with cookies = false): the page gets its cookies,
   -- and those it sets come back to it (render.lua).
   if opts.cookies == nil then opts.cookies = crawler:fetch_opts().cookies end
+  -- The crawl's User-Agent on every request of the page, the one robots.txt is
+  -- matched by (Render:options has the document's headers).
+  if opts.user_agent == nil then opts.user_agent = crawler:fetch_opts().user_agent or crawler.agent end
   return setmetatable({ crawler = crawler, when = when, opts = opts, hosts = hosts }, Render)
 end
 
@@ -112,11 +115,24 @@ local function count_requests(crawler, req, sent)
   if same > 1 and delay > 0 then crawler.frontier:backoff(key, lc.now() + same * delay) end
 end
 
+-- The options of req's render: the renderer's, with the headers a fetch of req would
+-- send (fetch.headers, its host's, its own) on its document, unless render_options
+-- gives headers of its own.
+function Render:options(req)
+  local o = self.opts
+  if o.headers ~= nil then return o end
+  local headers = self.crawler:request_opts(req).headers
+  if headers == nil or next(headers) == nil then return o end
+  local own = { headers = headers }
+  for k, v in pairs(o) do own[k] = own[k] == nil and v or own[k] end
+  return own
+end
+
 -- req rendered: the response as a fetch's (res.time.total the render's time, as the
 -- page record's elapsed reads it), or nil and the error (kind render, timeout, ...).
 function Render:render(req)
   local started = lc.now()
-  local res, err = lc.render(req.url, self.opts)
+  local res, err = lc.render(req.url, self:options(req))
   local crawler = self.crawler
   crawler.stats.rendered = (crawler.stats.rendered or 0) + 1
   count_requests(crawler, req, (res or err).requests or {})

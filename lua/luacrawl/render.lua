@@ -31,7 +31,7 @@ local POLL = 0.1 -- seconds between polls of a css wait or of a scroll's growth
 local MEMORY_CHECK = 1 -- seconds between checks of the browser's memory
 
 local OPTIONS = { "wait", "timeout", "viewport", "block", "script", "scroll", "screenshot",
-  "public_only", "deny_networks", "cookies", "archive" }
+  "public_only", "deny_networks", "cookies", "archive", "user_agent", "headers" }
 local BROWSER_OPTIONS = { "path", "args", "render_concurrency", "max_memory", "hang_timeout" }
 local WAITS = { load = true, domcontentloaded = true, networkidle = true }
 local DEFAULT_BLOCK = { "Image", "Font", "Media" }
@@ -112,6 +112,12 @@ local function check_opts(opts)
     error("render: option 'cookies' must be a cookie jar (lc.cookies()) or false", 3)
   end
   o.cookies = opts.cookies or nil
+  if opts.user_agent ~= nil and (type(opts.user_agent) ~= "string" or opts.user_agent == "") then
+    error("render: option 'user_agent' must be a string", 3)
+  end
+  local ok, err = pcall(core.check_fetch_options, { user_agent = opts.user_agent, headers = opts.headers })
+  if not ok then error((tostring(err):gsub("^fetch: ", "render: ")), 3) end
+  o.user_agent, o.headers = opts.user_agent, opts.headers
   return o
 end
 
@@ -405,6 +411,9 @@ local events = {
     lc.spawn(function()
       call(r.b, "Fetch.enable", { patterns = { { urlPattern = "*" } } }, s, config.hang_timeout)
       call(r.b, "Network.enable", nil, s, config.hang_timeout)
+      if r.opts.user_agent then
+        call(r.b, "Network.setUserAgentOverride", { userAgent = r.opts.user_agent }, s, config.hang_timeout)
+      end
       call(r.b, "Runtime.runIfWaitingForDebugger", nil, s, config.hang_timeout)
     end)
   end,
@@ -437,6 +446,18 @@ local function refusal(r, url)
   return nil
 end
 
+-- The headers of a main-frame document request: the browser's, with the render's
+-- `headers` over them (per name, in any case), as Fetch.continueRequest takes them.
+local function document_headers(sent, own)
+  local out, mine = {}, {}
+  for k in pairs(own) do mine[k:lower()] = true end
+  for k, v in pairs(sent or {}) do
+    if not mine[k:lower()] then out[#out + 1] = { name = k, value = v } end
+  end
+  for k, v in pairs(own) do out[#out + 1] = { name = k, value = tostring(v) } end
+  return out
+end
+
 function check_request(r, p, session)
   local b, url = r.b, p.request.url
   local rtype = (p.resourceType or "other"):lower()
@@ -455,6 +476,9 @@ function check_request(r, p, session)
     end
   else
     r.sent[#r.sent + 1] = url
+    if r.opts.headers and p.resourceType == "Document" and p.frameId == r.frame then
+      params.headers = document_headers(p.request.headers, r.opts.headers)
+    end
   end
   if not b.dead then core.browser_send(b.ud, json_encode({ id = 0, method = method, params = params,
     sessionId = session })) end
@@ -562,6 +586,8 @@ local function open_page(r)
   b.sessions[r.session] = r
   page_call(r, "Fetch.enable", { patterns = { { urlPattern = "*" } } })
   page_call(r, "Network.enable")
+  -- The page's every request (and navigator.userAgent) says the crawl's agent.
+  if r.opts.user_agent then page_call(r, "Network.setUserAgentOverride", { userAgent = r.opts.user_agent }) end
   page_call(r, "Page.enable")
   page_call(r, "Runtime.enable")
   page_call(r, "Inspector.enable")

@@ -123,6 +123,24 @@ describe("crawl with render", function()
     return out
   end
 
+  it("every request of a rendered page says the crawl's User-Agent, and its document the crawl's fetch.headers", function()
+    h.control("/__reset")
+    local echoed
+    -- A redirect to /echo (the document's headers as JSON in the DOM), and /js/list
+    -- (its sub-request for /js/items.json).
+    run({ start = { h.url("/redirect-to?url=/echo"), h.url("/js/list") }, render = true, max_depth = 0,
+      user_agent = "specbot/1.0 (+render)", fetch = { headers = { ["X-Crawl"] = "render", ["Accept-Language"] = "fr" } },
+      parse = function(page)
+        if page.url:find("/echo", 1, true) then echoed = cjson.decode(page:css("pre")[1]:text()).headers end
+      end })
+    local seen = {}
+    for _, e in ipairs(js_log()) do seen[#seen + 1] = e.path .. " " .. tostring(e.ua) end
+    table.sort(seen)
+    assert.same({ "/echo specbot/1.0 (+render)", "/js/items.json specbot/1.0 (+render)",
+      "/js/list specbot/1.0 (+render)", "/redirect-to?url=/echo specbot/1.0 (+render)" }, seen)
+    assert.same({ "render", "fr" }, { echoed["x-crawl"], echoed["accept-language"] })
+  end)
+
   it("a render holds its host's slot: with per_host = 1 the next page's first request waits for the render's last", function()
     h.control("/__reset")
     -- A page whose script takes half a second to come, and another.

@@ -330,6 +330,25 @@ describe("lc.render", function()
     assert.same({}, jar:list())
   end)
 
+  it("sends user_agent on every request of the page (navigator.userAgent says it too)", function()
+    h.control("/__reset")
+    local res = assert(render("/js/list", { wait = "networkidle", timeout = 20, user_agent = "renderbot/2",
+      script = "navigator.userAgent" }))
+    assert.equal("renderbot/2", res.script_result)
+    local seen = {}
+    for _, e in ipairs(h.control("/__log").requests) do seen[#seen + 1] = e.path .. " " .. tostring(e.ua) end
+    assert.same({ "/js/list renderbot/2", "/js/items.json renderbot/2" }, seen)
+  end)
+
+  it("refuses a user_agent that is not a string and a header with CR or LF", function()
+    local ok, err = pcall(lc.run, function() return lc.render(h.url("/js/landed"), { user_agent = 5 }) end)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("render: option 'user_agent' must be a string", 1, true))
+    ok, err = pcall(lc.run, function() return lc.render(h.url("/js/landed"), { headers = { X = "a\r\nb" } }) end)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("render: header 'X' refused", 1, true))
+  end)
+
   it("refuses an unknown option, saying which it might be", function()
     local ok, err = pcall(lc.run, function() return lc.render(h.url("/js/landed"), { wiat = "load" }) end)
     assert.is_false(ok)
