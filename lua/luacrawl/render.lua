@@ -628,8 +628,17 @@ end
 -- that are new or changed go back to the jar, as Set-Cookie lines from the page's own
 -- URLs (the one asked for, the one it ended at): the jar's rules decide, so a page of
 -- a.test cannot set a cookie for b.test (one its sub-request to b.test got, say).
+-- Those that went in and are gone at the end (the page expired them by Set-Cookie or
+-- document.cookie, or their time ran out) are deleted from the jar.
 
-local function cookie_key(name, domain, path) return name .. "\0" .. domain .. "\0" .. path end
+local function cookie_key(c) return c.name .. "\0" .. (c.domain or ""):lower() .. "\0" .. (c.path or "") end
+
+-- The context's cookies ({name, value, domain, path, ...} as CDP reports them).
+local function context_cookies(r)
+  local got, err = browser_call(r.b, "Storage.getCookies", { browserContextId = r.context }, r.deadline)
+  if not got then error(err, 0) end
+  return got.cookies or {}
+end
 
 local function put_cookies(r)
   local params = {}
@@ -643,18 +652,21 @@ local function put_cookies(r)
       p.domain = "." .. c.domain
     end
     params[#params + 1] = p
-    r.put[cookie_key(c.name, (c.host_only and "" or ".") .. c.domain, c.path)] = c.value
   end
   if #params == 0 then return end
   local _, err = browser_call(r.b, "Storage.setCookies", { cookies = params,
     browserContextId = r.context }, r.deadline)
   if err then error(err, 0) end
+  -- What went in, as the browser holds it: the cookies the page could delete.
+  for _, c in ipairs(context_cookies(r)) do r.put[cookie_key(c)] = c end
 end
 
-local function set_cookie_line(c, domain, host_only)
-  local line = { c.name .. "=" .. c.value, "Path=" .. (c.path or "/") }
+local function set_cookie_line(c, domain, host_only, gone)
+  local line = { c.name .. "=" .. (gone and "" or c.value), "Path=" .. (c.path or "/") }
   if not host_only then line[#line + 1] = "Domain=" .. domain end
-  if not c.session and type(c.expires) == "number" and c.expires > 0 then
+  if gone then
+    line[#line + 1] = "Max-Age=0"
+  elseif not c.session and type(c.expires) == "number" and c.expires > 0 then
     line[#line + 1] = "Expires=" .. os.date("!%a, %d %b %Y %H:%M:%S GMT", math.floor(c.expires))
   end
   if c.secure then line[#line + 1] = "Secure" end
@@ -662,26 +674,34 @@ local function set_cookie_line(c, domain, host_only)
   return table.concat(line, "; ")
 end
 
+-- c (as CDP reports it) to the jar as a Set-Cookie line from one of pages (the
+-- first the jar takes it from); gone: a line that deletes it.
+local function to_jar(jar, pages, c, gone)
+  local domain = (c.domain or ""):lower()
+  local host_only = domain:sub(1, 1) ~= "."
+  domain = domain:gsub("^%.", "")
+  local line = set_cookie_line(c, domain, host_only, gone)
+  for _, page in ipairs(pages) do
+    -- A host-only cookie comes back only from its own host; a domain cookie from a
+    -- page its Domain covers (the jar checks).
+    if (not host_only or page.host == domain) and jar:set(page.url, line) then return end
+  end
+end
+
 local function take_cookies(r, final_url)
-  local got, err = browser_call(r.b, "Storage.getCookies", { browserContextId = r.context }, r.deadline)
-  if not got then error(err, 0) end
-  local jar, pages = r.opts.cookies, {}
+  local jar, pages, now_in = r.opts.cookies, {}, {}
   for _, u in ipairs({ final_url, r.url }) do
     local host = type(u) == "string" and u:match("^[hH][tT][tT][pP][sS]?://") and lc.url.host(u)
     if host then pages[#pages + 1] = { url = u, host = host:lower():gsub("^%[(.*)%]$", "%1") } end
   end
-  for _, c in ipairs(got.cookies or {}) do
-    local domain = (c.domain or ""):lower()
-    if r.put[cookie_key(c.name, domain, c.path)] ~= c.value then
-      local host_only = domain:sub(1, 1) ~= "."
-      domain = domain:gsub("^%.", "")
-      local line = set_cookie_line(c, domain, host_only)
-      for _, page in ipairs(pages) do
-        -- A host-only cookie comes back only from its own host; a domain cookie from a
-        -- page its Domain covers (the jar checks).
-        if (not host_only or page.host == domain) and jar:set(page.url, line) then break end
-      end
-    end
+  for _, c in ipairs(context_cookies(r)) do
+    local key = cookie_key(c)
+    now_in[key] = true
+    local was = r.put[key]
+    if not was or was.value ~= c.value then to_jar(jar, pages, c, false) end
+  end
+  for key, c in pairs(r.put) do
+    if not now_in[key] then to_jar(jar, pages, c, true) end
   end
 end
 

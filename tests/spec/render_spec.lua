@@ -314,6 +314,22 @@ describe("lc.render", function()
     assert.same({ "hdr=3", "js=2" }, names)
   end)
 
+  it("with cookies = jar, cookies the page deletes by Set-Cookie and by document.cookie go from the jar too", function()
+    -- The page: /cookies/set expires "gone" and redirects to a page whose script expires "pre".
+    local function enc(v) return (v:gsub("[^%w]", function(c) return ("%%%02X"):format(c:byte()) end)) end
+    local page = "/js/html?src=" .. enc('<script>document.cookie = "pre=; Max-Age=0; Path=/";</script>')
+    local jar = lc.cookies()
+    lc.run(function()
+      assert(lc.fetch(h.url("/cookies/set?c=pre%3D1%3B%20Path%3D%2F&c=gone%3D1%3B%20Path%3D%2F&c=keep%3D1%3B%20Path%3D%2F"),
+        { cookies = jar }))
+      assert(lc.render(h.url("/cookies/set?c=" .. enc("gone=; Max-Age=0; Path=/") .. "&redirect=302&next=" .. enc(page)),
+        { cookies = jar, timeout = 20 }))
+    end)
+    local names = {}
+    for _, c in ipairs(jar:list()) do names[#names + 1] = c.name end
+    assert.same({ "keep" }, names)
+  end)
+
   it("keeps out of the jar a cookie the page got for another host (its navigation through 127.0.0.2)", function()
     -- The page goes to 127.0.0.2's /cookies/set, which sets "planted" for 127.0.0.2 in
     -- the browser and redirects back to 127.0.0.1: the page never was on 127.0.0.2.
