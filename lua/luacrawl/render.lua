@@ -14,6 +14,7 @@ local spec_check = require "luacrawl.spec_check"
 local json_encode, json_decode = lc.json.encode, lc.json.decode
 local CANCELLED = core.CANCELLED
 local suspend, wake, now = core.suspend, core.wake, core.now
+local b64 = core.base64_decode
 
 local M = {}
 
@@ -458,7 +459,30 @@ local function document_headers(sent, own)
   return out
 end
 
+-- Fetch's headers ({{name =, value =}, ...}) as Network's ({name = value}).
+local function header_map(list)
+  local h = {}
+  for _, e in ipairs(list or {}) do h[e.name] = e.value end
+  return h
+end
+
+-- A document paused at its response (archive: the main frame's documents are): the
+-- main frame's body as the server sent it, kept for the archive, then let through.
+local function check_response(r, p, session)
+  local b, status = r.b, p.responseStatusCode
+  local redirect = status and status >= 300 and status < 400
+  if r.capture and not p.responseErrorReason and not redirect and p.frameId == r.frame
+      and not is_download({ headers = header_map(p.responseHeaders) }) then
+    local limit = math.min(config.hang_timeout, math.max(r.deadline - now(), 0.001))
+    local body = call(b, "Fetch.getResponseBody", { requestId = p.requestId }, session, limit)
+    if body then r.capture:raw(p.networkId, body.base64Encoded and b64(body.body or "") or body.body or "") end
+  end
+  if not b.dead then core.browser_send(b.ud, json_encode({ id = 0, method = "Fetch.continueRequest",
+    params = { requestId = p.requestId }, sessionId = session })) end
+end
+
 function check_request(r, p, session)
+  if p.responseStatusCode or p.responseErrorReason then return check_response(r, p, session) end
   local b, url = r.b, p.request.url
   local rtype = (p.resourceType or "other"):lower()
   local reason, why
@@ -584,7 +608,10 @@ local function open_page(r)
   if not att then error(e3, 0) end
   r.session = att.sessionId
   b.sessions[r.session] = r
-  page_call(r, "Fetch.enable", { patterns = { { urlPattern = "*" } } })
+  local patterns = { { urlPattern = "*" } }
+  -- For the archive, documents pause at their response too: their body as sent.
+  if r.capture then patterns[2] = { urlPattern = "*", resourceType = "Document", requestStage = "Response" } end
+  page_call(r, "Fetch.enable", { patterns = patterns })
   page_call(r, "Network.enable")
   -- The page's every request (and navigator.userAgent) says the crawl's agent.
   if r.opts.user_agent then page_call(r, "Network.setUserAgentOverride", { userAgent = r.opts.user_agent }) end
@@ -606,8 +633,6 @@ local function close_page(r)
     browser_call(b, "Target.disposeBrowserContext", { browserContextId = r.context })
   end
 end
-
-local b64 = core.base64_decode
 
 local function response(r, snap, shot, script_result, exchange)
   local headers = setmetatable({}, core.Headers)

@@ -57,13 +57,13 @@ function M.open(target, opts)
 end
 
 -- A rendered page (lc.render with archive = true): the main document's exchange as
--- the browser reported it (request and response records; render_archive.lua says
--- what they hold), then the DOM as a conversion record that refers to the response,
+-- the browser reported it, after those of its HTTP redirects' hops (request and
+-- response records; render_archive.lua says what they hold), then the DOM as a conversion record that refers to the response,
 -- and the screenshot, when taken, as another. The response's ID (the DOM's when the
 -- browser gave no exchange).
 local function write_rendered(w, res)
-  local ex, id, err = rawget(res, "_exchange")
-  if ex then
+  local id, err
+  for _, ex in ipairs(rawget(res, "_exchange") or {}) do -- each hop of its redirects, then the document
     id, err = core.warc_exchange(w, ex.url, ex.ip, ex.date, ex.request, ex.head, ex.payload, ex.truncated)
     if not id then return nil, err end
   end

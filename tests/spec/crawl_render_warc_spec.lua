@@ -164,4 +164,44 @@ describe("lc.render with archive = true", function()
     local code, out, err = h.sh(("python3 %q %q"):format(tools .. "/warc_check.py", file))
     assert.equal(0, code, out .. err)
   end)
+
+  it("keeps each hop of an HTTP redirect as its own exchange, and a windows-1252 document's bytes as the server sent them", function()
+    local function enc(v) return (v:gsub("[^%w]", function(c) return ("%%%02X"):format(c:byte()) end)) end
+    -- The fixture sends src in latin-1: "é" goes out as the one byte E9.
+    local page = "/js/html?src=" .. enc('<meta charset="windows-1252"><p id="w">caf\195\169</p>')
+    local start = "/redirect-to?url=" .. enc(page)
+    local file = h.tmpname(".warc.gz")
+    lc.run(function()
+      local res = assert(lc.render(h.url(start), { archive = true, wait = "load" }))
+      assert.equal("windows-1252", res.encoding)
+      local w = assert(lc.warc.open(file))
+      assert.is_string(w:write(res))
+      assert(w:close())
+    end)
+    local responses, requests, dom = {}, {}, nil
+    for _, rec in ipairs(records(file)) do
+      if rec.type == "response" then responses[#responses + 1] = rec end
+      if rec.type == "request" then requests[rec.headers["WARC-Concurrent-To"]] = rec end
+      if rec.type == "conversion" then dom = rec end
+    end
+    assert.same({ h.url(start), h.url(page) }, { responses[1].uri, responses[2].uri })
+    local hop, doc = assert(responses[1]:response()), assert(responses[2]:response())
+    assert.same({ 302, page }, { hop.status, hop.headers.location })
+    assert.matches("^GET " .. start:gsub("%p", "%%%0") .. " HTTP/1%.1\r\n", requests[responses[1].id].block)
+    assert.matches("^GET " .. page:gsub("%p", "%%%0") .. " HTTP/1%.1\r\n", requests[responses[2].id].block)
+    assert.equal('<meta charset="windows-1252"><p id="w">caf\233</p>', doc.body)
+    assert.equal(responses[2].id, dom.headers["WARC-Refers-To"])
+    assert.truthy(dom.block:find('<p id="w">caf\195\169</p>', 1, true)) -- the DOM is UTF-8
+    local code, out, err = h.sh(("python3 %q %q"):format(tools .. "/warc_check.py", file))
+    assert.equal(0, code, out .. err)
+    code, out, err = h.sh(("%q %q cdx-index %q"):format(tools .. "/warcio", build_dir, file))
+    assert.equal(0, code, "warcio failed (npm unreachable?): " .. err)
+    local seen = {}
+    for line in out:gmatch("[^\n]+") do
+      local doc_ = cjson.decode(line:match("^%S+ %d+ (.*)$"))
+      seen[#seen + 1] = path_of(doc_.url) .. " " .. tostring(doc_.status or doc_.mime)
+    end
+    table.sort(seen)
+    assert.same({ page .. " 200", page .. " text/html; charset=utf-8", start .. " 302" }, seen)
+  end)
 end)
