@@ -123,8 +123,9 @@ function Render:options(req)
   if o.headers ~= nil then return o end
   local headers = self.crawler:request_opts(req).headers
   if headers == nil or next(headers) == nil then return o end
-  local own = { headers = headers }
-  for k, v in pairs(o) do own[k] = own[k] == nil and v or own[k] end
+  local own = {}
+  for k, v in pairs(o) do own[k] = v end
+  own.headers = headers
   return own
 end
 
