@@ -65,6 +65,23 @@ describe("luacrawl report --redis", function()
     assert.same({}, r.console)
   end)
 
+  it("shows the fleet's own counts when no worker left a report (their records expired)", function()
+    local prefix = require("luacrawl.frontier_redis").prefix("expired-reports")
+    local cli = ("redis-cli -p %d "):format(redis.port)
+    assert.equal(0, h.sh(cli .. "HSET " .. q(prefix .. "meta") .. " identity '{}'"))
+    assert.equal(0, h.sh(cli .. "HSET " .. q(prefix .. "stats") .. " pages 3 s:200 2 s:404 1 errors 1 e:timeout 1 queued 0"))
+    local html = h.tmpname(".html")
+    local code, _, err = h.sh(("%s report --redis %s --crawl-id expired-reports -o %s"):format(h.luacrawl_bin,
+      redis.url, q(html)))
+    assert.equal(0, code, err)
+    local r = h.browse("file://" .. html, { NUMBERS, cells("statuses"), cells("errors") })
+    assert.equal("3", r.steps[1]["n-pages"])
+    assert.equal("1", r.steps[1]["n-errors_total"])
+    assert.same({ "200", "2", "404", "1" }, r.steps[2])
+    assert.same({ "timeout", "1" }, r.steps[3])
+    assert.same({}, r.console)
+  end)
+
   it("says a crawl-id Redis has no crawl of: exit status 2", function()
     local code, _, err = h.sh(("%s report --redis %s --crawl-id no-such-crawl -o %s"):format(h.luacrawl_bin, redis.url,
       q(h.tmpname(".html"))))
