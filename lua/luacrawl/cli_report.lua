@@ -1,5 +1,6 @@
--- luacrawl.cli_report: `luacrawl report (--state FILE | --stats-json FILE) -o report.html`,
--- a crawl's report as one HTML file that opens offline (report_page.lua): its timeline
+-- luacrawl.cli_report: `luacrawl report (--state FILE | --stats-json FILE | --redis URL
+-- --crawl-id NAME) -o report.html`, a crawl's report as one HTML file that opens offline
+-- (report_page.lua): its timeline
 -- (pages/s, bytes/s, statuses and errors over time), statuses, errors by kind with
 -- sample URLs, hosts, depths, sizes, the slowest responses and duplicates. From the
 -- stats a crawl wrote (--stats-json), or from its state (the stats it saves there now and
