@@ -84,19 +84,7 @@ end
 
 local function shrink(t, step)
   t.series = t.series and report.coarse(t.series, step.points)
-  local hosts = {}
-  for name, h in pairs(t.by_host or {}) do hosts[#hosts + 1] = { name = name, h = h } end
-  table.sort(hosts, function(a, b)
-    if a.h.pages ~= b.h.pages then return a.h.pages > b.h.pages end
-    return a.name < b.name
-  end)
-  local other = t.hosts_other or { pages = 0, bytes = 0, errors = 0 }
-  for i = step.hosts + 1, #hosts do
-    local h = hosts[i].h
-    for _, k in ipairs({ "pages", "bytes", "errors" }) do other[k] = (other[k] or 0) + (h[k] or 0) end
-    t.by_host[hosts[i].name] = nil
-  end
-  t.hosts_other = other
+  t.by_host, t.hosts_other = report.top_hosts(t.by_host, t.hosts_other, step.hosts)
   for kind, list in pairs(t.error_samples or {}) do
     local kept = {}
     for i = 1, math.min(#list, step.samples) do

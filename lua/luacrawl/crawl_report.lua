@@ -172,6 +172,27 @@ end
 
 M.add_point = add_point
 
+-- Hosts by_host (name -> {pages, bytes, errors}) cut to the n with the most pages, the
+-- others added into other: the kept ones, other.
+function M.top_hosts(by_host, other, n)
+  local list = {}
+  for name, h in pairs(by_host or {}) do list[#list + 1] = { name = name, h = h } end
+  table.sort(list, function(a, b)
+    if a.h.pages ~= b.h.pages then return a.h.pages > b.h.pages end
+    return a.name < b.name
+  end)
+  local kept = {}
+  other = other or { pages = 0, bytes = 0, errors = 0 }
+  for i, x in ipairs(list) do
+    if i <= n then
+      kept[x.name] = x.h
+    else
+      for _, k in ipairs({ "pages", "bytes", "errors" }) do other[k] = (other[k] or 0) + (tonumber(x.h[k]) or 0) end
+    end
+  end
+  return kept, other
+end
+
 -- The series as at most max points: each second and minute kept, merged into wider
 -- buckets (a power of two of seconds, never narrower than the series' own interval:
 -- a coarse series coarsened again) when there are more. {interval =, points =}.

@@ -57,17 +57,7 @@ local function merge_hosts(r, reps)
     end
     add_counts(other, rep.hosts_other)
   end
-  local list = {}
-  for name, h in pairs(by) do list[#list + 1] = { name = name, h = h } end
-  table.sort(list, function(a, b)
-    if a.h.pages ~= b.h.pages then return a.h.pages > b.h.pages end
-    return a.name < b.name
-  end)
-  r.by_host = {}
-  for i, x in ipairs(list) do
-    if i <= report.MAX_HOSTS then r.by_host[x.name] = x.h else add_counts(other, x.h) end
-  end
-  r.hosts_other = other
+  r.by_host, r.hosts_other = report.top_hosts(by, other, report.MAX_HOSTS)
 end
 
 -- The workers' reports (decoded tables) summed into r.
