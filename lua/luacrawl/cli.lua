@@ -5,7 +5,7 @@
 --   luacrawl crawl URL... [options]   (cli_crawl.lua)
 --   luacrawl state FILE [--json]      (cli_state.lua; also --redis URL --crawl-id NAME)
 --   luacrawl dashboard (--redis URL --crawl-id NAME | --state FILE)   (cli_dashboard.lua)
---   luacrawl report (--state FILE | --stats-json FILE) -o FILE   (cli_report.lua)
+--   luacrawl report (--state FILE | --stats-json FILE | --redis URL --crawl-id NAME) -o FILE   (cli_report.lua)
 --   luacrawl --version | --help
 -- Exit status: M.EXIT_STATUS (cli/main.c gives 4 too for anything left in stdout
 -- that cannot be written at exit).
@@ -32,7 +32,7 @@ commands:
   dashboard --redis URL --crawl-id NAME [--port P]
                          the dashboard of a fleet's crawl: every worker, pause,
                          resume and stop for all (dashboard --help; --state FILE)
-  report (--state FILE | --stats-json FILE) -o REPORT.html
+  report (--state FILE | --stats-json FILE | --redis URL --crawl-id NAME) -o REPORT.html
                          a crawl's report, one HTML file that opens offline
   fetch [options] URL    fetch one URL: status and headers to stderr, body to stdout
       -I, --head             send HEAD and print only the status and headers

@@ -1,9 +1,11 @@
--- luacrawl.cli_report: `luacrawl report (--state FILE | --stats-json FILE) -o report.html`,
--- a crawl's report as one HTML file that opens offline (report_page.lua): its timeline
+-- luacrawl.cli_report: `luacrawl report (--state FILE | --stats-json FILE | --redis URL
+-- --crawl-id NAME) -o report.html`, a crawl's report as one HTML file that opens offline
+-- (report_page.lua): its timeline
 -- (pages/s, bytes/s, statuses and errors over time), statuses, errors by kind with
 -- sample URLs, hosts, depths, sizes, the slowest responses and duplicates. From the
 -- stats a crawl wrote (--stats-json), or from its state (the stats it saves there now and
--- then, crawl_state.lua; a running crawl's too, read as cli_state.lua reads it).
+-- then, crawl_state.lua; a running crawl's too, read as cli_state.lua reads it), or from
+-- the reports a fleet's workers publish to Redis, summed (report_fleet.lua).
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
 local report = require "luacrawl.crawl_report"
@@ -14,6 +16,7 @@ local M = {}
 M.usage = [==[
 usage: luacrawl report --state FILE -o REPORT.html
        luacrawl report --stats-json FILE -o REPORT.html
+       luacrawl report --redis URL --crawl-id NAME -o REPORT.html
   Write the report of a crawl as one HTML file that needs no network to open: the
   crawl's timeline (pages/s, bytes/s, statuses and errors over time), statuses,
   errors by kind with sample URLs, hosts, depths, response sizes, the slowest
@@ -22,8 +25,13 @@ usage: luacrawl report --state FILE -o REPORT.html
                      not: the stats of its last run, as its last save left them
                      (every few seconds and at its end)
   --stats-json FILE  the stats a crawl wrote (luacrawl crawl --stats-json FILE)
+  --redis URL --crawl-id NAME
+                     a fleet's crawl (luacrawl crawl --redis): the reports its
+                     workers publish (every 30 s and at their end; kept a day
+                     after a worker's last) summed, running and ended workers
   -o FILE            where the report goes
-Exit status: 0 written, 2 usage, or a state or stats file that cannot be read.
+Exit status: 0 written, 2 usage, a state or stats file that cannot be read, a Redis
+that cannot be reached or has no such crawl.
 ]==]
 
 local function fail(fmt, ...)
@@ -96,7 +104,8 @@ function M.main(args)
     if a == "--help" or a == "-h" then
       io.stdout:write(M.usage)
       return 0
-    elseif a == "--state" or a == "--stats-json" or a == "-o" or a == "--output" then
+    elseif a == "--state" or a == "--stats-json" or a == "--redis" or a == "--crawl-id" or a == "-o"
+      or a == "--output" then
       if not args[i + 1] then return fail("%s needs a value (see luacrawl report --help)", a) end
       opts[a == "--output" and "-o" or a] = args[i + 1]
       i = i + 1
@@ -106,11 +115,23 @@ function M.main(args)
     i = i + 1
   end
   if not opts["-o"] then return fail("where to? -o REPORT.html (see luacrawl report --help)") end
-  if (opts["--state"] ~= nil) == (opts["--stats-json"] ~= nil) then
-    return fail("one of --state FILE or --stats-json FILE (see luacrawl report --help)")
+  if (opts["--redis"] ~= nil) ~= (opts["--crawl-id"] ~= nil) then
+    return fail("--redis URL and --crawl-id NAME go together (see luacrawl report --help)")
+  end
+  local sources = (opts["--state"] and 1 or 0) + (opts["--stats-json"] and 1 or 0) + (opts["--redis"] and 1 or 0)
+  if sources ~= 1 then
+    return fail("one of --state FILE, --stats-json FILE or --redis URL --crawl-id NAME (see luacrawl report --help)")
   end
   local r, err
-  if opts["--state"] then r, err = from_state(opts["--state"]) else r, err = from_stats_file(opts["--stats-json"]) end
+  if opts["--state"] then
+    r, err = from_state(opts["--state"])
+  elseif opts["--redis"] then
+    local _, msg = lc.redis.parse_url(opts["--redis"])
+    if msg then return fail("--redis: %s", msg) end
+    r, err = require("luacrawl.report_fleet").report(opts["--redis"], opts["--crawl-id"])
+  else
+    r, err = from_stats_file(opts["--stats-json"])
+  end
   if not r then return fail("%s", err) end
   local html = require("luacrawl.report_page").html(r, read_file(require("luacrawl.dashboard").chart_js_path))
   local f

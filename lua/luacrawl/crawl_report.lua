@@ -47,6 +47,8 @@ local function count_delta(now_t, before, into)
   end
 end
 
+-- p's counts added into list's last point when that is second t, else into a new
+-- point t at its end (report_fleet.lua merges the fleet's series with it too).
 local function add_point(list, t, p)
   local last = list[#list]
   if not last or last.t ~= t then
@@ -168,16 +170,40 @@ function M.count_error(st, kind, req, err)
   end
 end
 
+M.add_point = add_point
+
+-- Hosts by_host (name -> {pages, bytes, errors}) cut to the n with the most pages, the
+-- others added into other: the kept ones, other.
+function M.top_hosts(by_host, other, n)
+  local list = {}
+  for name, h in pairs(by_host or {}) do list[#list + 1] = { name = name, h = h } end
+  table.sort(list, function(a, b)
+    if a.h.pages ~= b.h.pages then return a.h.pages > b.h.pages end
+    return a.name < b.name
+  end)
+  local kept = {}
+  other = other or { pages = 0, bytes = 0, errors = 0 }
+  for i, x in ipairs(list) do
+    if i <= n then
+      kept[x.name] = x.h
+    else
+      for _, k in ipairs({ "pages", "bytes", "errors" }) do other[k] = (other[k] or 0) + (tonumber(x.h[k]) or 0) end
+    end
+  end
+  return kept, other
+end
+
 -- The series as at most max points: each second and minute kept, merged into wider
--- buckets (a power of two of seconds) when there are more. {interval =, points =}.
+-- buckets (a power of two of seconds, never narrower than the series' own interval:
+-- a coarse series coarsened again) when there are more. {interval =, points =}.
 function M.coarse(series, max)
   local all = {}
   for _, p in ipairs(series.minutes or {}) do all[#all + 1] = p end
   for _, p in ipairs(series.points or {}) do all[#all + 1] = p end
   local span = #all > 0 and all[#all].t - all[1].t + 1 or 0
-  local width = 1
+  local width = tonumber(series.interval) or 1
   while span / width > max do width = width * 2 end
-  if width == 1 and #all <= max then return { interval = 1, points = all } end
+  if width == (tonumber(series.interval) or 1) and #all <= max then return { interval = width, points = all } end
   local out = {}
   for _, p in ipairs(all) do add_point(out, p.t - p.t % width, p) end
   return { interval = width, points = out }

@@ -69,10 +69,11 @@ function Reader:call(fn)
   end
 end
 
--- The fleet's state as the script gives it, decoded; nil and a message.
-function Reader:read()
-  local res, err = self:call(function() return self.script:call({ self.prefix .. "stats" },
-    { self.prefix, tostring(M.max_scanned) }) end)
+-- The fleet's state as the script gives it, decoded; nil and a message. with_reports:
+-- each worker's report instead of the hosts (report_fleet.lua).
+function Reader:read(with_reports)
+  local args = with_reports and { self.prefix, "0", "1" } or { self.prefix, tostring(M.max_scanned) }
+  local res, err = self:call(function() return self.script:call({ self.prefix .. "stats" }, args) end)
   if not res then return nil, err end
   local ok, fl = pcall(core.json_decode, res)
   if not ok or type(fl) ~= "table" or type(fl.stats) ~= "table" then
@@ -103,8 +104,9 @@ local function worker_row(w)
   }, rec
 end
 
--- The fleet's counts in Redis: its pages by status, errors by kind and the rest.
-local function fleet_counts(stats)
+-- The fleet's counts in Redis: its pages by status, errors by kind and the rest (its
+-- count of errors as errors_total: errors is the table by kind).
+function M.fleet_counts(stats)
   local f = { statuses = {}, errors = {} }
   for k, v in pairs(stats) do
     local status, kind = k:match("^s:(.*)$"), k:match("^e:(.*)$")
@@ -112,6 +114,8 @@ local function fleet_counts(stats)
       f.statuses[status] = v
     elseif kind then
       f.errors[kind] = v
+    elseif k == "errors" then
+      f.errors_total = v
     elseif type(v) == "number" then
       f[k] = v
     end
@@ -222,7 +226,7 @@ function Reader:view()
     if default_delay == nil and type(rec.delay) == "number" then default_delay = rec.delay end
   end
   table.sort(workers, function(a, b) return a.worker < b.worker end)
-  local counts = fleet_counts(fl.stats)
+  local counts = M.fleet_counts(fl.stats)
   st.crawl_id, st.workers, st.workers_running = self.crawl_id, workers, running
   st.frontier, st.leased, st.delayed = counts.queued or 0, counts.leased or 0, fl.delayed or 0
   st.fleet = counts

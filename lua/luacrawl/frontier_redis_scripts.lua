@@ -49,7 +49,10 @@
 --                        (crawl_redis.lua writes it)
 --   robots:ORIGIN:lock    string  the worker fetching it, for 30 s at most
 --   wstat:WORKER   hash  json (the worker's numbers: crawl_redis_publish.lua), seen
---                        (ms): its last publication, kept a day after it
+--                        (ms): its last publication, kept a day after it; report
+--                        (what luacrawl report shows of the worker: its bounded
+--                        counts and coarse series, every 30 s and at its end) and
+--                        report_at (ms): when that was published
 --   wstats         set   the workers with a wstat (fleet drops the expired ones)
 --   control        hash  state ("paused", "running"), stop (a counter): what
 --                        luacrawl dashboard --redis asks of every worker
@@ -521,26 +524,30 @@ until cursor == '0' or scanned >= 1000
 return cjson.encode(out)
 ]==]
 
--- publish(worker, json, ttl ms): a worker's numbers (crawl_redis_publish.lua), kept
--- ttl ms; returns the fleet's control: {state or "", stop counter}.
+-- publish(worker, json, ttl ms[, report]): a worker's numbers (crawl_redis_publish.lua),
+-- and its report when given, kept ttl ms; returns the fleet's control: {state or "",
+-- stop counter}.
 M.publish = [==[
 local P, w = ARGV[1], ARGV[2]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local k = P .. 'wstat:' .. w
 redis.call('HSET', k, 'json', ARGV[3], 'seen', now)
+if ARGV[5] then redis.call('HSET', k, 'report', ARGV[5], 'report_at', now) end
 redis.call('PEXPIRE', k, tonumber(ARGV[4]))
 redis.call('SADD', P .. 'wstats', w)
 local c = redis.call('HMGET', P .. 'control', 'state', 'stop')
 return { c[1] or '', tonumber(c[2]) or 0 }
 ]==]
 
--- fleet(max hosts): what luacrawl dashboard --redis shows, as JSON: stats, meta,
+-- fleet(max hosts[, "1"]): what luacrawl dashboard --redis shows, as JSON: stats, meta,
 -- control, the workers' publications (json, seen: when (ms), seen_ms_ago, alive: in
 -- the workers set, leased), the hosts (of the first max hosts scanned: queued, inflight, delay ms or
--- false, backoff ms left), the delayed retries.
+-- false, backoff ms left; none scanned when max is 0), the delayed retries. With "1": each
+-- worker's report and report_at too (luacrawl report --redis: report_fleet.lua).
 M.fleet = COMMON .. [==[
 local max = tonumber(ARGV[2]) or 1000
+local with_reports = ARGV[3] == '1'
 local out = { stats = {}, meta = {}, control = {}, workers = {}, hosts = {}, now = now,
   delayed = redis.call('ZCARD', DELAYED) }
 local st = redis.call('HGETALL', STATS)
@@ -552,15 +559,20 @@ for i = 1, #c, 2 do out.control[c[i]] = c[i + 1] end
 for _, w in ipairs(redis.call('SMEMBERS', P .. 'wstats')) do
   local r = redis.call('HMGET', P .. 'wstat:' .. w, 'json', 'seen')
   if r[1] then
-    out.workers[#out.workers + 1] = { worker = w, json = r[1], seen = tonumber(r[2]) or now,
+    local row = { worker = w, json = r[1], seen = tonumber(r[2]) or now,
       seen_ms_ago = now - (tonumber(r[2]) or now),
       alive = redis.call('ZSCORE', WORKERS, w) ~= false, leased = redis.call('HLEN', P .. 'lease:' .. w) }
+    if with_reports then
+      local rep = redis.call('HMGET', P .. 'wstat:' .. w, 'report', 'report_at')
+      row.report, row.report_at = rep[1], tonumber(rep[2])
+    end
+    out.workers[#out.workers + 1] = row
   else
     redis.call('SREM', P .. 'wstats', w)
   end
 end
 local cursor, scanned, rounds = '0', 0, 0
-repeat
+while max > 0 do
   local r = redis.call('SCAN', cursor, 'MATCH', P .. 'h:*', 'COUNT', 1000)
   cursor, rounds = r[1], rounds + 1
   for _, k in ipairs(r[2]) do
@@ -570,7 +582,8 @@ repeat
       backoff = math.max(0, (tonumber(v[2]) or 0) - now), delay = tonumber(v[3]) or false }
     scanned = scanned + 1
   end
-until cursor == '0' or scanned >= max or rounds >= 20
+  if cursor == '0' or scanned >= max or rounds >= 20 then break end
+end
 out.hosts_complete = cursor == '0'
 return cjson.encode(out)
 ]==]

@@ -112,12 +112,14 @@ describe("luacrawl report", function()
     assert.same({}, r.console)
   end)
 
-  it("refuses a call without -o, with both sources or none, and a file that is not stats: exit 2", function()
+  it("refuses a call without -o, with two sources or none, and a file that is not stats: exit 2", function()
     local stats = h.tmpname(".json")
     local f = assert(io.open(stats, "wb"))
     f:write("not json")
     f:close()
-    for _, args in ipairs({ "--stats-json " .. q(stats), "-o x.html", "--state a.db --stats-json b.json -o x.html" }) do
+    for _, args in ipairs({ "--stats-json " .. q(stats), "-o x.html", "--state a.db --stats-json b.json -o x.html",
+      "--redis redis://127.0.0.1:1/0 -o x.html", "--stats-json b.json --redis redis://127.0.0.1:1/0 --crawl-id c -o x.html",
+      "--redis nothing://x --crawl-id c -o x.html" }) do
       local code, _, err = h.sh(("%s report %s"):format(h.luacrawl_bin, args))
       assert.equal(2, code, args)
       assert.matches("luacrawl: report: ", err)

@@ -74,4 +74,12 @@ describe("the counts luacrawl report shows", function()
     assert.equal(5000, pages)
     assert.equal(5000, ok200)
   end)
+
+  it("coarsened again, keeps the buckets it had: never narrower than its interval", function()
+    local series = { interval = 4, points = {} }
+    for t = 0, 8, 4 do series.points[#series.points + 1] = { t = t, pages = 4, bytes = 8, statuses = {}, errors = {} } end
+    local c = report.coarse(series, 600)
+    assert.equal(4, c.interval)
+    assert.equal(3, #c.points)
+  end)
 end)
