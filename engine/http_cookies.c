@@ -747,6 +747,7 @@ int cookies_header(cookies_t *jar, const char *url, char **value)
     struct header h = {0};
     char err[64];
     *value = NULL;
+    if (!jar->total) return 0; /* a crawl's jar, most often: no URL to parse */
     if (parse_target(url, &t, err, sizeof(err)) < 0) return -1;
     each_sent(jar, &t, add_to_header, &h);
     target_free(&t);
