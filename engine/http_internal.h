@@ -81,6 +81,7 @@ struct http_xfer {
     int proxy_port;
     CURLU *uh; /* this hop's URL in parts, when it is in normalized form */
     struct curl_slist *resolve;
+    struct curl_slist *sent_headers; /* the request's, without its Cookie (set_cookie_header) */
     int redirects;
     double started, hop_started, dns_time;
     /* the response being assembled */

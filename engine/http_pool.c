@@ -155,16 +155,72 @@ static long recv_buffer_size(const http_t *http)
     return http->stats.active > MANY_TRANSFERS ? RECV_BUFFER_SMALL : RECV_BUFFER_SIZE;
 }
 
+/* A "Cookie: value" or "Cookie;" line of the request's own headers (http_req_header's
+ * forms): its value's length, else -1. */
+static long own_cookie(const char *line)
+{
+    if (strncasecmp(line, "Cookie", 6) != 0 || (line[6] != ':' && line[6] != ';')) return -1;
+    return line[6] == ';' ? 0 : (long)strlen(line + 7);
+}
+
+/* One Cookie header (RFC 6265 5.4) for a request with Cookie headers of its own and
+ * cookies in its jar: the request's values, then the jar's (*value, replaced), and
+ * x->sent_headers the request's other headers (curl would send the request's own
+ * alone). -1 when out of memory. */
+static int merge_cookies(http_xfer_t *x, char **value)
+{
+    size_t n = strlen(*value) + 1;
+    for (const struct curl_slist *l = x->req->headers; l; l = l->next)
+        if (own_cookie(l->data) >= 0) n += (size_t)own_cookie(l->data) + 2;
+    char *both = malloc(n), *p = both;
+    if (!both) return -1;
+    for (const struct curl_slist *l = x->req->headers; l; l = l->next) {
+        long len = own_cookie(l->data);
+        const char *v = l->data + 7;
+        if (len < 0) {
+            struct curl_slist *k = curl_slist_append(x->sent_headers, l->data);
+            if (!k) goto fail;
+            x->sent_headers = k;
+            continue;
+        }
+        while (len && (*v == ' ' || *v == '\t'))
+            v++, len--;
+        if (!len) continue;
+        memcpy(p, v, (size_t)len);
+        memcpy(p + len, "; ", 2);
+        p += len + 2;
+    }
+    memcpy(p, *value, strlen(*value) + 1);
+    free(*value);
+    *value = both;
+    return 0;
+fail:
+    free(both);
+    return -1;
+}
+
 /* The Cookie header of this hop's request: what the request's jar holds for the
- * hop's URL (curl's own cookie engine stays off); none without a jar, which a
- * pooled handle may hold from its last request. -1 when out of memory. */
+ * hop's URL (curl's own cookie engine stays off), after a Cookie header of the
+ * request's own; none without a jar, which a pooled handle may hold from its last
+ * request. After http_req_setopt, whose header list it may replace. -1 when out of
+ * memory. */
 static int set_cookie_header(http_xfer_t *x)
 {
     char *value = NULL;
+    int bad = 0;
+    curl_slist_free_all(x->sent_headers);
+    x->sent_headers = NULL;
     if (x->req->cookies && cookies_header(x->req->cookies, x->url, &value) < 0) return -1;
-    int rc = curl_easy_setopt(x->easy, CURLOPT_COOKIE, value) == CURLE_OK ? 0 : -1;
+    int own = 0;
+    for (const struct curl_slist *l = x->req->headers; value && l && !own; l = l->next)
+        own = own_cookie(l->data) >= 0;
+    if (own) {
+        bad |= merge_cookies(x, &value) < 0;
+        curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->sent_headers);
+    }
+    bad |= curl_easy_setopt(x->easy, CURLOPT_COOKIE, value) != CURLE_OK;
     free(value);
-    return rc;
+    return bad ? -1 : 0;
 }
 
 /* Set up x->easy for this hop. A handle that still holds the base options and a
@@ -180,7 +236,6 @@ int http_easy_setup(http_xfer_t *x)
         if (x->easy_base) http_easy_reset(x);
         bad = setup_base(e, x->http) < 0;
     }
-    bad |= set_cookie_header(x) < 0;
     x->easy_base = plain;
     x->attempts = 0;
     curl_url_cleanup(x->uh);
@@ -234,6 +289,7 @@ int http_easy_setup(http_xfer_t *x)
         bad |= curl_easy_setopt(e, CURLOPT_PROXY, x->proxy ? x->proxy : "") != CURLE_OK;
     if (plain) {
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, ready); /* NULL: a pooled handle's goes */
+        bad |= set_cookie_header(x) < 0;
         return bad ? -1 : 0;
     }
     if (r->archive) { /* http_on_debug sees what curl sends only in verbose mode */
@@ -242,5 +298,6 @@ int http_easy_setup(http_xfer_t *x)
         curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
     }
     bad |= http_req_setopt(r, e) < 0;
+    bad |= set_cookie_header(x) < 0;
     return bad ? -1 : 0;
 }

@@ -371,6 +371,7 @@ void http_xfer_free(http_xfer_t *x)
     http_pool_put(x);
     curl_url_cleanup(x->uh);
     curl_slist_free_all(x->resolve);
+    curl_slist_free_all(x->sent_headers);
     http_req_free(x->req);
     free(x->url);
     free(x->host);

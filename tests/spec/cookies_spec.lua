@@ -118,7 +118,15 @@ describe("lc.cookies", function()
     assert.equal("sid=1", jar:get(h.url("/", A)))
   end)
 
-  -- The engine keeps easy handles on their jars between requests: these take
+  it("sends one Cookie header: the request's own, then the jar's", function()
+    local jar = lc.cookies()
+    assert.is_true(jar:set(h.url("/", A), "j=1; Path=/"))
+    assert.equal("u=2; j=1", sent(A, { cookies = jar, headers = { Cookie = "u=2" } }))
+    assert.equal("u=2", sent(B, { cookies = jar, headers = { Cookie = "u=2" } }))
+    assert.equal("j=1", sent(A, { cookies = jar, headers = { Cookie = "" } }))
+  end)
+
+  -- The engine keeps easy handles between requests: these take
   -- turns on the same few handles, in one run.
   it("keeps each jar's cookies to itself when jars, and requests without one, take turns", function()
     local one, two = lc.cookies(), lc.cookies()
