@@ -194,6 +194,13 @@ describe("lc.cookies", function()
     assert.has_error(function() jar:get("not a url") end)
   end)
 
+  it("tells names apart by case, as RFC 6265 and browsers do (curl 7.88 did not)", function()
+    local jar = lc.cookies()
+    assert.is_true(jar:set(h.url("/", A), "sid=1; Path=/"))
+    assert.is_true(jar:set(h.url("/", A), "SID=2; Path=/"))
+    assert.equal("sid=1; SID=2", jar:get(h.url("/", A)))
+  end)
+
   it("jar:list shows each cookie's attributes; jar:clear forgets them", function()
     local jar = lc.cookies()
     assert.is_true(jar:set("https://" .. A .. "/p/", "n=v; Path=/p; Secure; HttpOnly; Max-Age=3600"))
