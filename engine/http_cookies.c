@@ -29,14 +29,20 @@
 #define FIRST_BUCKETS 64 /* of the cookie table; it doubles as the jar grows */
 #define FIRST_SITE_BUCKETS 16
 
+/* What a jar's two tables chain (sites by name; cookies by name, domain and path):
+ * the first member of a struct site and of a struct jc. */
+struct node {
+    struct node *next; /* in its bucket */
+    uint32_t hash;
+};
+
 /* One cookie: c's strings are in text. */
 struct jc {
+    struct node node; /* hashed by name, domain and path */
     cookie_t c;
     size_t path_len; /* as matched and sorted: a trailing '/' cut */
     size_t domain_len, name_len, value_len;
     uint64_t created;         /* the order cookies came in; a cookie replaced keeps its own */
-    uint32_t hash;            /* of name, domain and path */
-    struct jc *next;          /* in the table's bucket */
     struct jc *older, *newer; /* in its site's list */
     struct jc *jar_older, *jar_newer; /* in the jar's list */
     struct site *site;
@@ -46,20 +52,19 @@ struct jc {
 /* A site (a registrable domain and its hosts; an IP address or a public suffix on its
  * own) and its cookies, oldest first. A site without cookies goes. */
 struct site {
-    struct site *next; /* in the sites' bucket */
+    struct node node; /* hashed by name */
     struct jc *oldest, *newest;
     size_t count;
     size_t secure; /* how many of them are Secure (store: a Secure cookie's shadow) */
-    uint32_t hash;
     char name[];
 };
 
 struct cookies {
     int refs;
-    struct jc **buckets;
-    size_t nbuckets, total; /* nbuckets: a power of 2 */
+    struct node **buckets;  /* the cookies */
+    size_t nbuckets, total; /* nbuckets: a power of 2, as nsite_buckets */
     struct jc *oldest, *newest;
-    struct site **sites;
+    struct node **sites;
     size_t nsite_buckets, nsites;
     uint64_t created;
 };
@@ -78,8 +83,8 @@ cookies_t *cookies_new(void)
     cookies_t *jar = calloc(1, sizeof(*jar));
     if (!jar) return NULL;
     jar->refs = 1;
-    jar->buckets = calloc(FIRST_BUCKETS, sizeof(*jar->buckets));
-    jar->sites = calloc(FIRST_SITE_BUCKETS, sizeof(*jar->sites));
+    jar->buckets = calloc(FIRST_BUCKETS, sizeof(struct node *));
+    jar->sites = calloc(FIRST_SITE_BUCKETS, sizeof(struct node *));
     if (!jar->buckets || !jar->sites) goto fail;
     jar->nbuckets = FIRST_BUCKETS;
     jar->nsite_buckets = FIRST_SITE_BUCKETS;
@@ -104,12 +109,12 @@ void cookies_clear(cookies_t *jar)
         free(j);
     }
     for (size_t i = 0; i < jar->nsite_buckets; i++)
-        for (struct site *s = jar->sites[i], *next; s; s = next) {
-            next = s->next;
-            free(s);
+        for (struct node *e = jar->sites[i], *next; e; e = next) {
+            next = e->next;
+            free(e); /* its struct site */
         }
-    memset(jar->buckets, 0, jar->nbuckets * sizeof(*jar->buckets));
-    memset(jar->sites, 0, jar->nsite_buckets * sizeof(*jar->sites));
+    memset(jar->buckets, 0, jar->nbuckets * sizeof(struct node *));
+    memset(jar->sites, 0, jar->nsite_buckets * sizeof(struct node *));
     jar->oldest = jar->newest = NULL;
     jar->total = jar->nsites = 0;
 }
@@ -354,39 +359,53 @@ static void cookie_path(const struct set_cookie *sc, const struct target *t, cha
 
 /* ---- the tables ---- */
 
-/* Double the table of n buckets of a type with a hash and a next (struct site, struct
- * jc); out of memory, it stays as it is and its chains grow longer. */
-#define REHASH(type, table, n)                                                                     \
-    do {                                                                                           \
-        type **b_ = calloc((n)*2, sizeof(*b_));                                                    \
-        if (!b_) break;                                                                            \
-        for (size_t i_ = 0; i_ < (n); i_++)                                                        \
-            for (type *e_ = (table)[i_], *next_; e_; e_ = next_) {                                 \
-                next_ = e_->next;                                                                  \
-                e_->next = b_[e_->hash & ((n)*2 - 1)];                                             \
-                b_[e_->hash & ((n)*2 - 1)] = e_;                                                   \
-            }                                                                                      \
-        free(table);                                                                               \
-        (table) = b_;                                                                              \
-        (n) *= 2;                                                                                  \
-    } while (0)
+/* A table of *n buckets doubled; out of memory, it stays as it is and its chains
+ * grow longer. */
+static void grow(struct node ***table, size_t *n)
+{
+    size_t m = *n * 2;
+    struct node **b = calloc(m, sizeof(struct node *));
+    if (!b) return;
+    for (size_t i = 0; i < *n; i++)
+        for (struct node *e = (*table)[i], *next; e; e = next) {
+            next = e->next;
+            e->next = b[e->hash & (m - 1)];
+            b[e->hash & (m - 1)] = e;
+        }
+    free(*table);
+    *table = b;
+    *n = m;
+}
+
+static void push(struct node **table, size_t n, struct node *e)
+{
+    e->next = table[e->hash & (n - 1)];
+    table[e->hash & (n - 1)] = e;
+}
+
+static void unlink_node(struct node **table, size_t n, const struct node *e)
+{
+    struct node **p = &table[e->hash & (n - 1)];
+    while (*p != e)
+        p = &(*p)->next;
+    *p = e->next;
+}
 
 /* The site of that name; with create, a new one when there is none (NULL when out
  * of memory). */
 static struct site *site_find(cookies_t *jar, const char *name, int create)
 {
     uint32_t h = fnv(FNV_START, name, strlen(name));
-    for (struct site *s = jar->sites[h & (jar->nsite_buckets - 1)]; s; s = s->next)
-        if (s->hash == h && strcmp(s->name, name) == 0) return s;
+    for (struct node *e = jar->sites[h & (jar->nsite_buckets - 1)]; e; e = e->next)
+        if (e->hash == h && strcmp(((struct site *)e)->name, name) == 0) return (struct site *)e;
     if (!create) return NULL;
     size_t n = strlen(name);
     struct site *s = calloc(1, sizeof(*s) + n + 1);
     if (!s) return NULL;
     memcpy(s->name, name, n + 1);
-    s->hash = h;
-    s->next = jar->sites[h & (jar->nsite_buckets - 1)];
-    jar->sites[h & (jar->nsite_buckets - 1)] = s;
-    if (++jar->nsites > jar->nsite_buckets * 2) REHASH(struct site, jar->sites, jar->nsite_buckets);
+    s->node.hash = h;
+    push(jar->sites, jar->nsite_buckets, &s->node);
+    if (++jar->nsites > jar->nsite_buckets * 2) grow(&jar->sites, &jar->nsite_buckets);
     return s;
 }
 
@@ -397,28 +416,24 @@ static uint32_t key_hash(const char *name, size_t name_len, const char *domain, 
     return fnv(h, path, strlen(path));
 }
 
-/* The link to the cookie of that name, domain and path (the one a new cookie
- * replaces, RFC 6265 5.3 step 11), or to the end of its bucket's chain. */
-static struct jc **find(cookies_t *jar, uint32_t h, const char *name, size_t name_len,
-                        const char *domain, const char *path)
+/* The cookie of that name, domain and path (the one a new cookie replaces, RFC 6265
+ * 5.3 step 11); NULL: none. */
+static struct jc *find(cookies_t *jar, uint32_t h, const char *name, size_t name_len,
+                       const char *domain, const char *path)
 {
-    struct jc **p = &jar->buckets[h & (jar->nbuckets - 1)];
-    for (; *p; p = &(*p)->next) {
-        const struct jc *j = *p;
-        if (j->hash == h && j->name_len == name_len && memcmp(j->c.name, name, name_len) == 0 &&
+    for (struct node *e = jar->buckets[h & (jar->nbuckets - 1)]; e; e = e->next) {
+        struct jc *j = (struct jc *)e;
+        if (e->hash == h && j->name_len == name_len && memcmp(j->c.name, name, name_len) == 0 &&
             strcmp(j->c.domain, domain) == 0 && strcmp(j->c.path, path) == 0)
-            break;
+            return j;
     }
-    return p;
+    return NULL;
 }
 
 /* j out of the jar and freed; its site goes with its last cookie. */
 static void drop(cookies_t *jar, struct jc *j)
 {
-    struct jc **p = &jar->buckets[j->hash & (jar->nbuckets - 1)];
-    while (*p != j)
-        p = &(*p)->next;
-    *p = j->next;
+    unlink_node(jar->buckets, jar->nbuckets, &j->node);
     struct site *s = j->site;
     *(j->older ? &j->older->newer : &s->oldest) = j->newer;
     *(j->newer ? &j->newer->older : &s->newest) = j->older;
@@ -428,10 +443,7 @@ static void drop(cookies_t *jar, struct jc *j)
     jar->total--;
     free(j);
     if (--s->count) return;
-    struct site **sp = &jar->sites[s->hash & (jar->nsite_buckets - 1)];
-    while (*sp != s)
-        sp = &(*sp)->next;
-    *sp = s->next;
+    unlink_node(jar->sites, jar->nsite_buckets, &s->node);
     jar->nsites--;
     free(s);
 }
@@ -463,16 +475,16 @@ static struct jc *make(const cookie_t *c, size_t name_len, size_t value_len)
 }
 
 /* j takes old's place in the jar (its age, its place in the lists); old is freed. */
-static void replace(cookies_t *jar, struct jc **link, struct jc *old, struct jc *j)
+static void replace(cookies_t *jar, struct jc *old, struct jc *j)
 {
     j->created = old->created;
     j->site = old->site;
-    j->next = old->next;
     j->older = old->older;
     j->newer = old->newer;
     j->jar_older = old->jar_older;
     j->jar_newer = old->jar_newer;
-    *link = j;
+    unlink_node(jar->buckets, jar->nbuckets, &old->node);
+    push(jar->buckets, jar->nbuckets, &j->node); /* the same hash: the same bucket */
     *(j->older ? &j->older->newer : &j->site->oldest) = j;
     *(j->newer ? &j->newer->older : &j->site->newest) = j;
     *(j->jar_older ? &j->jar_older->jar_newer : &jar->oldest) = j;
@@ -492,11 +504,10 @@ static void append(cookies_t *jar, struct site *s, struct jc *j)
     j->jar_older = jar->newest;
     *(jar->newest ? &jar->newest->jar_newer : &jar->oldest) = j;
     jar->newest = j;
-    j->next = jar->buckets[j->hash & (jar->nbuckets - 1)];
-    jar->buckets[j->hash & (jar->nbuckets - 1)] = j;
+    push(jar->buckets, jar->nbuckets, &j->node);
     s->count++;
     s->secure += j->c.secure != 0;
-    if (++jar->total > jar->nbuckets * 2) REHASH(struct jc, jar->buckets, jar->nbuckets);
+    if (++jar->total > jar->nbuckets * 2) grow(&jar->buckets, &jar->nbuckets);
 }
 
 /* ---- the caps ---- */
@@ -524,12 +535,12 @@ static size_t fair_share(struct site *const *sites, size_t n)
  * oldest go. It takes a walk of the sites, once in 300 new cookies at most. */
 static void trim_jar(cookies_t *jar)
 {
-    struct site **all = malloc(jar->nsites * sizeof(*all));
+    struct site **all = malloc(jar->nsites * sizeof(struct site *));
     if (all) {
         size_t n = 0;
         for (size_t i = 0; i < jar->nsite_buckets; i++)
-            for (struct site *s = jar->sites[i]; s; s = s->next)
-                all[n++] = s;
+            for (struct node *e = jar->sites[i]; e; e = e->next)
+                all[n++] = (struct site *)e;
         size_t share = fair_share(all, n);
         for (size_t i = 0; i < n && share; i++)
             while (all[i]->count > share) /* share >= 1: the site stays */
@@ -565,16 +576,16 @@ static int store(cookies_t *jar, const struct target *t, const cookie_t *c, size
     struct site *s = site_find(jar, t->site, 0);
     if (!t->secure && shadows_secure(s, c, name_len)) return 1;
     uint32_t h = key_hash(c->name, name_len, c->domain, c->path);
-    struct jc **link = find(jar, h, c->name, name_len, c->domain, c->path), *old = *link;
+    struct jc *old = find(jar, h, c->name, name_len, c->domain, c->path);
     if (c->expires && c->expires <= (long long)time(NULL)) {
         if (old) drop(jar, old);
         return 0;
     }
     struct jc *j = make(c, name_len, value_len);
     if (!j) return -1;
-    j->hash = h;
+    j->node.hash = h;
     if (old) {
-        replace(jar, link, old, j);
+        replace(jar, old, j);
         return 0;
     }
     if (!s && !(s = site_find(jar, t->site, 1))) {
@@ -683,7 +694,7 @@ static void each_sent(cookies_t *jar, const struct target *t, cookies_fn fn, voi
         else if (sends_to(j, t))
             m[n++] = j;
     }
-    qsort(m, n, sizeof(*m), by_send_order);
+    if (n > 1) qsort(m, n, sizeof(const struct jc *), by_send_order);
     size_t header = 0;
     for (size_t i = 0; i < n; i++) { /* what curl 7.88 leaves out of one request */
         header += (i ? 2 : 0) + m[i]->name_len + 1 + m[i]->value_len;
@@ -718,7 +729,7 @@ static int add_to_header(void *arg, const cookie_t *c)
 {
     struct header *h = arg;
     size_t nl = strlen(c->name), vl = strlen(c->value), need = h->n + nl + vl + 4;
-    if (need > h->cap) {
+    if (!h->s || need > h->cap) {
         size_t cap = need < 1024 ? 1024 : need * 2;
         char *s = realloc(h->s, cap);
         if (!s) {

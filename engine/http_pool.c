@@ -187,7 +187,8 @@ static int merge_cookies(http_xfer_t *x, char **value)
             v++, len--;
         if (!len) continue;
         memcpy(p, v, (size_t)len);
-        memcpy(p + len, "; ", 2);
+        p[len] = ';';
+        p[len + 1] = ' ';
         p += len + 2;
     }
     memcpy(p, *value, strlen(*value) + 1);
