@@ -137,13 +137,13 @@ static CURLMcode attach(http_t *http, http_xfer_t *x)
     return CURLM_OK;
 }
 
-/* x comes back from curl (done, cancelled or stalled); the jar, which curl stored
- * the hop's cookies in, is told how many there may have been (its caps). */
+/* x comes back from curl (done, cancelled or stalled); the request's jar takes the
+ * cookies the hop's response set, before the next hop of a redirect or another
+ * request asks it for a Cookie header. */
 static void detach(http_t *http, http_xfer_t *x)
 {
     curl_multi_remove_handle(http->multi, x->easy);
-    if (x->set_cookies && x->easy_jar) cookies_added(x->easy_jar, x->host, x->set_cookies);
-    x->set_cookies = 0;
+    if (x->req->cookies) http_take_cookies(x);
     if (x->prev)
         x->prev->next = x->next;
     else
@@ -191,8 +191,7 @@ void http_launch(http_xfer_t *x)
 {
     http_t *http = x->http;
     x->state = X_CURL;
-    if (!x->easy &&
-        !(x->easy = http_pool_get(http, x->req->cookies, &x->easy_base, &x->easy_jar))) {
+    if (!x->easy && !(x->easy = http_pool_get(http, &x->easy_base))) {
         http_fail(x, HTTP_E_MEMORY, "out of memory");
         http_finish(x);
         return;

@@ -1,11 +1,11 @@
-/* http_cookies.c: cookie jars on libcurl's cookie engine (http_cookies.h). curl does the real
- * work inside transfers; this file reads a jar through CURLINFO_COOKIELIST and writes
- * one through CURLOPT_COOKIELIST, on a probe handle each jar keeps attached to its
- * share. What curl offers no call for is written here by curl 7.88's rules: which
- * cookies a URL gets (cookies_each) and a Set-Cookie line checked against the URL it
- * is said to come from (cookies_set: curl's CURLOPT_COOKIELIST takes a Set-Cookie
- * line without a URL, and would keep a cookie without Domain for every host), and the
- * caps of cookies.h, which curl 7.88 lacks. */
+/* http_cookies.c: cookie jars (http_cookies.h), kept here rather than in libcurl's cookie
+ * engine: RFC 6265's rules, as curl 7.88 applies them, for a Set-Cookie line (cookies_set,
+ * and a response's lines through cookies_take) and for what a request sends
+ * (cookies_each, cookies_header); and the caps of http_cookies.h. A jar holds each
+ * site's cookies in a list, oldest first, and all of them in a hash table by name,
+ * domain and path, so that storing, replacing, capping and sending cost the same however
+ * full the jar is. curl 7.88 walked a site's cookies for each one it stored, and
+ * offered no cheap way to drop the oldest (docs/benchmarks.md, bench-cookies). */
 #include "http_cookies.h"
 
 #include "ascii.h"
@@ -19,41 +19,79 @@
 #include <time.h>
 
 /* What curl 7.88 sends at most in one request: 150 cookies, a Cookie header of
- * 8190 bytes; and the longest name plus value it keeps. */
+ * 8190 bytes; the longest name plus value it keeps, and the longest Set-Cookie
+ * line it reads. */
 #define MAX_SEND 150
 #define MAX_HEADER 8190
 #define MAX_NAME_VALUE 4096
+#define MAX_LINE 5000
 
-/* Sites are counted in buckets by a hash of their name (cookies_added). */
-#define SITE_BUCKETS 64
+#define FIRST_BUCKETS 64 /* of the cookie table; it doubles as the jar grows */
+#define FIRST_SITE_BUCKETS 16
+
+/* What a jar's two tables chain (sites by name; cookies by name, domain and path):
+ * the first member of a struct site and of a struct jc. */
+struct node {
+    struct node *next; /* in its bucket */
+    uint32_t hash;
+};
+
+/* One cookie: c's strings are in text. */
+struct jc {
+    struct node node; /* hashed by name, domain and path */
+    cookie_t c;
+    size_t path_len; /* as matched and sorted: a trailing '/' cut */
+    size_t domain_len, name_len, value_len;
+    uint64_t created;         /* the order cookies came in; a cookie replaced keeps its own */
+    struct jc *older, *newer; /* in its site's list */
+    struct jc *jar_older, *jar_newer; /* in the jar's list */
+    struct site *site;
+    char text[];
+};
+
+/* A site (a registrable domain and its hosts; an IP address or a public suffix on its
+ * own) and its cookies, oldest first. A site without cookies goes. */
+struct site {
+    struct node node; /* hashed by name */
+    struct jc *oldest, *newest;
+    size_t count;
+    size_t secure; /* how many of them are Secure (store: a Secure cookie's shadow) */
+    char name[];
+};
 
 struct cookies {
-    CURLSH *share;
-    CURL *probe; /* attached to share: the handle the jar is read and written through */
     int refs;
-    /* Bounds, since the jar was last counted (trim_jar), that its Set-Cookie lines keep
-     * above what it holds: of the most cookies a site of each bucket has, of all
-     * of them. Counting the jar takes a walk of it; the bounds let that happen
-     * only when a cap may have been passed. */
-    size_t site_bound[SITE_BUCKETS];
-    size_t total_bound;
+    struct node **buckets;  /* the cookies */
+    size_t nbuckets, total; /* nbuckets: a power of 2, as nsite_buckets */
+    struct jc *oldest, *newest;
+    struct node **sites;
+    size_t nsite_buckets, nsites;
+    uint64_t created;
 };
+
+static uint32_t fnv(uint32_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+#define FNV_START 2166136261u
 
 cookies_t *cookies_new(void)
 {
     cookies_t *jar = calloc(1, sizeof(*jar));
     if (!jar) return NULL;
     jar->refs = 1;
-    if (!(jar->share = curl_share_init())) goto fail;
-    if (curl_share_setopt(jar->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_COOKIE) != CURLSHE_OK ||
-        curl_share_setopt(jar->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK)
-        goto fail;
-    if (!(jar->probe = curl_easy_init())) goto fail;
-    if (curl_easy_setopt(jar->probe, CURLOPT_SHARE, jar->share) != CURLE_OK) goto fail;
+    jar->buckets = calloc(FIRST_BUCKETS, sizeof(struct node *));
+    jar->sites = calloc(FIRST_SITE_BUCKETS, sizeof(struct node *));
+    if (!jar->buckets || !jar->sites) goto fail;
+    jar->nbuckets = FIRST_BUCKETS;
+    jar->nsite_buckets = FIRST_SITE_BUCKETS;
     return jar;
 fail:
-    if (jar->probe) curl_easy_cleanup(jar->probe);
-    if (jar->share) curl_share_cleanup(jar->share);
+    free(jar->buckets);
+    free(jar->sites);
     free(jar);
     return NULL;
 }
@@ -64,31 +102,30 @@ cookies_t *cookies_ref(cookies_t *jar)
     return jar;
 }
 
+void cookies_clear(cookies_t *jar)
+{
+    for (struct jc *j = jar->oldest, *next; j; j = next) {
+        next = j->jar_newer;
+        free(j);
+    }
+    for (size_t i = 0; i < jar->nsite_buckets; i++)
+        for (struct node *e = jar->sites[i], *next; e; e = next) {
+            next = e->next;
+            free(e); /* its struct site */
+        }
+    memset(jar->buckets, 0, jar->nbuckets * sizeof(struct node *));
+    memset(jar->sites, 0, jar->nsite_buckets * sizeof(struct node *));
+    jar->oldest = jar->newest = NULL;
+    jar->total = jar->nsites = 0;
+}
+
 void cookies_unref(cookies_t *jar)
 {
     if (!jar || --jar->refs > 0) return;
-    /* The probe first: a share with a handle attached refuses to go. Every transfer
-     * that used the jar held a reference, and gave its handle back (http_pool.c). */
-    curl_easy_cleanup(jar->probe);
-    curl_share_cleanup(jar->share);
+    cookies_clear(jar);
+    free(jar->buckets);
+    free(jar->sites);
     free(jar);
-}
-
-CURLSH *cookies_share(cookies_t *jar)
-{
-    return jar->share;
-}
-
-static void clear_bounds(cookies_t *jar)
-{
-    memset(jar->site_bound, 0, sizeof(jar->site_bound));
-    jar->total_bound = 0;
-}
-
-void cookies_clear(cookies_t *jar)
-{
-    curl_easy_setopt(jar->probe, CURLOPT_COOKIELIST, "ALL");
-    clear_bounds(jar);
 }
 
 /* ---- a URL's parts ---- */
@@ -96,8 +133,25 @@ void cookies_clear(cookies_t *jar)
 struct target {
     char *host; /* lower-case; an IPv6 address in brackets, as curl gives it */
     char *path;
-    int secure; /* a secure context, as curl 7.88 decides it for cookies */
+    int secure;       /* a secure context, as curl 7.88 decides it for cookies */
+    const char *site; /* in host: the site whose cookies it may get (site_of) */
 };
+
+static int is_ip(const char *host)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+    return host[0] == '[' || inet_pton(AF_INET, host, buf) == 1;
+}
+
+/* The site of a lower-case host or cookie domain: its registrable domain, else
+ * itself (an IP address, a public suffix). A Domain attribute covers the host that
+ * sent it and is no public suffix, so a cookie's site is that host's site. */
+static const char *site_of(const char *domain)
+{
+    if (is_ip(domain)) return domain; /* libpsl would make 127.0.0.1's site 0.1 */
+    const char *site = psl_registrable_domain(psl_builtin(), domain);
+    return site ? site : domain;
+}
 
 static void target_free(struct target *t)
 {
@@ -135,6 +189,7 @@ static int parse_target(const char *url, struct target *t, char *err, size_t err
      * contexts too, for sending Secure cookies and for taking them. */
     t->secure = strcasecmp(scheme, "https") == 0 || strcmp(t->host, "localhost") == 0 ||
                 strcmp(t->host, "127.0.0.1") == 0 || strcmp(t->host, "[::1]") == 0;
+    t->site = site_of(t->host);
     rc = 0;
 out:
     curl_free(scheme);
@@ -142,8 +197,6 @@ out:
     if (rc < 0) target_free(t);
     return rc;
 }
-
-/* ---- reading the jar ---- */
 
 /* host ends with domain at a label boundary (RFC 6265 5.1.3 domain-match). */
 static int tail_match(const char *domain, const char *host)
@@ -153,10 +206,11 @@ static int tail_match(const char *domain, const char *host)
     return d == h || host[h - d - 1] == '.';
 }
 
-/* RFC 6265 5.1.4 path-match; cookie_path as curl keeps it (trailing '/' cut). */
-static int path_match(const char *cookie_path, const char *path)
+/* RFC 6265 5.1.4 path-match, for the first c bytes of cookie_path (a trailing '/'
+ * cut, as curl matches). */
+static int path_match(const char *cookie_path, size_t c, const char *path)
 {
-    size_t c = strlen(cookie_path), p;
+    size_t p;
     if (c <= 1) return 1; /* "/" */
     if (*path != '/') path = "/";
     p = strlen(path);
@@ -164,109 +218,7 @@ static int path_match(const char *cookie_path, const char *path)
     return p == c || path[c] == '/';
 }
 
-/* A cookie of CURLINFO_COOKIELIST's Netscape lines, split in place:
- * [#HttpOnly_][.]domain TAB tailmatch TAB path TAB secure TAB expires TAB name TAB value */
-struct entry {
-    cookie_t c;
-    size_t path_len; /* as curl sorts and matches: trailing '/' cut */
-    size_t order;
-};
-
-static int split_line(char *line, struct entry *e)
-{
-    char *f[7];
-    int n = 0;
-    memset(e, 0, sizeof(*e));
-    if (strncmp(line, "#HttpOnly_", 10) == 0) {
-        e->c.http_only = 1;
-        line += 10;
-    }
-    f[n++] = line;
-    for (char *p = line; *p && n < 7; p++)
-        if (*p == '\t') {
-            *p = '\0';
-            f[n++] = p + 1;
-        }
-    if (n < 6) return -1;
-    if (n == 6) f[n++] = ""; /* an empty value */
-    e->c.domain = f[0][0] == '.' ? f[0] + 1 : f[0];
-    e->c.host_only = strcmp(f[1], "TRUE") != 0;
-    e->c.path = f[2];
-    e->c.secure = strcmp(f[3], "TRUE") == 0;
-    e->c.expires = strtoll(f[4], NULL, 10);
-    e->c.name = f[5];
-    e->c.value = f[6];
-    size_t pl = strlen(e->c.path);
-    e->path_len = pl > 1 && e->c.path[pl - 1] == '/' ? pl - 1 : pl;
-    return 0;
-}
-
-static int sends_to(const struct entry *e, const struct target *t)
-{
-    if (e->c.secure && !t->secure) return 0;
-    if (e->c.host_only ? strcasecmp(e->c.domain, t->host) != 0 : !tail_match(e->c.domain, t->host))
-        return 0;
-    char cut[MAX_NAME_VALUE + 2];
-    if (e->path_len >= sizeof(cut)) return 0;
-    memcpy(cut, e->c.path, e->path_len);
-    cut[e->path_len] = '\0';
-    return path_match(cut, t->path);
-}
-
-/* curl 7.88's order of a request's cookies: longer paths first, then longer domains,
- * then longer names, then older ones. */
-static int by_send_order(const void *a, const void *b)
-{
-    const struct entry *x = a, *y = b;
-    size_t lx, ly;
-    if (x->path_len != y->path_len) return x->path_len > y->path_len ? -1 : 1;
-    if ((lx = strlen(x->c.domain)) != (ly = strlen(y->c.domain))) return lx > ly ? -1 : 1;
-    if ((lx = strlen(x->c.name)) != (ly = strlen(y->c.name))) return lx > ly ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
-}
-
-int cookies_each(cookies_t *jar, const char *url, cookies_fn fn, void *arg, char *err,
-                 size_t errlen)
-{
-    struct target t;
-    if (url && parse_target(url, &t, err, errlen) < 0) return -1;
-    struct curl_slist *list = NULL;
-    curl_easy_getinfo(jar->probe, CURLINFO_COOKIELIST, &list);
-    size_t n = 0;
-    for (struct curl_slist *l = list; l; l = l->next)
-        n++;
-    struct entry *es = n ? calloc(n, sizeof(*es)) : NULL;
-    int rc = 0;
-    if (n && !es) {
-        rc = set_err(err, errlen, "out of memory");
-        goto out;
-    }
-    time_t now = time(NULL);
-    size_t kept = 0;
-    for (struct curl_slist *l = list; l; l = l->next) {
-        struct entry *e = &es[kept];
-        if (split_line(l->data, e) < 0) continue;
-        if (e->c.expires && e->c.expires <= (long long)now) continue; /* gone at next use */
-        if (url && !sends_to(e, &t)) continue;
-        e->order = kept++;
-    }
-    if (url && kept) qsort(es, kept, sizeof(*es), by_send_order);
-    size_t header = 0;
-    for (size_t i = 0; i < kept; i++) {
-        if (url) { /* what curl leaves out of one request */
-            header += (i ? 2 : 0) + strlen(es[i].c.name) + 1 + strlen(es[i].c.value);
-            if (i >= MAX_SEND || header > MAX_HEADER) break;
-        }
-        if (fn(arg, &es[i].c)) break;
-    }
-out:
-    free(es);
-    curl_slist_free_all(list);
-    if (url) target_free(&t);
-    return rc;
-}
-
-/* ---- writing the jar ---- */
+/* ---- a Set-Cookie line ---- */
 
 struct set_cookie {
     const char *name, *value, *domain, *path, *expires_text, *max_age;
@@ -334,12 +286,6 @@ static int parse_set_cookie(const char *line, struct set_cookie *sc, char *err, 
     return 0;
 }
 
-static int is_ip(const char *host)
-{
-    unsigned char buf[sizeof(struct in6_addr)];
-    return host[0] == '[' || inet_pton(AF_INET, host, buf) == 1;
-}
-
 /* The cookie's expiry: 0 for a session cookie, 1 (long past) to delete it. Max-Age
  * wins over Expires; one that does not parse is ignored (RFC 6265 5.2.1, 5.2.2). */
 static long long expiry(const struct set_cookie *sc)
@@ -372,7 +318,9 @@ static int cookie_domain(const struct set_cookie *sc, const struct target *t, ch
 {
     *tail = 0;
     if (!sc->domain) {
-        snprintf(dom, domlen, "%s", t->host);
+        size_t n = strlen(t->host);
+        if (n >= domlen) return set_err(err, errlen, "a host name too long for a cookie");
+        memcpy(dom, t->host, n + 1);
         return 0;
     }
     const char *d = sc->domain;
@@ -409,125 +357,171 @@ static void cookie_path(const struct set_cookie *sc, const struct target *t, cha
     buf[n] = '\0';
 }
 
-/* c into the jar, as a Netscape line (how CURLOPT_COOKIELIST takes a cookie with its
- * domain); its name and value are the first name_len and value_len bytes. An
- * expiry in the past deletes the cookie of that name, domain and path. -1 when out
- * of memory. */
-static int store_cookie(cookies_t *jar, const cookie_t *c, size_t name_len, size_t value_len)
+/* ---- the tables ---- */
+
+/* A table of *n buckets doubled; out of memory, it stays as it is and its chains
+ * grow longer. */
+static void grow(struct node ***table, size_t *n)
 {
-    size_t n = 64 + strlen(c->domain) + strlen(c->path) + name_len + value_len;
-    char *netscape = malloc(n);
-    if (!netscape) return -1;
-    snprintf(netscape, n, "%s%s%s\t%s\t%s\t%s\t%lld\t%.*s\t%.*s", c->http_only ? "#HttpOnly_" : "",
-             c->host_only ? "" : ".", c->domain, c->host_only ? "FALSE" : "TRUE", c->path,
-             c->secure ? "TRUE" : "FALSE", c->expires, (int)name_len, c->name, (int)value_len,
-             c->value);
-    int rc = curl_easy_setopt(jar->probe, CURLOPT_COOKIELIST, netscape) == CURLE_OK ? 0 : -1;
-    free(netscape);
-    return rc;
+    size_t m = *n * 2;
+    struct node **b = calloc(m, sizeof(struct node *));
+    if (!b) return;
+    for (size_t i = 0; i < *n; i++)
+        for (struct node *e = (*table)[i], *next; e; e = next) {
+            next = e->next;
+            e->next = b[e->hash & (m - 1)];
+            b[e->hash & (m - 1)] = e;
+        }
+    free(*table);
+    *table = b;
+    *n = m;
 }
 
-int cookies_set(cookies_t *jar, const char *url, const char *line, char *err, size_t errlen)
+static void push(struct node **table, size_t n, struct node *e)
 {
-    struct target t;
-    struct set_cookie sc;
-    if (parse_target(url, &t, err, errlen) < 0) return -2;
-    if (parse_set_cookie(line, &sc, err, errlen) < 0) {
-        target_free(&t);
-        return -1;
+    e->next = table[e->hash & (n - 1)];
+    table[e->hash & (n - 1)] = e;
+}
+
+static void unlink_node(struct node **table, size_t n, const struct node *e)
+{
+    struct node **p = &table[e->hash & (n - 1)];
+    while (*p != e)
+        p = &(*p)->next;
+    *p = e->next;
+}
+
+/* The site of that name; with create, a new one when there is none (NULL when out
+ * of memory). */
+static struct site *site_find(cookies_t *jar, const char *name, int create)
+{
+    uint32_t h = fnv(FNV_START, name, strlen(name));
+    for (struct node *e = jar->sites[h & (jar->nsite_buckets - 1)]; e; e = e->next)
+        if (e->hash == h && strcmp(((struct site *)e)->name, name) == 0) return (struct site *)e;
+    if (!create) return NULL;
+    size_t n = strlen(name);
+    struct site *s = calloc(1, sizeof(*s) + n + 1);
+    if (!s) return NULL;
+    memcpy(s->name, name, n + 1);
+    s->node.hash = h;
+    push(jar->sites, jar->nsite_buckets, &s->node);
+    if (++jar->nsites > jar->nsite_buckets * 2) grow(&jar->sites, &jar->nsite_buckets);
+    return s;
+}
+
+static uint32_t key_hash(const char *name, size_t name_len, const char *domain, const char *path)
+{
+    uint32_t h = fnv(FNV_START, name, name_len);
+    h = fnv(h, domain, strlen(domain) + 1); /* with its '\0': "ab"+"c" is not "a"+"bc" */
+    return fnv(h, path, strlen(path));
+}
+
+/* The cookie of that name, domain and path (the one a new cookie replaces, RFC 6265
+ * 5.3 step 11); NULL: none. */
+static struct jc *find(cookies_t *jar, uint32_t h, const char *name, size_t name_len,
+                       const char *domain, const char *path)
+{
+    for (struct node *e = jar->buckets[h & (jar->nbuckets - 1)]; e; e = e->next) {
+        struct jc *j = (struct jc *)e;
+        if (e->hash == h && j->name_len == name_len && memcmp(j->c.name, name, name_len) == 0 &&
+            strcmp(j->c.domain, domain) == 0 && strcmp(j->c.path, path) == 0)
+            return j;
     }
-    char dom[256], path[1024];
-    int tail, rc = -1;
-    if (cookie_domain(&sc, &t, dom, sizeof(dom), &tail, err, errlen) < 0) goto out;
-    cookie_path(&sc, &t, path, sizeof(path));
-    if (has_ctl(path, strlen(path))) {
-        set_err(err, errlen, "control characters in the cookie's path");
-        goto out;
+    return NULL;
+}
+
+/* j out of the jar and freed; its site goes with its last cookie. */
+static void drop(cookies_t *jar, struct jc *j)
+{
+    unlink_node(jar->buckets, jar->nbuckets, &j->node);
+    struct site *s = j->site;
+    *(j->older ? &j->older->newer : &s->oldest) = j->newer;
+    *(j->newer ? &j->newer->older : &s->newest) = j->older;
+    *(j->jar_older ? &j->jar_older->jar_newer : &jar->oldest) = j->jar_newer;
+    *(j->jar_newer ? &j->jar_newer->jar_older : &jar->newest) = j->jar_older;
+    s->secure -= j->c.secure != 0;
+    jar->total--;
+    free(j);
+    if (--s->count) return;
+    unlink_node(jar->sites, jar->nsite_buckets, &s->node);
+    jar->nsites--;
+    free(s);
+}
+
+/* A copy of c (its name and value: the first name_len and value_len bytes), in no
+ * list yet; NULL when out of memory. */
+static struct jc *make(const cookie_t *c, size_t name_len, size_t value_len)
+{
+    size_t dl = strlen(c->domain), pl = strlen(c->path);
+    struct jc *j = malloc(sizeof(*j) + name_len + value_len + dl + pl + 4);
+    if (!j) return NULL;
+    memset(j, 0, sizeof(*j));
+    j->c = *c;
+    char *t = j->text;
+    const char *parts[4] = {c->name, c->value, c->domain, c->path};
+    size_t lens[4] = {name_len, value_len, dl, pl};
+    const char **to[4] = {&j->c.name, &j->c.value, &j->c.domain, &j->c.path};
+    for (int i = 0; i < 4; i++) {
+        memcpy(t, parts[i], lens[i]);
+        t[lens[i]] = '\0';
+        *to[i] = t;
+        t += lens[i] + 1;
     }
-    if (sc.secure && !t.secure) {
-        set_err(err, errlen, "a Secure cookie from a URL that is not https");
-        goto out;
-    }
-    /* The name prefixes (RFC 6265bis 4.1.3), as curl 7.88 checks them. */
-    if ((sc.name_len >= 9 && strncmp(sc.name, "__Secure-", 9) == 0 && !sc.secure) ||
-        (sc.name_len >= 7 && strncmp(sc.name, "__Host-", 7) == 0 &&
-         (!sc.secure || tail || strcmp(path, "/") != 0))) {
-        set_err(err, errlen, "a __Secure- or __Host- cookie without what its prefix requires");
-        goto out;
-    }
-    cookie_t c = {.name = sc.name,
-                  .value = sc.value,
-                  .domain = dom,
-                  .path = path,
-                  .host_only = !tail,
-                  .secure = sc.secure,
-                  .http_only = sc.http_only,
-                  .expires = expiry(&sc)};
-    if (store_cookie(jar, &c, sc.name_len, sc.value_len) < 0) {
-        set_err(err, errlen, "out of memory");
-        goto out;
-    }
-    cookies_added(jar, t.host, 1);
-    rc = 0;
-out:
-    target_free(&t);
-    return rc;
+    j->path_len = pl > 1 && c->path[pl - 1] == '/' ? pl - 1 : pl;
+    j->domain_len = dl;
+    j->name_len = name_len;
+    j->value_len = value_len;
+    return j;
+}
+
+/* j takes old's place in the jar (its age, its place in the lists); old is freed. */
+static void replace(cookies_t *jar, struct jc *old, struct jc *j)
+{
+    j->created = old->created;
+    j->site = old->site;
+    j->older = old->older;
+    j->newer = old->newer;
+    j->jar_older = old->jar_older;
+    j->jar_newer = old->jar_newer;
+    unlink_node(jar->buckets, jar->nbuckets, &old->node);
+    push(jar->buckets, jar->nbuckets, &j->node); /* the same hash: the same bucket */
+    *(j->older ? &j->older->newer : &j->site->oldest) = j;
+    *(j->newer ? &j->newer->older : &j->site->newest) = j;
+    *(j->jar_older ? &j->jar_older->jar_newer : &jar->oldest) = j;
+    *(j->jar_newer ? &j->jar_newer->jar_older : &jar->newest) = j;
+    j->site->secure = j->site->secure - (old->c.secure != 0) + (j->c.secure != 0);
+    free(old);
+}
+
+/* j, new, into the jar as s's newest cookie and the jar's. */
+static void append(cookies_t *jar, struct site *s, struct jc *j)
+{
+    j->site = s;
+    j->created = ++jar->created;
+    j->older = s->newest;
+    *(s->newest ? &s->newest->newer : &s->oldest) = j;
+    s->newest = j;
+    j->jar_older = jar->newest;
+    *(jar->newest ? &jar->newest->jar_newer : &jar->oldest) = j;
+    jar->newest = j;
+    push(jar->buckets, jar->nbuckets, &j->node);
+    s->count++;
+    s->secure += j->c.secure != 0;
+    if (++jar->total > jar->nbuckets * 2) grow(&jar->buckets, &jar->nbuckets);
 }
 
 /* ---- the caps ---- */
 
-/* The site of a lower-case host or cookie domain: its registrable domain, else
- * itself (an IP address, a public suffix). A Domain attribute covers the host that
- * sent it and is no public suffix, so a cookie's site is that host's site. */
-static const char *site_of(const char *domain)
-{
-    if (is_ip(domain)) return domain; /* libpsl would make 127.0.0.1's site 0.1 */
-    const char *site = psl_registrable_domain(psl_builtin(), domain);
-    return site ? site : domain;
-}
-
-static unsigned site_bucket(const char *site)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *site; site++)
-        h = (h ^ (unsigned char)*site) * 16777619u;
-    return h % SITE_BUCKETS;
-}
-
-static void lower(char *s)
-{
-    for (; *s; s++)
-        *s = (char)ascii_lower((unsigned char)*s);
-}
-
-/* A cookie of the jar as trim_jar counts it. */
-struct counted {
-    struct entry e; /* e.order: its place in curl's list, older first within a site */
-    const char *site;
-};
-
-static int by_site_then_age(const void *a, const void *b)
-{
-    const struct counted *x = a, *y = b;
-    int c = strcmp(x->site, y->site);
-    if (c) return c;
-    return x->e.order < y->e.order ? -1 : x->e.order > y->e.order;
-}
-
-/* The cookies of a site: cs[start .. start + count), of which it keeps keep. */
-struct site_run {
-    size_t start, count, keep;
-};
-
 /* The most each site may keep so that the sites keep at most COOKIES_JAR_KEEP in
- * all: those holding the most lose theirs first. */
-static size_t fair_share(const struct site_run *runs, size_t nruns)
+ * all: those holding the most lose theirs first. 0 when there are more sites than
+ * that. */
+static size_t fair_share(struct site *const *sites, size_t n)
 {
-    size_t lo = 0, hi = COOKIES_SITE_KEEP;
+    size_t lo = 0, hi = COOKIES_SITE_MAX;
     while (lo < hi) {
         size_t mid = (lo + hi + 1) / 2, sum = 0;
-        for (size_t i = 0; i < nruns; i++)
-            sum += runs[i].keep < mid ? runs[i].keep : mid;
+        for (size_t i = 0; i < n; i++)
+            sum += sites[i]->count < mid ? sites[i]->count : mid;
         if (sum <= COOKIES_JAR_KEEP)
             lo = mid;
         else
@@ -536,89 +530,239 @@ static size_t fair_share(const struct site_run *runs, size_t nruns)
     return lo;
 }
 
-/* The live cookies of list into cs, sorted by site then age; how many. */
-static size_t count_sites(struct curl_slist *list, struct counted *cs)
-{
-    time_t now = time(NULL);
-    size_t n = 0;
-    for (struct curl_slist *l = list; l; l = l->next) {
-        struct counted *c = &cs[n];
-        if (split_line(l->data, &c->e) < 0) continue;
-        if (c->e.c.expires && c->e.c.expires <= (long long)now) continue; /* deleted */
-        lower(l->data + (c->e.c.domain - l->data));
-        /* curl lists a domain's cookies together: one lookup for each run */
-        int same = n && strcmp(c->e.c.domain, cs[n - 1].e.c.domain) == 0;
-        c->site = same ? cs[n - 1].site : site_of(c->e.c.domain);
-        c->e.order = n++;
-    }
-    qsort(cs, n, sizeof(*cs), by_site_then_age);
-    return n;
-}
-
-/* Each site's run of cs; how many sites. */
-static size_t site_runs(const struct counted *cs, size_t n, struct site_run *runs)
-{
-    size_t nruns = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!i || strcmp(cs[i].site, cs[i - 1].site) != 0)
-            runs[nruns++] = (struct site_run){.start = i};
-        runs[nruns - 1].count++;
-    }
-    return nruns;
-}
-
-/* Count the jar by site: a site over COOKIES_SITE_KEEP loses its oldest down to it;
- * then, over COOKIES_JAR_KEEP in all, the sites holding the most lose theirs. Every
- * site and the jar end at most at the KEEP figures, so that the jar is counted
- * again only after at least 30 (300) more Set-Cookie lines: the cost of counting
- * is spread over them. Out of memory, the jar stays as it is until the next try. */
+/* Over COOKIES_JAR_MAX in all: the sites holding the most lose their oldest, down to
+ * COOKIES_JAR_KEEP in all; with more sites than that (or out of memory), the jar's
+ * oldest go. It takes a walk of the sites, once in 300 new cookies at most. */
 static void trim_jar(cookies_t *jar)
 {
-    struct curl_slist *list = NULL;
-    curl_easy_getinfo(jar->probe, CURLINFO_COOKIELIST, &list);
-    size_t n = 0;
-    for (struct curl_slist *l = list; l; l = l->next)
-        n++;
-    struct counted *cs = n ? calloc(n, sizeof(*cs)) : NULL;
-    struct site_run *runs = n ? calloc(n, sizeof(*runs)) : NULL;
-    if (!cs || !runs) {
-        if (!n) clear_bounds(jar); /* an empty jar */
-        goto out;
+    struct site **all = malloc(jar->nsites * sizeof(struct site *));
+    if (all) {
+        size_t n = 0;
+        for (size_t i = 0; i < jar->nsite_buckets; i++)
+            for (struct node *e = jar->sites[i]; e; e = e->next)
+                all[n++] = (struct site *)e;
+        size_t share = fair_share(all, n);
+        for (size_t i = 0; i < n && share; i++)
+            while (all[i]->count > share) /* share >= 1: the site stays */
+                drop(jar, all[i]->oldest);
+        free(all);
     }
-    size_t nruns = site_runs(cs, count_sites(list, cs), runs), total = 0;
-    for (size_t i = 0; i < nruns; i++) {
-        runs[i].keep = runs[i].count < COOKIES_SITE_KEEP ? runs[i].count : COOKIES_SITE_KEEP;
-        total += runs[i].keep;
-    }
-    size_t share = total > COOKIES_JAR_KEEP ? fair_share(runs, nruns) : COOKIES_SITE_KEEP;
-    clear_bounds(jar);
-    for (size_t i = 0; i < nruns; i++) {
-        struct site_run *r = &runs[i];
-        if (r->keep > share) r->keep = share;
-        size_t oldest_kept = r->start + r->count - r->keep;
-        for (size_t k = r->start; k < oldest_kept; k++) {
-            cs[k].e.c.expires = 1; /* long past: curl drops it */
-            if (store_cookie(jar, &cs[k].e.c, strlen(cs[k].e.c.name), strlen(cs[k].e.c.value)) < 0)
-                r->keep++; /* still there */
-        }
-        size_t *bound = &jar->site_bound[site_bucket(cs[r->start].site)];
-        if (r->keep > *bound) *bound = r->keep;
-        jar->total_bound += r->keep;
-    }
-out:
-    free(runs);
-    free(cs);
-    curl_slist_free_all(list);
+    while (jar->total > COOKIES_JAR_KEEP)
+        drop(jar, jar->oldest);
 }
 
-void cookies_added(cookies_t *jar, const char *host, size_t n)
+/* ---- storing ---- */
+
+/* A Secure cookie that c, from a URL that is not a secure context, may not shadow
+ * (RFC 6265bis 5.7 step 16; curl 7.88 refuses such a cookie too): of c's name, its
+ * domain matching c's either way, c's path under its path. */
+static int shadows_secure(const struct site *s, const cookie_t *c, size_t name_len)
 {
-    char low[256];
-    if (!n) return;
-    snprintf(low, sizeof(low), "%s", host);
-    lower(low);
-    size_t *site = &jar->site_bound[site_bucket(site_of(low))];
-    *site += n;
-    jar->total_bound += n;
-    if (*site > COOKIES_SITE_MAX || jar->total_bound > COOKIES_JAR_MAX) trim_jar(jar);
+    if (!s || !s->secure) return 0;
+    for (const struct jc *j = s->oldest; j; j = j->newer)
+        if (j->c.secure && j->name_len == name_len && memcmp(j->c.name, c->name, name_len) == 0 &&
+            (tail_match(j->c.domain, c->domain) || tail_match(c->domain, j->c.domain)) &&
+            path_match(j->c.path, j->path_len, c->path))
+            return 1;
+    return 0;
+}
+
+/* c, which a response from t's URL sets (or jar:set as if it did; its site is t's),
+ * into the jar; an expired c deletes the cookie it would replace. 0, 1 when c would
+ * shadow a Secure cookie (ignored), -1 when out of memory. */
+static int store(cookies_t *jar, const struct target *t, const cookie_t *c, size_t name_len,
+                 size_t value_len)
+{
+    struct site *s = site_find(jar, t->site, 0);
+    if (!t->secure && shadows_secure(s, c, name_len)) return 1;
+    uint32_t h = key_hash(c->name, name_len, c->domain, c->path);
+    struct jc *old = find(jar, h, c->name, name_len, c->domain, c->path);
+    if (c->expires && c->expires <= (long long)time(NULL)) {
+        if (old) drop(jar, old);
+        return 0;
+    }
+    struct jc *j = make(c, name_len, value_len);
+    if (!j) return -1;
+    j->node.hash = h;
+    if (old) {
+        replace(jar, old, j);
+        return 0;
+    }
+    if (!s && !(s = site_find(jar, t->site, 1))) {
+        free(j);
+        return -1;
+    }
+    append(jar, s, j);
+    if (s->count > COOKIES_SITE_MAX) drop(jar, s->oldest);
+    if (jar->total > COOKIES_JAR_MAX) trim_jar(jar);
+    return 0;
+}
+
+/* A Set-Cookie line from t's URL into the jar, by RFC 6265 5.2 and 5.3. 0, or -1
+ * with the reason in err. */
+static int take_line(cookies_t *jar, const struct target *t, const char *line, char *err,
+                     size_t errlen)
+{
+    struct set_cookie sc;
+    if (strlen(line) > MAX_LINE) return set_err(err, errlen, "a Set-Cookie line over 5000 bytes");
+    if (parse_set_cookie(line, &sc, err, errlen) < 0) return -1;
+    char dom[256], path[1024];
+    int tail;
+    if (cookie_domain(&sc, t, dom, sizeof(dom), &tail, err, errlen) < 0) return -1;
+    cookie_path(&sc, t, path, sizeof(path));
+    if (has_ctl(path, strlen(path)))
+        return set_err(err, errlen, "control characters in the cookie's path");
+    if (sc.secure && !t->secure)
+        return set_err(err, errlen, "a Secure cookie from a URL that is not https");
+    /* The name prefixes (RFC 6265bis 4.1.3), as curl 7.88 checks them. */
+    if ((sc.name_len >= 9 && strncmp(sc.name, "__Secure-", 9) == 0 && !sc.secure) ||
+        (sc.name_len >= 7 && strncmp(sc.name, "__Host-", 7) == 0 &&
+         (!sc.secure || tail || strcmp(path, "/") != 0)))
+        return set_err(err, errlen,
+                       "a __Secure- or __Host- cookie without what its prefix requires");
+    cookie_t c = {.name = sc.name,
+                  .value = sc.value,
+                  .domain = dom,
+                  .path = path,
+                  .host_only = !tail,
+                  .secure = sc.secure,
+                  .http_only = sc.http_only,
+                  .expires = expiry(&sc)};
+    int rc = store(jar, t, &c, sc.name_len, sc.value_len);
+    if (rc > 0)
+        return set_err(err, errlen, "a cookie that would shadow a Secure one, not over https");
+    return rc < 0 ? set_err(err, errlen, "out of memory") : 0;
+}
+
+int cookies_set(cookies_t *jar, const char *url, const char *line, char *err, size_t errlen)
+{
+    struct target t;
+    if (parse_target(url, &t, err, errlen) < 0) return -2;
+    int rc = take_line(jar, &t, line, err, errlen);
+    target_free(&t);
+    return rc;
+}
+
+void cookies_take(cookies_t *jar, const char *url, const char *lines, size_t n)
+{
+    struct target t;
+    char err[256];
+    if (!n || parse_target(url, &t, err, sizeof(err)) < 0) return;
+    for (; n; n--, lines += strlen(lines) + 1)
+        take_line(jar, &t, lines, err, sizeof(err));
+    target_free(&t);
+}
+
+/* ---- sending ---- */
+
+static int sends_to(const struct jc *j, const struct target *t)
+{
+    if (j->c.secure && !t->secure) return 0;
+    if (j->c.host_only ? strcmp(j->c.domain, t->host) != 0 : !tail_match(j->c.domain, t->host))
+        return 0;
+    return path_match(j->c.path, j->path_len, t->path);
+}
+
+/* curl 7.88's order of a request's cookies: longer paths first, then longer domains,
+ * then longer names, then older ones. */
+static int by_send_order(const void *a, const void *b)
+{
+    const struct jc *x = *(const struct jc *const *)a, *y = *(const struct jc *const *)b;
+    if (x->path_len != y->path_len) return x->path_len > y->path_len ? -1 : 1;
+    if (x->domain_len != y->domain_len) return x->domain_len > y->domain_len ? -1 : 1;
+    if (x->name_len != y->name_len) return x->name_len > y->name_len ? -1 : 1;
+    return x->created < y->created ? -1 : x->created > y->created;
+}
+
+static int expired(const struct jc *j, long long now)
+{
+    return j->c.expires && j->c.expires <= now;
+}
+
+/* fn for each cookie a request to t would send, in order: all of them are in t's
+ * site, at most COOKIES_SITE_MAX. Expired ones met on the way go. */
+static void each_sent(cookies_t *jar, const struct target *t, cookies_fn fn, void *arg)
+{
+    struct site *s = site_find(jar, t->site, 0);
+    const struct jc *m[COOKIES_SITE_MAX];
+    size_t n = 0;
+    long long now = (long long)time(NULL);
+    for (struct jc *j = s ? s->oldest : NULL, *next; j && n < COOKIES_SITE_MAX; j = next) {
+        next = j->newer; /* NULL when j is the site's last: drop may free the site */
+        if (expired(j, now))
+            drop(jar, j);
+        else if (sends_to(j, t))
+            m[n++] = j;
+    }
+    if (n > 1) qsort(m, n, sizeof(const struct jc *), by_send_order);
+    size_t header = 0;
+    for (size_t i = 0; i < n; i++) { /* what curl 7.88 leaves out of one request */
+        header += (i ? 2 : 0) + m[i]->name_len + 1 + m[i]->value_len;
+        if (i >= MAX_SEND || header > MAX_HEADER) break;
+        if (fn(arg, &m[i]->c)) break;
+    }
+}
+
+int cookies_each(cookies_t *jar, const char *url, cookies_fn fn, void *arg, char *err,
+                 size_t errlen)
+{
+    struct target t;
+    if (url) {
+        if (parse_target(url, &t, err, errlen) < 0) return -1;
+        each_sent(jar, &t, fn, arg);
+        target_free(&t);
+        return 0;
+    }
+    long long now = (long long)time(NULL);
+    for (const struct jc *j = jar->oldest; j; j = j->jar_newer)
+        if (!expired(j, now) && fn(arg, &j->c)) break;
+    return 0;
+}
+
+/* A Cookie header's value being built (cookies_header). */
+struct header {
+    char *s;
+    size_t n, cap;
+};
+
+static int add_to_header(void *arg, const cookie_t *c)
+{
+    struct header *h = arg;
+    size_t nl = strlen(c->name), vl = strlen(c->value), need = h->n + nl + vl + 4;
+    if (!h->s || need > h->cap) {
+        size_t cap = need < 1024 ? 1024 : need * 2;
+        char *s = realloc(h->s, cap);
+        if (!s) {
+            free(h->s);
+            h->s = NULL;
+            return 1; /* stop */
+        }
+        h->s = s;
+        h->cap = cap;
+    }
+    if (h->n) {
+        memcpy(h->s + h->n, "; ", 2);
+        h->n += 2;
+    }
+    memcpy(h->s + h->n, c->name, nl);
+    h->s[h->n + nl] = '=';
+    memcpy(h->s + h->n + nl + 1, c->value, vl);
+    h->n += nl + 1 + vl;
+    h->s[h->n] = '\0';
+    return 0;
+}
+
+int cookies_header(cookies_t *jar, const char *url, char **value)
+{
+    struct target t;
+    struct header h = {0};
+    char err[64];
+    *value = NULL;
+    if (!jar->total) return 0; /* a crawl's jar, most often: no URL to parse */
+    if (parse_target(url, &t, err, sizeof(err)) < 0) return -1;
+    each_sent(jar, &t, add_to_header, &h);
+    target_free(&t);
+    if (h.cap && !h.s) return -1; /* out of memory */
+    *value = h.s;
+    return 0;
 }

@@ -64,10 +64,8 @@ struct http_xfer {
     void *arg;
     enum xfer_state state;
     CURL *easy;
-    cookies_t *easy_jar; /* the jar easy is on (a reference, join_jar); NULL: none */
-    int easy_base;       /* easy holds the base options and a plain request's (http_easy_setup) */
-    int attempts;        /* of this hop's request: more than one when curl retried it */
-    size_t set_cookies;  /* Set-Cookie lines this hop's responses had, for easy_jar */
+    int easy_base; /* easy holds the base options and a plain request's (http_easy_setup) */
+    int attempts;  /* of this hop's request: more than one when curl retried it */
     http_xfer_t *prev, *next; /* in http->in_curl while the multi handle has easy */
     int unwatched;            /* errno of a failed loop_watch of its socket; 0: none */
     dns_wait_t *dns_wait;
@@ -83,11 +81,14 @@ struct http_xfer {
     int proxy_port;
     CURLU *uh; /* this hop's URL in parts, when it is in normalized form */
     struct curl_slist *resolve;
+    struct curl_slist *sent_headers; /* the request's, without its Cookie (set_cookie_header) */
     int redirects;
     double started, hop_started, dns_time;
     /* the response being assembled */
     struct buf body;
-    struct buf hdrbuf; /* "name\0value\0" pairs */
+    struct buf hdrbuf;      /* "name\0value\0" pairs */
+    struct buf set_cookies; /* this hop's Set-Cookie values, "value\0" each, for a jar */
+    size_t nset_cookies;
     size_t header_bytes;
     int nheaders;
     int headers_done;        /* the last response's header block ended (its empty line) */
@@ -106,12 +107,10 @@ struct http_xfer {
     int sock_errno;   /* EMFILE/ENFILE: http_on_open_socket could not make a socket; 0: none */
 };
 
-/* An easy handle between transfers, with what it holds (as http_xfer_t's easy_base
- * and easy_jar: the jar's reference goes with the handle). */
+/* An easy handle between transfers, with what it holds (as http_xfer_t's easy_base). */
 struct pooled {
     CURL *easy;
     int base;
-    cookies_t *jar;
 };
 
 /* The engine's side: the multi handle, its timer, the pool, and what all transfers
@@ -144,14 +143,14 @@ struct http {
 const char *http_req_method_name(const http_req_t *r);
 
 /* A plain request: a GET without headers, body, proxy, TLS settings or archiving of
- * its own (a cookie jar it may have: the pool keeps handles on their jars); between
+ * its own (a cookie jar it may have: its Cookie header is set at every hop); between
  * two of them a handle keeps its options (http_easy_setup). */
 int http_req_plain(const http_req_t *r);
 
 /* The request's own options on e, a handle that holds the base options and none of
  * another request's (http_easy_setup, for a request that is not plain): its headers,
- * TLS settings, method and body (not its cookie jar: http_easy_setup puts the handle
- * on it). -1 when an option did not take (out of memory: http_pool.c's setup_base
+ * TLS settings, method and body (not its cookie jar's Cookie header: http_easy_setup
+ * sets that). -1 when an option did not take (out of memory: http_pool.c's setup_base
  * says why that matters). */
 int http_req_setopt(const http_req_t *r, CURL *e);
 
@@ -184,6 +183,9 @@ int http_check_whole(http_xfer_t *x);
 
 /* The response assembled so far forgotten, for the next hop's. */
 void http_response_restart(http_xfer_t *x);
+
+/* The request's jar takes the cookies the hop's response set (http.c's detach). */
+void http_take_cookies(http_xfer_t *x);
 
 /* Report the result to the caller and free the transfer. */
 void http_finish(http_xfer_t *x);
@@ -220,8 +222,8 @@ int http_follow_redirect(http_xfer_t *x);
 
 /* ---- http_pool.c: easy handles between transfers, and set up for a hop ---- */
 
-/* A handle for a request with jar (NULL: none); NULL when out of memory. */
-CURL *http_pool_get(http_t *http, cookies_t *jar, int *base, cookies_t **easy_jar);
+/* A handle; NULL when out of memory. */
+CURL *http_pool_get(http_t *http, int *base);
 
 /* x's handle back to the pool (x->easy NULL after). */
 void http_pool_put(http_xfer_t *x);
@@ -229,7 +231,7 @@ void http_pool_put(http_xfer_t *x);
 /* The pooled handles freed, for http_free. */
 void http_pool_free(http_t *http);
 
-/* x's handle back to curl's defaults, off any jar. */
+/* x's handle back to curl's defaults. */
 void http_easy_reset(http_xfer_t *x);
 
 /* Set up x->easy for this hop; -1 when an option did not take. */

@@ -1,5 +1,5 @@
 /* http_pool.c: the easy handles. Between transfers they wait in the engine's pool,
- * each with the options and the cookie jar it holds, so that the next plain request
+ * each with the options it holds, so that the next plain request
  * sets only what changes; a hop takes one and sets it up (the base options every
  * transfer has, then the hop's and its request's own). */
 #include "http_internal.h"
@@ -7,6 +7,7 @@
 #include "url.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -14,55 +15,22 @@
 #define RECV_BUFFER_SMALL 1024L /* curl's smallest */
 #define MANY_TRANSFERS 1000     /* in progress, beyond which a transfer takes the smallest */
 
-/* A handle on a jar goes back to the engine's share, with curl's cookie engine off
- * (CURLOPT_COOKIEFILE NULL also drops a list of files not read yet, which would
- * give the handle a jar of its own): no later request on it sends or keeps
- * cookies, and the jar can go. Before any curl_easy_reset too, which in curl 7.88
- * leaves the handle on its share and loses the list of cookie files. */
-static void leave_jar(http_t *http, CURL *easy, cookies_t **jar)
-{
-    if (!*jar) return;
-    curl_easy_setopt(easy, CURLOPT_SHARE, http->share);
-    curl_easy_setopt(easy, CURLOPT_COOKIEFILE, NULL);
-    cookies_unref(*jar); /* after the handle left its share: the jar may go now */
-    *jar = NULL;
-}
-
-/* x's handle on the jar of its request (NULL: none), with curl's cookie engine on: at
- * each hop curl sends what the jar holds for the hop's URL and keeps what the
- * response sets. A handle stays on its jar between transfers (the pool keeps it
- * there), so that the jar's next request needs nothing set. -1 when an option did
- * not take (the handle is then on the jar: leave_jar takes it off). */
-static int join_jar(http_xfer_t *x, cookies_t *jar)
-{
-    if (x->easy_jar == jar) return 0;
-    leave_jar(x->http, x->easy, &x->easy_jar);
-    if (!jar) return 0;
-    x->easy_jar = cookies_ref(jar);
-    int bad = curl_easy_setopt(x->easy, CURLOPT_SHARE, cookies_share(jar)) != CURLE_OK;
-    bad |= curl_easy_setopt(x->easy, CURLOPT_COOKIEFILE, "") != CURLE_OK;
-    return bad ? -1 : 0;
-}
-
-/* x's handle back to curl's defaults, off any jar. */
+/* x's handle back to curl's defaults. */
 void http_easy_reset(http_xfer_t *x)
 {
-    leave_jar(x->http, x->easy, &x->easy_jar);
     curl_easy_reset(x->easy);
     x->easy_base = 0;
 }
 
-/* A handle for a request with jar (NULL: none): the last one given back, unless a
- * handle that holds the base options and is on that jar is in the pool (the
- * newest such). NULL when out of memory. */
-CURL *http_pool_get(http_t *http, cookies_t *jar, int *base, cookies_t **easy_jar)
+/* A handle: the last one given back, unless a handle that holds the base options is
+ * in the pool (the newest such). NULL when out of memory. */
+CURL *http_pool_get(http_t *http, int *base)
 {
     *base = 0;
-    *easy_jar = NULL;
     if (http->npool == 0) return curl_easy_init();
     int i = http->npool - 1;
     for (int j = i; j >= 0; j--) {
-        if (http->pool[j].base && http->pool[j].jar == jar) {
+        if (http->pool[j].base) {
             i = j;
             break;
         }
@@ -70,7 +38,6 @@ CURL *http_pool_get(http_t *http, cookies_t *jar, int *base, cookies_t **easy_ja
     struct pooled p = http->pool[i];
     http->pool[i] = http->pool[--http->npool];
     *base = p.base;
-    *easy_jar = p.jar;
     return p.easy;
 }
 
@@ -84,9 +51,8 @@ static int keeps_options(const http_xfer_t *x)
     return x->easy_base && x->attempts <= 1;
 }
 
-/* x's handle back to the pool: with its options and its jar when they are a plain
- * request's (the next plain request sets only its own), else reset to curl's
- * defaults. */
+/* x's handle back to the pool: with its options when they are a plain request's (the
+ * next plain request sets only its own), else reset to curl's defaults. */
 void http_pool_put(http_xfer_t *x)
 {
     http_t *http = x->http;
@@ -94,21 +60,17 @@ void http_pool_put(http_xfer_t *x)
     curl_easy_setopt(x->easy, CURLOPT_CURLU, NULL); /* the transfer's, freed next */
     if (!keeps_options(x)) http_easy_reset(x);
     if (http->npool < POOL_MAX) {
-        http->pool[http->npool++] = (struct pooled){x->easy, x->easy_base, x->easy_jar};
+        http->pool[http->npool++] = (struct pooled){x->easy, x->easy_base};
     } else {
-        curl_easy_cleanup(x->easy); /* which takes it off its share */
-        cookies_unref(x->easy_jar);
+        curl_easy_cleanup(x->easy);
     }
     x->easy = NULL;
-    x->easy_jar = NULL;
 }
 
 void http_pool_free(http_t *http)
 {
-    for (int i = 0; i < http->npool; i++) {
-        curl_easy_cleanup(http->pool[i].easy); /* off its jar's share first */
-        cookies_unref(http->pool[i].jar);
-    }
+    for (int i = 0; i < http->npool; i++)
+        curl_easy_cleanup(http->pool[i].easy);
     http->npool = 0;
 }
 
@@ -193,6 +155,75 @@ static long recv_buffer_size(const http_t *http)
     return http->stats.active > MANY_TRANSFERS ? RECV_BUFFER_SMALL : RECV_BUFFER_SIZE;
 }
 
+/* A "Cookie: value" or "Cookie;" line of the request's own headers (http_req_header's
+ * forms): its value's length, else -1. */
+static long own_cookie(const char *line)
+{
+    if (strncasecmp(line, "Cookie", 6) != 0 || (line[6] != ':' && line[6] != ';')) return -1;
+    return line[6] == ';' ? 0 : (long)strlen(line + 7);
+}
+
+/* One Cookie header (RFC 6265 5.4) for a request with Cookie headers of its own and
+ * cookies in its jar: the request's values, then the jar's (*value, replaced), and
+ * x->sent_headers the request's other headers (curl would send the request's own
+ * alone). -1 when out of memory. */
+static int merge_cookies(http_xfer_t *x, char **value)
+{
+    size_t n = strlen(*value) + 1;
+    for (const struct curl_slist *l = x->req->headers; l; l = l->next)
+        if (own_cookie(l->data) >= 0) n += (size_t)own_cookie(l->data) + 2;
+    char *both = malloc(n), *p = both;
+    if (!both) return -1;
+    for (const struct curl_slist *l = x->req->headers; l; l = l->next) {
+        long len = own_cookie(l->data);
+        const char *v = l->data + 7;
+        if (len < 0) {
+            struct curl_slist *k = curl_slist_append(x->sent_headers, l->data);
+            if (!k) goto fail;
+            x->sent_headers = k;
+            continue;
+        }
+        while (len && (*v == ' ' || *v == '\t'))
+            v++, len--;
+        if (!len) continue;
+        memcpy(p, v, (size_t)len);
+        p[len] = ';';
+        p[len + 1] = ' ';
+        p += len + 2;
+    }
+    memcpy(p, *value, strlen(*value) + 1);
+    free(*value);
+    *value = both;
+    return 0;
+fail:
+    free(both);
+    return -1;
+}
+
+/* The Cookie header of this hop's request: what the request's jar holds for the
+ * hop's URL (curl's own cookie engine stays off), after a Cookie header of the
+ * request's own; none without a jar, which a pooled handle may hold from its last
+ * request. After http_req_setopt, whose header list it may replace. -1 when out of
+ * memory. */
+static int set_cookie_header(http_xfer_t *x)
+{
+    char *value = NULL;
+    int bad = 0;
+    curl_slist_free_all(x->sent_headers);
+    x->sent_headers = NULL;
+    if (x->req->cookies && cookies_header(x->req->cookies, x->url, &value) < 0) return -1;
+    int own = 0;
+    for (const struct curl_slist *l = x->req->headers; value && l && !own; l = l->next)
+        own = own_cookie(l->data) >= 0;
+    if (own) {
+        bad |= merge_cookies(x, &value) < 0;
+        curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->sent_headers);
+    }
+    bad |= curl_easy_setopt(x->easy, CURLOPT_COOKIE, value) != CURLE_OK;
+    free(value);
+    return bad ? -1 : 0;
+}
+
 /* Set up x->easy for this hop. A handle that still holds the base options and a
  * plain request's needs only what changes from one transfer to the next; any
  * other is reset and set up whole. -1 when an option did not take (setup_base). */
@@ -203,10 +234,9 @@ int http_easy_setup(http_xfer_t *x)
     int plain = http_req_plain(r), bad = 0;
     if (!(plain && keeps_options(x))) {
         /* a request with options of its own, or a handle to reset (keeps_options) */
-        if (x->easy_base || x->easy_jar) http_easy_reset(x);
+        if (x->easy_base) http_easy_reset(x);
         bad = setup_base(e, x->http) < 0;
     }
-    bad |= join_jar(x, r->cookies) < 0;
     x->easy_base = plain;
     x->attempts = 0;
     curl_url_cleanup(x->uh);
@@ -260,6 +290,7 @@ int http_easy_setup(http_xfer_t *x)
         bad |= curl_easy_setopt(e, CURLOPT_PROXY, x->proxy ? x->proxy : "") != CURLE_OK;
     if (plain) {
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, ready); /* NULL: a pooled handle's goes */
+        bad |= set_cookie_header(x) < 0;
         return bad ? -1 : 0;
     }
     if (r->archive) { /* http_on_debug sees what curl sends only in verbose mode */
@@ -268,5 +299,6 @@ int http_easy_setup(http_xfer_t *x)
         curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
     }
     bad |= http_req_setopt(r, e) < 0;
+    bad |= set_cookie_header(x) < 0;
     return bad ? -1 : 0;
 }

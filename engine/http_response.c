@@ -8,6 +8,7 @@
 #include "ascii.h"
 #include "http_internal.h"
 
+#include <curl/header.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,6 +206,38 @@ static int store_header(http_xfer_t *x, const char *line, size_t n)
     return 0;
 }
 
+/* A Set-Cookie line's value kept for the request's jar (http_take_cookies); -1 when
+ * out of memory. */
+static int keep_set_cookie(http_xfer_t *x, const char *value, size_t n)
+{
+    ascii_trim_field(&value, &n);
+    if (memchr(value, '\0', n)) return 0; /* no cookie: curl would cut it there */
+    if (buf_append(&x->set_cookies, value, n) < 0 || buf_append(&x->set_cookies, "", 1) < 0)
+        return out_of_memory(x);
+    x->nset_cookies++;
+    return 0;
+}
+
+void http_take_cookies(http_xfer_t *x)
+{
+    /* Of the lines kept, the last ones, as many as curl counts among the server's
+     * headers of the hop's last request (its response and any 1xx before it): not a
+     * proxy's CONNECT response, which comes before them, nor an earlier request's
+     * (curl sends a request again when a kept-alive connection turns out dead).
+     * Trailers are never kept (http_on_header). */
+    struct curl_header *h;
+    size_t n = 0;
+    if (x->nset_cookies &&
+        curl_easy_header(x->easy, "Set-Cookie", 0, CURLH_HEADER | CURLH_1XX, -1, &h) == CURLHE_OK)
+        n = h->amount < x->nset_cookies ? h->amount : x->nset_cookies;
+    const char *lines = x->set_cookies.p;
+    for (size_t skip = x->nset_cookies - n; skip; skip--)
+        lines += strlen(lines) + 1;
+    cookies_take(x->req->cookies, x->url, lines, n);
+    x->set_cookies.n = 0;
+    x->nset_cookies = 0;
+}
+
 /* At the end of a response's headers: the decoder for its Content-Encoding (the
  * values of every such header, in order). A coding we cannot undo fails the
  * transfer only when body bytes come (http_on_body): a redirect or a HEAD has none.
@@ -262,7 +295,9 @@ size_t http_on_header(char *data, size_t size, size_t nmemb, void *arg)
         return n;
     }
     if (x->capture && !x->headers_done) http_capture_head(x->capture, data, n);
-    if (n > 11 && strncasecmp(data, "Set-Cookie:", 11) == 0) x->set_cookies++;
+    if (x->req->cookies && !x->headers_done && n > 11 &&
+        strncasecmp(data, "Set-Cookie:", 11) == 0 && keep_set_cookie(x, data + 11, n - 11) < 0)
+        return 0;
     if ((n == 2 && data[0] == '\r' && data[1] == '\n') || (n == 1 && data[0] == '\n')) {
         if (x->headers_done) return n; /* after a chunked body's trailers */
         x->headers_done = 1;           /* the end of the block: only now is it whole */
@@ -336,6 +371,7 @@ void http_xfer_free(http_xfer_t *x)
     http_pool_put(x);
     curl_url_cleanup(x->uh);
     curl_slist_free_all(x->resolve);
+    curl_slist_free_all(x->sent_headers);
     http_req_free(x->req);
     free(x->url);
     free(x->host);
@@ -343,6 +379,7 @@ void http_xfer_free(http_xfer_t *x)
     x->http->held -= x->body.cap;
     buf_free(&x->body);
     buf_free(&x->hdrbuf);
+    buf_free(&x->set_cookies);
     http_decoder_free(x->decoder);
     http_capture_free(x->capture);
     free(x->message);
