@@ -342,6 +342,37 @@ describe("lc.fetch", function()
     assert.matches("unknown options 'timout' %(did you mean 'timeout'%?%), 'zzz'$", tostring(err))
   end)
 
+  it("fetches with options read once by lc.fetch_options as with their table, each time", function()
+    local opts = {
+      method = "PUT", headers = { ["X-One"] = "1" }, body = "payload", user_agent = "spec-agent/1.0",
+    }
+    local prepared = lc.fetch_options(opts)
+    opts.method, opts.user_agent = "POST", "later/1" -- read once: not seen
+    local echoes = lc.run(function()
+      local out = {}
+      for i = 1, 3 do out[i] = cjson.decode(assert(lc.fetch(h.url("/echo?n=" .. i), prepared)).body) end
+      return out
+    end)
+    for _, echo in ipairs(echoes) do
+      assert.equal("PUT", echo.method)
+      assert.equal("1", echo.headers["x-one"])
+      assert.equal("payload", echo.body)
+      assert.equal("spec-agent/1.0", echo.headers["user-agent"])
+    end
+    local err = select(2, fetch(h.url("/large?bytes=5000"), lc.fetch_options({ max_size = 1000 })))
+    assert.equal("too_large", err.kind)
+  end)
+
+  it("refuses in lc.fetch_options what fetch refuses in its options", function()
+    local ok, err = pcall(lc.fetch_options, { timout = 1 })
+    assert.is_false(ok)
+    assert.matches("fetch: unknown option 'timout' %(did you mean 'timeout'%?%)", tostring(err))
+    ok, err = pcall(lc.fetch_options, { headers = { ["X-A"] = "1\r\nX-B: 2" } })
+    assert.is_false(ok)
+    assert.matches("CR or LF", tostring(err))
+    assert.has_error(function() lc.fetch_options("timeout=1") end)
+  end)
+
   it("ignores keys that are not names", function()
     local echo = cjson.decode(assert(fetch(h.url("/echo"), { [1] = "x", [true] = 1 })).body)
     assert.equal("GET", echo.method)
