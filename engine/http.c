@@ -192,7 +192,7 @@ void http_launch(http_xfer_t *x)
     http_t *http = x->http;
     x->state = X_CURL;
     if (!x->easy &&
-        !(x->easy = http_pool_get(http, x->req->cookies, &x->easy_base, &x->easy_jar))) {
+        !(x->easy = http_pool_get(http, x->req->cookies, &x->easy_base, &x->easy_jar, &x->parts))) {
         http_fail(x, HTTP_E_MEMORY, "out of memory");
         http_finish(x);
         return;

@@ -44,6 +44,18 @@ struct http_req {
     cookies_t *cookies; /* a reference (http_req_cookies); NULL: none */
 };
 
+/* A hop's URL in parts for CURLOPT_CURLU, and the origin they hold ("http://host:port"
+ * as the URL writes it). Kept with an easy handle between transfers (struct pooled):
+ * the next hop to the same origin sets only its path and query (http_pool.c). */
+struct http_url_parts {
+    CURLU *uh; /* NULL: none */
+    char *origin;
+    size_t origin_len;
+};
+
+/* p's parts freed, p emptied. */
+void http_url_parts_free(struct http_url_parts *p);
+
 enum xfer_state { X_DNS, X_CURL, X_DEFERRED, X_DONE };
 enum abort_reason {
     ABORT_NONE,
@@ -81,7 +93,7 @@ struct http_xfer {
     const char *proxy; /* this hop's: the request's, else the environment's; NULL: none */
     char *proxy_host;
     int proxy_port;
-    CURLU *uh; /* this hop's URL in parts, when it is in normalized form */
+    struct http_url_parts parts; /* this hop's URL in parts, when it is in normalized form */
     struct curl_slist *resolve;
     int redirects;
     double started, hop_started, dns_time;
@@ -112,6 +124,7 @@ struct pooled {
     CURL *easy;
     int base;
     cookies_t *jar;
+    struct http_url_parts parts; /* the last hop's URL in parts (none set on easy) */
 };
 
 /* The engine's side: the multi handle, its timer, the pool, and what all transfers
@@ -221,7 +234,8 @@ int http_follow_redirect(http_xfer_t *x);
 /* ---- http_pool.c: easy handles between transfers, and set up for a hop ---- */
 
 /* A handle for a request with jar (NULL: none); NULL when out of memory. */
-CURL *http_pool_get(http_t *http, cookies_t *jar, int *base, cookies_t **easy_jar);
+CURL *http_pool_get(http_t *http, cookies_t *jar, int *base, cookies_t **easy_jar,
+                    struct http_url_parts *parts);
 
 /* x's handle back to the pool (x->easy NULL after). */
 void http_pool_put(http_xfer_t *x);

@@ -336,7 +336,7 @@ void http_xfer_free(http_xfer_t *x)
 {
     http_stop_dns_deadline(x);
     http_pool_put(x);
-    curl_url_cleanup(x->uh);
+    http_url_parts_free(&x->parts); /* those the pool did not take */
     curl_slist_free_all(x->resolve);
     http_req_free(x->req);
     free(x->url);

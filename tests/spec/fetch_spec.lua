@@ -285,6 +285,27 @@ describe("lc.fetch", function()
     end
   end)
 
+  it("sends each URL's own origin, path and query on a handle that kept the last one's parts", function()
+    -- One task fetching in turn takes the handle (and the URL parts: http_pool.c) the
+    -- last transfer gave back; a query must not outlive its URL, nor a host its URLs.
+    local other = h.url("/echo?o=1"):gsub("127%.0%.0%.1", "site.crawl.test")
+    local urls = { h.url("/echo?a=1"), h.url("/echo"), other, h.url("/echo?b=2") }
+    local want = { "/echo?a=1", "/echo", "/echo?o=1", "/echo?b=2" }
+    local echoes, page = lc.run(function()
+      local out = {}
+      for i, url in ipairs(urls) do
+        out[i] = cjson.decode(assert(lc.fetch(url)).body)
+        if i == 1 then out.page = assert(lc.fetch(h.url("/site/p/3.html"))).body end -- another path
+      end
+      return out, out.page
+    end)
+    assert.matches("<title>Page 3</title>", page)
+    for i, echo in ipairs(echoes) do
+      assert.equal(want[i], echo.path)
+      assert.equal(urls[i]:match("^http://([^/]+)"), echo.headers.host)
+    end
+  end)
+
   it("sends a default user agent naming luacrawl", function()
     local echo = cjson.decode(fetch(h.url("/echo")).body)
     assert.matches("^luacrawl/", echo.headers["user-agent"])
