@@ -418,14 +418,17 @@ addr_policy_t *lc_policy_from(lua_State *L, int pub, int deny, const char *what,
 /* Options read once (core.fetch_options): a request with every setting but its URL,
  * which each fetch given them copies (http_req_copy). */
 static const char PREPARED_METATABLE[] = "luacrawl.fetch_options";
+struct prepared {
+    http_req_t *req; /* NULL until made */
+};
 
 /* Build a request from fetch's arguments; raises on a programming error, NULL when
  * out of memory. The options are checked before the request exists, so an error
  * leaks nothing. */
 static http_req_t *make_request(lua_State *L, const char *url)
 {
-    http_req_t **prepared = lc_toudata_either(L, 2, PREPARED_METATABLE, NULL);
-    if (prepared) return http_req_copy(*prepared, url);
+    const struct prepared *prepared = lc_toudata_either(L, 2, PREPARED_METATABLE, NULL);
+    if (prepared) return prepared->req ? http_req_copy(prepared->req, url) : NULL;
     int o = 0;
     if (!lua_isnoneornil(L, 2)) {
         if (!lua_istable(L, 2)) luaL_error(L, "fetch: options must be a table");
@@ -602,22 +605,22 @@ static int l_fetch_options(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
-    http_req_t **ud = lua_newuserdata(L, sizeof(*ud));
-    *ud = NULL; /* until made: __gc frees nothing if make_request raises */
+    struct prepared *ud = lua_newuserdata(L, sizeof(*ud));
+    ud->req = NULL; /* until made: __gc frees nothing if make_request raises */
     lc_getmetatable(L, PREPARED_METATABLE);
     lua_setmetatable(L, -2);
     lua_insert(L, 1); /* make_request reads the options at index 2 */
-    *ud = make_request(L, "http://fetch-options.invalid/");
-    if (!*ud) return luaL_error(L, "fetch_options: out of memory");
+    ud->req = make_request(L, "http://fetch-options.invalid/");
+    if (!ud->req) return luaL_error(L, "fetch_options: out of memory");
     lua_settop(L, 1);
     return 1;
 }
 
 static int l_prepared_gc(lua_State *L)
 {
-    http_req_t **ud = lua_touserdata(L, 1);
-    http_req_free(*ud);
-    *ud = NULL;
+    struct prepared *ud = lua_touserdata(L, 1);
+    http_req_free(ud->req);
+    ud->req = NULL;
     return 0;
 }
 
