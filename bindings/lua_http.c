@@ -415,11 +415,20 @@ addr_policy_t *lc_policy_from(lua_State *L, int pub, int deny, const char *what,
     return p;
 }
 
+/* Options read once (core.fetch_options): a request with every setting but its URL,
+ * which each fetch given them copies (http_req_copy). */
+static const char PREPARED_METATABLE[] = "luacrawl.fetch_options";
+struct prepared {
+    http_req_t *req; /* NULL until made */
+};
+
 /* Build a request from fetch's arguments; raises on a programming error, NULL when
  * out of memory. The options are checked before the request exists, so an error
  * leaks nothing. */
 static http_req_t *make_request(lua_State *L, const char *url)
 {
+    const struct prepared *prepared = lc_toudata_either(L, 2, PREPARED_METATABLE, NULL);
+    if (prepared) return prepared->req ? http_req_copy(prepared->req, url) : NULL;
     int o = 0;
     if (!lua_isnoneornil(L, 2)) {
         if (!lua_istable(L, 2)) luaL_error(L, "fetch: options must be a table");
@@ -588,6 +597,33 @@ static int l_check_fetch_options(lua_State *L)
     return 0;
 }
 
+/* core.fetch_options(opts) -> the options read and checked once, as fetch reads
+ * them: fetch(url, it) then fetches as fetch(url, opts) does, without reading the
+ * table again (a crawl's fetches share one). Changes to opts made later are not seen.
+ * Raises as fetch would for opts. */
+static int l_fetch_options(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    struct prepared *ud = lua_newuserdata(L, sizeof(*ud));
+    ud->req = NULL; /* until made: __gc frees nothing if make_request raises */
+    lc_getmetatable(L, PREPARED_METATABLE);
+    lua_setmetatable(L, -2);
+    lua_insert(L, 1); /* make_request reads the options at index 2 */
+    ud->req = make_request(L, "http://fetch-options.invalid/");
+    if (!ud->req) return luaL_error(L, "fetch_options: out of memory");
+    lua_settop(L, 1);
+    return 1;
+}
+
+static int l_prepared_gc(lua_State *L)
+{
+    struct prepared *ud = lua_touserdata(L, 1);
+    http_req_free(ud->req);
+    ud->req = NULL;
+    return 0;
+}
+
 /* core.address_policy(public_only, deny_networks): the engine's address policy,
  * replaced whole (nil and nil: none). */
 static int l_address_policy(lua_State *L)
@@ -646,6 +682,7 @@ static const luaL_Reg funcs[] = {
     {"address_policy", l_address_policy},
     {"check_networks", l_check_networks},
     {"check_fetch_options", l_check_fetch_options},
+    {"fetch_options", l_fetch_options},
     {NULL, NULL},
 };
 
@@ -657,5 +694,7 @@ void lc_register_http(lua_State *L)
     lua_pushcfunction(L, build_answer);
     st->build_answer_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     set_kept_body(L, 0);
+    static const luaL_Reg prepared_meta[] = {{"__gc", l_prepared_gc}, {NULL, NULL}};
+    lc_class(L, PREPARED_METATABLE, prepared_meta, NULL);
     lc_setfuncs(L, funcs);
 }

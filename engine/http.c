@@ -191,7 +191,7 @@ void http_launch(http_xfer_t *x)
 {
     http_t *http = x->http;
     x->state = X_CURL;
-    if (!x->easy && !(x->easy = http_pool_get(http, &x->easy_base))) {
+    if (!x->easy && !(x->easy = http_pool_get(http, &x->easy_base, &x->parts))) {
         http_fail(x, HTTP_E_MEMORY, "out of memory");
         http_finish(x);
         return;

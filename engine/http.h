@@ -56,6 +56,10 @@ void http_set_budget(http_t *http, http_budget_fn fn, void *arg);
  * LF, an unknown method) or memory runs out. */
 http_req_t *http_req_new(const char *url);
 void http_req_free(http_req_t *req);
+/* A new request for url with all of r's settings (its strings, headers, body and
+ * policy copied, its cookie jar shared): a caller that sends many requests with the
+ * same options reads them once into r (lc.fetch_options). NULL when out of memory. */
+http_req_t *http_req_copy(const http_req_t *r, const char *url);
 int http_req_method(http_req_t *req, const char *method);
 int http_req_header(http_req_t *req, const char *name, const char *value);
 int http_req_body(http_req_t *req, const char *data, size_t len);

@@ -164,6 +164,20 @@ void addr_policy_free(addr_policy_t *p)
     free(p);
 }
 
+addr_policy_t *addr_policy_copy(const addr_policy_t *p)
+{
+    addr_policy_t *copy = addr_policy_new();
+    if (!copy) return NULL;
+    copy->public_only = p->public_only;
+    for (int i = 0; i < p->n; i++) {
+        if (addr_policy_deny(copy, p->names[i]) != 0) { /* each one parsed before */
+            addr_policy_free(copy);
+            return NULL;
+        }
+    }
+    return copy;
+}
+
 int addr_policy_deny(addr_policy_t *p, const char *cidr)
 {
     struct net net;

@@ -17,6 +17,8 @@ typedef struct addr_policy addr_policy_t;
 /* An empty policy (it denies nothing); NULL when out of memory. */
 addr_policy_t *addr_policy_new(void);
 void addr_policy_free(addr_policy_t *p);
+/* A policy that denies what p denies; NULL when out of memory. */
+addr_policy_t *addr_policy_copy(const addr_policy_t *p);
 
 /* Deny a network: "10.0.0.0/8", "fc00::/7", "[::1]/128", or one address ("::1").
  * 0; -1 when cidr is not one (bits past the prefix set are refused, as in

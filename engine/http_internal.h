@@ -44,6 +44,18 @@ struct http_req {
     cookies_t *cookies; /* a reference (http_req_cookies); NULL: none */
 };
 
+/* A hop's URL in parts for CURLOPT_CURLU, and the origin they hold ("http://host:port"
+ * as the URL writes it). Kept with an easy handle between transfers (struct pooled):
+ * the next hop to the same origin sets only its path and query (http_pool.c). */
+struct http_url_parts {
+    CURLU *uh; /* NULL: none */
+    char *origin;
+    size_t origin_len;
+};
+
+/* p's parts freed, p emptied. */
+void http_url_parts_free(struct http_url_parts *p);
+
 enum xfer_state { X_DNS, X_CURL, X_DEFERRED, X_DONE };
 enum abort_reason {
     ABORT_NONE,
@@ -79,7 +91,7 @@ struct http_xfer {
     const char *proxy; /* this hop's: the request's, else the environment's; NULL: none */
     char *proxy_host;
     int proxy_port;
-    CURLU *uh; /* this hop's URL in parts, when it is in normalized form */
+    struct http_url_parts parts; /* this hop's URL in parts, when it is in normalized form */
     struct curl_slist *resolve;
     struct curl_slist *sent_headers; /* the request's, without its Cookie (set_cookie_header) */
     int redirects;
@@ -111,6 +123,7 @@ struct http_xfer {
 struct pooled {
     CURL *easy;
     int base;
+    struct http_url_parts parts; /* the last hop's URL in parts (none set on easy) */
 };
 
 /* The engine's side: the multi handle, its timer, the pool, and what all transfers
@@ -222,8 +235,9 @@ int http_follow_redirect(http_xfer_t *x);
 
 /* ---- http_pool.c: easy handles between transfers, and set up for a hop ---- */
 
-/* A handle; NULL when out of memory. */
-CURL *http_pool_get(http_t *http, int *base);
+/* A handle; NULL when out of memory. *parts (empty before) takes the URL parts kept
+ * with it. */
+CURL *http_pool_get(http_t *http, int *base, struct http_url_parts *parts);
 
 /* x's handle back to the pool (x->easy NULL after). */
 void http_pool_put(http_xfer_t *x);

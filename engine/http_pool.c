@@ -22,9 +22,17 @@ void http_easy_reset(http_xfer_t *x)
     x->easy_base = 0;
 }
 
+void http_url_parts_free(struct http_url_parts *p)
+{
+    curl_url_cleanup(p->uh);
+    free(p->origin);
+    *p = (struct http_url_parts){0};
+}
+
 /* A handle: the last one given back, unless a handle that holds the base options is
- * in the pool (the newest such). NULL when out of memory. */
-CURL *http_pool_get(http_t *http, int *base)
+ * in the pool (the newest such). NULL when out of memory. *parts (empty before) takes
+ * the URL parts kept with it. */
+CURL *http_pool_get(http_t *http, int *base, struct http_url_parts *parts)
 {
     *base = 0;
     if (http->npool == 0) return curl_easy_init();
@@ -38,6 +46,7 @@ CURL *http_pool_get(http_t *http, int *base)
     struct pooled p = http->pool[i];
     http->pool[i] = http->pool[--http->npool];
     *base = p.base;
+    *parts = p.parts;
     return p.easy;
 }
 
@@ -57,10 +66,11 @@ void http_pool_put(http_xfer_t *x)
 {
     http_t *http = x->http;
     if (!x->easy) return;
-    curl_easy_setopt(x->easy, CURLOPT_CURLU, NULL); /* the transfer's, freed next */
+    curl_easy_setopt(x->easy, CURLOPT_CURLU, NULL); /* the parts go with it, unset */
     if (!keeps_options(x)) http_easy_reset(x);
     if (http->npool < POOL_MAX) {
-        http->pool[http->npool++] = (struct pooled){x->easy, x->easy_base};
+        http->pool[http->npool++] = (struct pooled){x->easy, x->easy_base, x->parts};
+        x->parts = (struct http_url_parts){0};
     } else {
         curl_easy_cleanup(x->easy);
     }
@@ -69,8 +79,10 @@ void http_pool_put(http_xfer_t *x)
 
 void http_pool_free(http_t *http)
 {
-    for (int i = 0; i < http->npool; i++)
+    for (int i = 0; i < http->npool; i++) {
         curl_easy_cleanup(http->pool[i].easy);
+        http_url_parts_free(&http->pool[i].parts);
+    }
     http->npool = 0;
 }
 
@@ -108,16 +120,22 @@ static int setup_base(CURL *e, http_t *http)
     return bad ? -1 : 0;
 }
 
-/* x->url in parts, for CURLOPT_CURLU, when parse_url found it in normalized form
- * and it has no fragment and no '%': curl then copies the parts instead of parsing
- * the URL and putting it back together for every transfer (a sizeable share of a
- * transfer's instructions). curl 7.88 lower-cases the escapes of a part it
- * is given, which would change the request, hence no '%'. NULL for any other URL,
- * or out of memory: curl parses it. */
-static CURLU *url_handle(const http_xfer_t *x)
+/* x->url in parts (x->parts), for CURLOPT_CURLU, when parse_url found it in
+ * normalized form and it has no fragment and no '%': curl then copies the parts
+ * instead of parsing the URL and putting it back together for every transfer (a
+ * sizeable share of a transfer's instructions). curl 7.88 lower-cases the escapes of
+ * a part it is given, which would change the request, hence no '%'. The parts the
+ * handle's last hop left are kept when the origin is the same (most of a crawl's
+ * transfers): then only the path and the query are set. NULL for any other URL, or
+ * out of memory: curl parses it. */
+static CURLU *url_handle(http_xfer_t *x)
 {
     const char *url = x->url;
-    if (!x->normal || strpbrk(url, "%#")) return NULL;
+    struct http_url_parts *up = &x->parts;
+    if (!x->normal || strpbrk(url, "%#")) {
+        http_url_parts_free(up);
+        return NULL;
+    }
     /* Host and port as parse_url took them; the path from the '/' after them. */
     const char *host_end = url + (url[4] == 's' ? 8 : 7) + strlen(x->host);
     const char *path = strchr(host_end, '/'), *query = strchr(path, '?');
@@ -130,16 +148,27 @@ static CURLU *url_handle(const http_xfer_t *x)
     if (portn >= sizeof(port)) return NULL;
     memcpy(port, host_end + 1, portn);
     port[portn] = '\0';
-    CURLU *u = curl_url();
-    if (!u || curl_url_set(u, CURLUPART_SCHEME, url[4] == 's' ? "https" : "http", 0) ||
-        curl_url_set(u, CURLUPART_HOST, x->host, 0) ||
-        (*host_end == ':' && curl_url_set(u, CURLUPART_PORT, port, 0)) ||
-        curl_url_set(u, CURLUPART_PATH, p, 0) ||
-        (query && curl_url_set(u, CURLUPART_QUERY, query + 1, 0))) {
-        curl_url_cleanup(u);
+    size_t origin_len = (size_t)(path - url);
+    if (!up->uh || up->origin_len != origin_len || memcmp(up->origin, url, origin_len) != 0) {
+        http_url_parts_free(up);
+        up->uh = curl_url();
+        up->origin = strndup(url, origin_len);
+        up->origin_len = origin_len;
+        if (!up->uh || !up->origin ||
+            curl_url_set(up->uh, CURLUPART_SCHEME, url[4] == 's' ? "https" : "http", 0) ||
+            curl_url_set(up->uh, CURLUPART_HOST, x->host, 0) ||
+            (*host_end == ':' && curl_url_set(up->uh, CURLUPART_PORT, port, 0))) {
+            http_url_parts_free(up);
+            return NULL;
+        }
+    }
+    /* A NULL query clears the last hop's. */
+    if (curl_url_set(up->uh, CURLUPART_PATH, p, 0) ||
+        curl_url_set(up->uh, CURLUPART_QUERY, query ? query + 1 : NULL, 0)) {
+        http_url_parts_free(up);
         return NULL;
     }
-    return u;
+    return up->uh;
 }
 
 /* curl's receive buffer for a transfer starting now. curl allocates it at each
@@ -239,9 +268,7 @@ int http_easy_setup(http_xfer_t *x)
     }
     x->easy_base = plain;
     x->attempts = 0;
-    curl_url_cleanup(x->uh);
-    x->uh = url_handle(x);
-    curl_easy_setopt(e, CURLOPT_CURLU, x->uh); /* NULL: curl parses CURLOPT_URL */
+    curl_easy_setopt(e, CURLOPT_CURLU, url_handle(x)); /* NULL: curl parses CURLOPT_URL */
     bad |= curl_easy_setopt(e, CURLOPT_URL, x->url) != CURLE_OK;
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);

@@ -59,6 +59,46 @@ void http_req_free(http_req_t *req)
     free(req);
 }
 
+/* src's lines appended to *dst; -1 when out of memory (*dst, all it holds, stays the
+ * caller's to free). */
+static int copy_lines(struct curl_slist **dst, const struct curl_slist *src)
+{
+    for (; src; src = src->next) {
+        struct curl_slist *l = curl_slist_append(*dst, src->data);
+        if (!l) return -1;
+        *dst = l;
+    }
+    return 0;
+}
+
+http_req_t *http_req_copy(const http_req_t *r, const char *url)
+{
+    http_req_t *req = http_req_new(url);
+    if (!req) return NULL;
+    req->timeout = r->timeout;
+    req->connect_timeout = r->connect_timeout;
+    req->max_body = r->max_body;
+    req->max_header = r->max_header;
+    req->max_url = r->max_url;
+    req->follow = r->follow;
+    req->insecure = r->insecure;
+    req->truncate = r->truncate;
+    req->keep_credentials = r->keep_credentials;
+    req->follow_site = r->follow_site;
+    req->archive = r->archive;
+    if (set_str(&req->method, r->method) < 0 || set_str(&req->user_agent, r->user_agent) < 0 ||
+        set_str(&req->proxy, r->proxy) < 0 || set_str(&req->ca_file, r->ca_file) < 0 ||
+        copy_lines(&req->headers, r->headers) < 0)
+        goto fail;
+    if (r->has_body && http_req_body(req, r->body, r->body_len) < 0) goto fail;
+    if (r->policy && !(req->policy = addr_policy_copy(r->policy))) goto fail;
+    http_req_cookies(req, r->cookies);
+    return req;
+fail:
+    http_req_free(req);
+    return NULL;
+}
+
 int http_req_method(http_req_t *req, const char *method)
 {
     if (!*method || strlen(method) > 32) return -1;

@@ -295,7 +295,8 @@ size_t http_on_header(char *data, size_t size, size_t nmemb, void *arg)
         return n;
     }
     if (x->capture && !x->headers_done) http_capture_head(x->capture, data, n);
-    if (x->req->cookies && !x->headers_done && n > 11 &&
+    /* The jar's lines (http_cookies.c); the first letter spares most lines the compare. */
+    if (x->req->cookies && !x->headers_done && n > 11 && (data[0] | 0x20) == 's' &&
         strncasecmp(data, "Set-Cookie:", 11) == 0 && keep_set_cookie(x, data + 11, n - 11) < 0)
         return 0;
     if ((n == 2 && data[0] == '\r' && data[1] == '\n') || (n == 1 && data[0] == '\n')) {
@@ -369,7 +370,7 @@ void http_xfer_free(http_xfer_t *x)
 {
     http_stop_dns_deadline(x);
     http_pool_put(x);
-    curl_url_cleanup(x->uh);
+    http_url_parts_free(&x->parts); /* those the pool did not take */
     curl_slist_free_all(x->resolve);
     curl_slist_free_all(x->sent_headers);
     http_req_free(x->req);

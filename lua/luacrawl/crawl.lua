@@ -23,6 +23,7 @@ local crawl_robots = require "luacrawl.crawl_robots"
 local crawl_outputs = require "luacrawl.crawl_outputs"
 local calls = require "luacrawl.crawl_calls"
 local crawl_hosts = require "luacrawl.crawl_hosts"
+local crawl_steps = require "luacrawl.crawl_steps"
 local plain_text = core.plain_text
 local is_cancel, error_message, apply_hook = calls.is_cancel, calls.error_message, calls.apply_hook
 local check_request, tell_error = calls.check_request, calls.tell_error
@@ -173,18 +174,16 @@ function Crawler:request_failed(req, err, fmt)
   self:report(req, err, fmt)
 end
 
--- The options of a request's fetch: those of every fetch (made once, while
--- spec.fetch and spec.user_agent stay the same objects) unless it has its own
--- method, headers or body, or its host has headers of its own (spec.hosts).
-function Crawler:request_opts(req)
-  local hosts = self.hosts
-  local own = hosts and hosts.headers and hosts:of(req.key)
-  own = own and own.headers
+-- The options of a request's fetch: those of every fetch (made and read by the engine
+-- once, lc.fetch_options, while spec.fetch and spec.user_agent stay the same objects)
+-- unless it has its own method, headers or body, or own, its host's headers (spec.hosts:
+-- crawl_steps.lua).
+function Crawler:request_opts(req, own)
   if req.method == nil and req.headers == nil and req.body == nil and not own then
     local spec = self.spec
     local o, fetch, ua = self.base_opts, spec.fetch or false, spec.user_agent or false
     if not o or self.base_opts_of ~= fetch or self.base_opts_ua ~= ua then
-      o = self:fetch_opts()
+      o = lc.fetch_options(self:fetch_opts())
       self.base_opts, self.base_opts_of, self.base_opts_ua = o, fetch, ua
     end
     return o
@@ -335,20 +334,15 @@ function Crawler:make_page(req, res)
 end
 
 function Crawler:process(req)
-  local st = self.stats
+  -- The optional parts' steps (crawl_steps.lua): false when no part takes one.
+  local st, steps = self.stats, self.steps
   st.requests = st.requests + 1
   if self.sample_idle then report.wake(self) end
-  local res, err
-  if self.render and self.render:wants(req) then -- spec.render (crawl_render.lua)
-    res, err = self.render:render(req)
-  else
-    res, err = lc.fetch(req.url, self:request_opts(req))
-  end
+  local res, err = steps.fetch(self, req)
   if not res then
     if self.spec.retry_kinds[err.kind] and self:retry(req, nil, err.kind) then return end
-    self.durable:failed(req, err.kind)
+    if steps.failed then steps.failed(self, req, err) end
     self:count_error(err.kind, req, err)
-    if self.watch then self.watch:failed(req, err) end -- the dashboard's (crawl_dashboard.lua)
     local ok, herr = pcall(tell_error, self, req, err)
     if not ok then
       if is_cancel(herr) then error(herr, 0) end
@@ -357,14 +351,12 @@ function Crawler:process(req)
     return
   end
   report.response(st, req, res) -- bytes, status, and luacrawl report's counts
-  if self.watch then self.watch:response(req, res) end
-  if self.warc then self.warc:response(req, res) end
+  if steps.response then steps.response(self, req, res) end
   if self.retry_status[res.status] and self:retry(req, res, "http_" .. res.status) then return end
-  if self.warc then self.warc:handle(req, res) end
-  self.durable:fetched(req, res)
+  if steps.fetched then steps.fetched(self, req, res) end
   self:throttle(req, res)
   st.pages = st.pages + 1
-  if self.save_dir and res.status >= 200 and res.status < 300 then self:save(res) end
+  if steps.save then steps.save(self, req, res) end
   if req.recrawl then -- fetched again by a recrawl (crawl_state.lua)
     req.changed = require("luacrawl.crawl_state").changed(req, res)
     if not req.changed then st.unchanged = (st.unchanged or 0) + 1 end
@@ -473,11 +465,11 @@ end
 -- only when cancelled (drain, a second signal) or when a hook's error escapes.
 function Crawler:work(req)
   local me = lc_current()
-  local idle = self.idle
+  local idle, steps = self.idle, self.steps
   while true do
-    if self.kept then req.working = true end
+    if steps.begin then steps.begin(self, req) end
     local ok, err = pcall(self.process, self, req)
-    if self.warc then pcall(self.warc.finish, self.warc, req) end -- its metadata record
+    if steps.processed then steps.processed(self, req) end
     -- The request's end is counted before anything that may raise (reporting an
     -- error can fail too: out of memory, a hook's error): a count left behind
     -- would keep the crawl from ever finishing.
@@ -494,7 +486,7 @@ function Crawler:work(req)
       self:report(req, err, first and "error in parse for %s: %s" or nil)
     end
     if not dok then self:report(req, derr, "error ending %s: %s") end
-    self.durable:page_ended()
+    if steps.ended then steps.ended(self, req) end
     self:poke()
     local n = self.nidle + 1
     idle[n] = me
@@ -517,7 +509,8 @@ function Crawler:launch(req)
   end
   -- max_pages counts pages: not the retries of a request, nor its redirect hops.
   local new_page = not req.retries and not req.redirects
-  if new_page and self.hosts and self:host_budget_spent(req) then return end
+  local budget = self.steps.budget
+  if new_page and budget and budget(self, req) then return end
   self.active = self.active + 1
   if new_page then
     self.launched = self.launched + 1
@@ -710,6 +703,7 @@ local function create(spec, level)
   self.frontier = durable:open_frontier(self, fopts)
   local ok, err = pcall(self.open_parts, self)
   if ok then ok, err = pcall(self.start_outputs, self) end
+  self.steps = ok and crawl_steps.new(self)
   if not ok then
     self:discard_outputs()
     durable:close()

@@ -132,6 +132,10 @@ function M.fetch(url, opts)
   return check(core.fetch(url, opts))
 end
 
+-- lc.fetch_options(opts) -> opts read and checked once: lc.fetch(url, it) fetches as
+-- with opts, without reading the table again (bindings/lua_http.c).
+M.fetch_options = core.fetch_options
+
 -- lc.cookies() -> a cookie jar (engine/http_cookies.h): lc.fetch(url, {cookies = jar})
 -- stores what the server sets in it and sends back what RFC 6265 allows;
 -- jar:get(url), jar:set(url, "name=value; ..."), jar:list([url]), jar:clear().

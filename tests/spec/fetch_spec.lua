@@ -285,6 +285,27 @@ describe("lc.fetch", function()
     end
   end)
 
+  it("sends each URL's own origin, path and query on a handle that kept the last one's parts", function()
+    -- One task fetching in turn takes the handle (and the URL parts: http_pool.c) the
+    -- last transfer gave back; a query must not outlive its URL, nor a host its URLs.
+    local other = h.url("/echo?o=1"):gsub("127%.0%.0%.1", "site.crawl.test")
+    local urls = { h.url("/echo?a=1"), h.url("/echo"), other, h.url("/echo?b=2") }
+    local want = { "/echo?a=1", "/echo", "/echo?o=1", "/echo?b=2" }
+    local echoes, page = lc.run(function()
+      local out = {}
+      for i, url in ipairs(urls) do
+        out[i] = cjson.decode(assert(lc.fetch(url)).body)
+        if i == 1 then out.page = assert(lc.fetch(h.url("/site/p/3.html"))).body end -- another path
+      end
+      return out, out.page
+    end)
+    assert.matches("<title>Page 3</title>", page)
+    for i, echo in ipairs(echoes) do
+      assert.equal(want[i], echo.path)
+      assert.equal(urls[i]:match("^http://([^/]+)"), echo.headers.host)
+    end
+  end)
+
   it("sends a default user agent naming luacrawl", function()
     local echo = cjson.decode(fetch(h.url("/echo")).body)
     assert.matches("^luacrawl/", echo.headers["user-agent"])
@@ -340,6 +361,37 @@ describe("lc.fetch", function()
     assert.matches("unknown option 'methods' %(did you mean 'method'%?%)", tostring(err))
     ok, err = pcall(fetch, h.url("/"), { zzz = 1, timout = 1 })
     assert.matches("unknown options 'timout' %(did you mean 'timeout'%?%), 'zzz'$", tostring(err))
+  end)
+
+  it("fetches with options read once by lc.fetch_options as with their table, each time", function()
+    local opts = {
+      method = "PUT", headers = { ["X-One"] = "1" }, body = "payload", user_agent = "spec-agent/1.0",
+    }
+    local prepared = lc.fetch_options(opts)
+    opts.method, opts.user_agent = "POST", "later/1" -- read once: not seen
+    local echoes = lc.run(function()
+      local out = {}
+      for i = 1, 3 do out[i] = cjson.decode(assert(lc.fetch(h.url("/echo?n=" .. i), prepared)).body) end
+      return out
+    end)
+    for _, echo in ipairs(echoes) do
+      assert.equal("PUT", echo.method)
+      assert.equal("1", echo.headers["x-one"])
+      assert.equal("payload", echo.body)
+      assert.equal("spec-agent/1.0", echo.headers["user-agent"])
+    end
+    local err = select(2, fetch(h.url("/large?bytes=5000"), lc.fetch_options({ max_size = 1000 })))
+    assert.equal("too_large", err.kind)
+  end)
+
+  it("refuses in lc.fetch_options what fetch refuses in its options", function()
+    local ok, err = pcall(lc.fetch_options, { timout = 1 })
+    assert.is_false(ok)
+    assert.matches("fetch: unknown option 'timout' %(did you mean 'timeout'%?%)", tostring(err))
+    ok, err = pcall(lc.fetch_options, { headers = { ["X-A"] = "1\r\nX-B: 2" } })
+    assert.is_false(ok)
+    assert.matches("CR or LF", tostring(err))
+    assert.has_error(function() lc.fetch_options("timeout=1") end)
   end)
 
   it("ignores keys that are not names", function()

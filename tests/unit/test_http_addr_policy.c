@@ -178,6 +178,26 @@ static void test_sockaddr(void)
     addr_policy_free(p);
 }
 
+/* A copy denies what its original denies, by the same names, and outlives it. */
+static void test_copy(void)
+{
+    addr_policy_t *p = addr_policy_new();
+    CHECK(p && addr_policy_deny(p, "10.1.0.0/16") == 0 && addr_policy_deny(p, "fd00::/8") == 0);
+    addr_policy_public_only(p, 1);
+    addr_policy_t *c = addr_policy_copy(p);
+    addr_policy_free(p);
+    CHECK(c != NULL);
+    CHECK(strcmp(addr_policy_check(c, "10.1.2.3"), "10.1.0.0/16") == 0);
+    CHECK(strcmp(addr_policy_check(c, "fd00::1"), "fd00::/8") == 0);
+    CHECK(denied(c, "127.0.0.1")); /* public_only */
+    CHECK(!denied(c, "93.184.216.34"));
+    addr_policy_free(c);
+    addr_policy_t *empty = addr_policy_new(), *ec = addr_policy_copy(empty);
+    CHECK(ec && addr_policy_empty(ec));
+    addr_policy_free(empty);
+    addr_policy_free(ec);
+}
+
 int main(void)
 {
     RUN(test_empty_allows_all);
@@ -185,5 +205,6 @@ int main(void)
     RUN(test_deny_list);
     RUN(test_public_only);
     RUN(test_sockaddr);
+    RUN(test_copy);
     return test_failures ? 1 : 0;
 }
