@@ -121,7 +121,9 @@ end
 function Render:options(req)
   local o = self.opts
   if o.headers ~= nil then return o end
-  local headers = self.crawler:request_opts(req).headers
+  local crawler = self.crawler
+  local own = crawler.hosts and crawler.hosts:of(req.key)
+  local headers = crawler:request_headers(req, own and own.headers)
   if headers == nil or next(headers) == nil then return o end
   local own = {}
   for k, v in pairs(o) do own[k] = v end
