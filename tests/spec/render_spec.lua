@@ -71,6 +71,29 @@ describe("lc.render", function()
     assert.same({ "landed" }, texts(res, "#landed"))
   end)
 
+  it("waits with wait = \"settled\" until the network and the DOM are still: the list fetched and inserted", function()
+    local res = assert(render("/js/list", { wait = "settled", timeout = 20 }))
+    assert.same({ "alpha", "beta", "gamma" }, texts(res, "li.item"))
+    assert.same({ h.url("/js/item/0"), h.url("/js/item/1"), h.url("/js/item/2") }, res:html():links())
+  end)
+
+  it("follows a client-side redirect with wait = \"settled\"", function()
+    local res = assert(render("/js/redirect", { wait = "settled", timeout = 20 }))
+    assert.equal(h.url("/js/landed"), res.url)
+    assert.same({ "landed" }, texts(res, "#landed"))
+  end)
+
+  it("opens pages ahead, one for every two slots, and each serves one render only", function()
+    local spares, second = lc.run(function()
+      assert(lc.render(h.url("/js/landed"), { timeout = 20, script = "localStorage.setItem('k', 'first'), 1" }))
+      local n = require("luacrawl.render").browser_info().spares
+      local r2 = assert(lc.render(h.url("/js/landed"), { timeout = 20, script = "localStorage.getItem('k')" }))
+      return n, r2
+    end)
+    assert.equal(2, spares) -- render_concurrency 4
+    assert.is_nil(second.script_result) -- nothing the first render stored
+  end)
+
   it("scrolls an infinite-scroll page, each time waiting for the new rows", function()
     local first = assert(render("/js/scroll", { wait = "networkidle", timeout = 20 }))
     local res = assert(render("/js/scroll", { wait = "networkidle", scroll = 3, timeout = 20 }))
