@@ -11,7 +11,8 @@ renderer whose browser went first) is reparented here and reaped here, so the CP
 time of every process of the tree ends up in this process's RUSAGE_CHILDREN. It
 waits until no descendant is left, not only the command.
 
-Memory: every INTERVAL seconds (default 0.2), the sum of the resident set (RSS, from
+Memory: every INTERVAL seconds (default 0.25, from a thread of its own while the
+main one waits for the tree's ends), the sum of the resident set (RSS, from
 /proc/PID/statm) and of the proportional set (PSS, /proc/PID/smaps_rollup: a page
 shared by k processes counts 1/k in each) over the tree's processes; the peaks of
 both sums are kept. RSS counts Chromium's shared pages once per process, so its sum
@@ -27,6 +28,7 @@ import json
 import os
 import resource
 import sys
+import threading
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -76,7 +78,7 @@ def main():
     if len(args) < 3 or "--" not in args:
         sys.exit(__doc__)
     out, rest = args[0], args[1:]
-    interval = 0.2
+    interval = 0.25
     if rest[0] == "--interval":
         interval = float(rest[1])
         rest = rest[2:]
@@ -95,38 +97,39 @@ def main():
         except OSError as e:
             sys.stderr.write("bench_tree: %s: %s\n" % (cmd[0], e))
         os._exit(127)
-    status = None
-    peak_rss = peak_pss = peak_procs = samples = 0
-    next_sample = start
-    while True:
-        # Reap whatever ended; the command's status is kept.
-        while True:
-            try:
-                pid, st = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                pid = -1
-                break
-            if pid == 0:
-                break
-            if pid == child:
-                status = os.waitstatus_to_exitcode(st)
-                if status < 0:
-                    status = 128 - status
-        if pid == -1:
-            break  # no child left: the tree is gone
-        t = time.monotonic()
-        if t >= next_sample:
+    peaks = {"rss": 0, "pss": 0, "procs": 0, "samples": 0}
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
             pids = tree(me)
             rss = pss = 0
             for p in pids:
                 r, s = memory(p)
                 rss, pss = rss + r, pss + s
-            peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
-            peak_procs = max(peak_procs, len(pids))
-            samples += 1
-            next_sample = t + interval
-        time.sleep(min(0.02, max(next_sample - time.monotonic(), 0.001)))
+            peaks["rss"], peaks["pss"] = max(peaks["rss"], rss), max(peaks["pss"], pss)
+            peaks["procs"] = max(peaks["procs"], len(pids))
+            peaks["samples"] += 1
+            done.wait(interval)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    # Reap every process that ends, the orphans included, until none is left; the
+    # command's status is kept.
+    status = None
+    while True:
+        try:
+            pid, st = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        if pid == child:
+            status = os.waitstatus_to_exitcode(st)
+            if status < 0:
+                status = 128 - status
     wall = time.monotonic() - start
+    done.set()
+    sampler.join()
+    peak_rss, peak_pss, peak_procs, samples = peaks["rss"], peaks["pss"], peaks["procs"], peaks["samples"]
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(out, "w") as f:
         json.dump({"status": status, "wall": round(wall, 3), "user": ru.ru_utime, "sys": ru.ru_stime,
