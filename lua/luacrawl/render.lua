@@ -611,8 +611,9 @@ end
 
 -- Spare pages, opened ahead while renders run, so that a render finds its tab's
 -- renderer already started (a few hundred ms a render saves on a loaded machine):
--- one for every two render slots. Each still serves one render only (a fresh
--- context, never reused).
+-- one for every two render slots, opened once two renders are under way or waiting
+-- (a lone render, a script's one lc.render, opens none it would not use). Each still
+-- serves one render only (a fresh context, never reused).
 local function spares_wanted() return math.ceil(config.render_concurrency / 2) end
 
 local function dispose(b, p)
@@ -648,7 +649,7 @@ local function open_page(r)
     r.context = p.context
     if not ok then error(err, 0) end
   end
-  refill(b)
+  if active + #queue > 1 then refill(b) end
   r.context, r.frame, r.session = p.context, p.frame, p.session
   b.sessions[r.session] = r
   local vp = r.opts.viewport

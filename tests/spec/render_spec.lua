@@ -83,15 +83,27 @@ describe("lc.render", function()
     assert.same({ "landed" }, texts(res, "#landed"))
   end)
 
-  it("opens pages ahead, one for every two slots, and each serves one render only", function()
-    local spares, second = lc.run(function()
-      assert(lc.render(h.url("/js/landed"), { timeout = 20, script = "localStorage.setItem('k', 'first'), 1" }))
+  it("opens pages ahead while renders run together, one for every two slots, each for one render only", function()
+    local spares, third = lc.run(function()
+      local tasks = {}
+      for i = 1, 2 do
+        tasks[i] = lc.spawn(lc.render, h.url("/js/landed"), { timeout = 20,
+          script = "localStorage.setItem('k', 'earlier'), 1" })
+      end
+      for _, t in ipairs(tasks) do assert(t:join()) end
       local n = require("luacrawl.render").browser_info().spares
-      local r2 = assert(lc.render(h.url("/js/landed"), { timeout = 20, script = "localStorage.getItem('k')" }))
-      return n, r2
+      return n, assert(lc.render(h.url("/js/landed"), { timeout = 20, script = "localStorage.getItem('k')" }))
     end)
     assert.equal(2, spares) -- render_concurrency 4
-    assert.is_nil(second.script_result) -- nothing the first render stored
+    assert.is_nil(third.script_result) -- nothing an earlier render stored
+  end)
+
+  it("opens no page ahead for a lone render", function()
+    local spares = lc.run(function()
+      assert(lc.render(h.url("/js/landed"), { timeout = 20 }))
+      return require("luacrawl.render").browser_info().spares
+    end)
+    assert.equal(0, spares)
   end)
 
   it("scrolls an infinite-scroll page, each time waiting for the new rows", function()
