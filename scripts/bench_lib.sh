@@ -137,7 +137,7 @@ http {
     keepalive_timeout 65;
 $open_file_cache
 $gzip_static
-    types { text/html html; }
+    types { text/html html; application/json json; }
     default_type application/octet-stream;
     client_body_temp_path $work/nginx/body;
     proxy_temp_path $work/nginx/proxy;

@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """Generate the static site of the benchmark (scripts/bench).
 
-    bench_site.py OUTDIR [--pages N] [--seed S]
+    bench_site.py OUTDIR [--pages N] [--seed S] [--js]
 
 Writes OUTDIR/index.html, OUTDIR/p/<i>.html for i in 0..N-1 and OUTDIR/paths.txt
 (every page path, one a line: the list wrk cycles through).
+
+With --js (scripts/bench-render), a JavaScript site: the list of links is not in a
+page's HTML but in OUTDIR/p/<i>.json, which a script of the page fetches and inserts
+as <a> elements; the HTML links only to /index.html, /p/0.html and the previous page,
+so a crawler that runs no scripts finds two pages.
 
 Each page is 10-20 KB of ordinary-looking HTML: a head with title and meta tags, a
 nav bar, headings, paragraphs of text and a list of 20-50 links. Links come in
@@ -15,6 +20,7 @@ exist), so every page is reachable from /index.html -> /p/0.html; the rest of th
 links are random. Deterministic: the same N and seed give the same bytes.
 """
 import argparse
+import json
 import os
 import random
 
@@ -56,7 +62,25 @@ def link_href(rng, j):
     return href
 
 
-def page(i, n, rng, pool):
+# --js: the page's script. The links come from <i>.json, fetched once the page has
+# parsed, and go into the list as a framework's client-side rendering would put them.
+JS_LINKS = """<script>
+fetch("%d.json").then(function (r) { return r.json(); }).then(function (links) {
+  var ul = document.getElementById("links");
+  links.forEach(function (l) {
+    var li = document.createElement("li"), a = document.createElement("a");
+    a.href = l[0];
+    a.textContent = l[1];
+    li.appendChild(a);
+    ul.appendChild(li);
+  });
+});
+</script>
+"""
+
+
+def page(i, n, rng, pool, js=False):
+    """The page's HTML, and with js its links as [[href, text], ...] (else None)."""
     size_target = rng.randint(10 * 1024, 20 * 1024)
     nlinks = rng.randint(20, 50)
     # Structural links first: they make the whole site reachable from page 0.
@@ -67,11 +91,10 @@ def page(i, n, rng, pool):
     title = "%s %d: %s %s" % (rng.choice(TOPICS), i, rng.choice(WORDS), rng.choice(WORDS))
     links = []
     for j in targets:
-        links.append('<li><a href="%s">%s %d</a></li>' % (
-            link_href(rng, j), rng.choice(WORDS).capitalize(), j))
+        links.append((link_href(rng, j), "%s %d" % (rng.choice(WORDS).capitalize(), j)))
     for _ in range(n_external):
-        links.append('<li><a href="https://example.invalid/%s/%d">elsewhere</a></li>' % (
-            rng.choice(WORDS), rng.randrange(10 ** 6)))
+        links.append(("https://example.invalid/%s/%d" % (rng.choice(WORDS), rng.randrange(10 ** 6)),
+                      "elsewhere"))
     rng.shuffle(links)
 
     head = (
@@ -85,11 +108,15 @@ def page(i, n, rng, pool):
         " | <a href=\"%d.html\">Previous</a></nav>\n"
         "<main>\n<h1>%s</h1>\n"
     ) % (sentence(rng).rstrip(".?!"), title, max(i - 1, 0), title)
-    link_block = (
-        "<section class=\"links\">\n<h2>Related pages</h2>\n<ul>\n"
-        + "\n".join(links) + "\n</ul>\n</section>\n"
-    )
-    tail = "</main>\n<footer><p>Page %d of %d. Generated for the luacrawl benchmark.</p></footer>\n</body>\n</html>\n" % (i, n)
+    if js:
+        link_block = "<section class=\"links\">\n<h2>Related pages</h2>\n<ul id=\"links\"></ul>\n</section>\n"
+    else:
+        link_block = (
+            "<section class=\"links\">\n<h2>Related pages</h2>\n<ul>\n"
+            + "\n".join('<li><a href="%s">%s</a></li>' % l for l in links) + "\n</ul>\n</section>\n"
+        )
+    tail = "</main>\n<footer><p>Page %d of %d. Generated for the luacrawl benchmark.</p></footer>\n%s</body>\n</html>\n" % (
+        i, n, JS_LINKS % i if js else "")
 
     parts = []
     size = len(head) + len(link_block) + len(tail)
@@ -107,7 +134,7 @@ def page(i, n, rng, pool):
     # Links in the middle of the body, as on a real page.
     half = len(parts) // 2
     body = "".join(parts[:half]) + link_block + "".join(parts[half:])
-    return head + body + tail
+    return head + body + tail, (links if js else None)
 
 
 def main():
@@ -115,6 +142,7 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("--pages", type=int, default=20000)
     ap.add_argument("--seed", type=int, default=20240)
+    ap.add_argument("--js", action="store_true", help="links inserted by script from <i>.json")
     args = ap.parse_args()
     n = args.pages
     if n < 1:
@@ -131,10 +159,14 @@ def main():
     }
     total = 0
     for i in range(n):
-        html = page(i, n, rng, pool).encode("utf-8")
+        html, links = page(i, n, rng, pool, args.js)
+        html = html.encode("utf-8")
         total += len(html)
         with open(os.path.join(pdir, "%d.html" % i), "wb") as f:
             f.write(html)
+        if links is not None:
+            with open(os.path.join(pdir, "%d.json" % i), "w") as f:
+                json.dump(links, f)
     with open(os.path.join(args.outdir, "index.html"), "w") as f:
         f.write("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>luacrawl bench</title>"
                 "</head>\n<body><h1>luacrawl bench site</h1>\n"

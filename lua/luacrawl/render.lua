@@ -9,7 +9,7 @@
 -- the browser up: path, args, render_concurrency, max_memory, hang_timeout.
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
-local spec_check = require "luacrawl.spec_check"
+local render_options = require "luacrawl.render_options"
 
 local json_encode, json_decode = lc.json.encode, lc.json.decode
 local CANCELLED = core.CANCELLED
@@ -17,6 +17,8 @@ local suspend, wake, now = core.suspend, core.wake, core.now
 local b64 = core.base64_decode
 
 local M = {}
+local check_opts, check_keys = render_options.check, render_options.check_keys
+local BROWSER_OPTIONS, DEFAULT_VIEWPORT = render_options.BROWSER_OPTIONS, render_options.DEFAULT_VIEWPORT
 
 local config = {
   path = nil, -- LUACRAWL_CHROMIUM, else the Debian binary (browser.h)
@@ -28,98 +30,12 @@ local config = {
 local DEFAULT_PATH = "/usr/lib/chromium/chromium-headless-shell"
 local FALLBACK_PATH = "/usr/bin/chromium-headless-shell"
 local IDLE_WINDOW = 0.5 -- networkidle: no request in flight for this long
+local SETTLE_WINDOW = 0.1 -- settled: no request in flight and no DOM change for this long
 local POLL = 0.1 -- seconds between polls of a css wait or of a scroll's growth
 local MEMORY_CHECK = 1 -- seconds between checks of the browser's memory
 
-local OPTIONS = { "wait", "timeout", "viewport", "block", "script", "scroll", "screenshot",
-  "public_only", "deny_networks", "cookies", "archive", "user_agent", "headers" }
-local BROWSER_OPTIONS = { "path", "args", "render_concurrency", "max_memory", "hang_timeout" }
-local WAITS = { load = true, domcontentloaded = true, networkidle = true }
-local DEFAULT_BLOCK = { "Image", "Font", "Media" }
--- The resource types of CDP's Network.ResourceType, as `block` takes them (lower case).
-local RESOURCE_TYPES = { "document", "stylesheet", "image", "media", "font", "script",
-  "texttrack", "xhr", "fetch", "prefetch", "eventsource", "websocket", "manifest",
-  "signedexchange", "ping", "cspviolationreport", "preflight", "other" }
-
 local function fail(kind, message, url)
   return lc.error(kind, message, url and { url = url } or nil)
-end
-
--- Options -------------------------------------------------------------------------
-
-local function check_keys(t, known, what)
-  local set = {}
-  for _, k in ipairs(known) do set[k] = true end
-  for k in pairs(t) do
-    if not set[k] then
-      error(("%s: unknown option '%s'%s"):format(what, tostring(k),
-        spec_check.hint(tostring(k), known)), 3)
-    end
-  end
-end
-
-local function check_wait(w)
-  if w == nil then return "load" end
-  if type(w) == "string" and WAITS[w] then return w end
-  if type(w) == "table" and type(w.css) == "string" and next(w, next(w)) == nil then return w end
-  error("render: option 'wait' must be \"load\", \"domcontentloaded\", \"networkidle\" or "
-    .. "{ css = SELECTOR }", 3)
-end
-
-local function check_block(b)
-  local types = {}
-  local list = b == nil and DEFAULT_BLOCK or b
-  if type(list) ~= "table" then error("render: option 'block' must be a list of resource types", 3) end
-  for _, t in ipairs(list) do
-    local name = type(t) == "string" and t:lower()
-    local known = false
-    for _, k in ipairs(RESOURCE_TYPES) do known = known or k == name end
-    if not known then
-      error(("render: option 'block': unknown resource type '%s'%s"):format(tostring(t),
-        spec_check.hint(tostring(t), RESOURCE_TYPES)), 3)
-    end
-    types[name] = true
-  end
-  return types
-end
-
-local function check_opts(opts)
-  if opts ~= nil and type(opts) ~= "table" then error("render: options must be a table", 3) end
-  opts = opts or {}
-  check_keys(opts, OPTIONS, "render")
-  local o = { wait = check_wait(opts.wait), block = check_block(opts.block) }
-  o.timeout = opts.timeout or 30
-  if type(o.timeout) ~= "number" or o.timeout <= 0 then
-    error("render: option 'timeout' must be a number of seconds above 0", 3)
-  end
-  local v = opts.viewport or { width = 1280, height = 800 }
-  if type(v) ~= "table" or type(v.width) ~= "number" or type(v.height) ~= "number"
-      or v.width < 1 or v.height < 1 or v.width > 10000 or v.height > 10000 then
-    error("render: option 'viewport' must be { width = 1..10000, height = 1..10000 }", 3)
-  end
-  o.viewport = v
-  if opts.script ~= nil and type(opts.script) ~= "string" then
-    error("render: option 'script' must be JavaScript source (a string)", 3)
-  end
-  o.script = opts.script
-  o.scroll = opts.scroll or 0
-  if type(o.scroll) ~= "number" or o.scroll < 0 or o.scroll % 1 ~= 0 then
-    error("render: option 'scroll' must be a whole number of times", 3)
-  end
-  o.screenshot = opts.screenshot and true or false
-  o.archive = opts.archive and true or false -- the document's exchange kept (render_archive.lua)
-  o.public_only, o.deny_networks = opts.public_only, opts.deny_networks
-  if opts.cookies ~= nil and opts.cookies ~= false and not lc.is_cookies(opts.cookies) then
-    error("render: option 'cookies' must be a cookie jar (lc.cookies()) or false", 3)
-  end
-  o.cookies = opts.cookies or nil
-  if opts.user_agent ~= nil and (type(opts.user_agent) ~= "string" or opts.user_agent == "") then
-    error("render: option 'user_agent' must be a string", 3)
-  end
-  local ok, err = pcall(core.check_fetch_options, { user_agent = opts.user_agent, headers = opts.headers })
-  if not ok then error((tostring(err):gsub("^fetch: ", "render: ")), 3) end
-  o.user_agent, o.headers = opts.user_agent, opts.headers
-  return o
 end
 
 -- The browser ----------------------------------------------------------------------
@@ -512,7 +428,8 @@ end
 
 local function left(r) return r.deadline - now() end
 
--- Wait until pred(r) holds; raises a timeout or the browser's end.
+-- Wait until pred(r) holds, woken by the page's events and every `poll` seconds (a
+-- number, or a function of r); raises a timeout or the browser's end.
 local function wait_until(r, pred, poll)
   while true do
     if r.dead then error(fail("render", "browser: " .. r.dead), 0) end
@@ -522,7 +439,9 @@ local function wait_until(r, pred, poll)
     local limit = left(r)
     if limit <= 0 then error(fail("timeout", ("render not done within %g s"):format(r.timeout)), 0) end
     r.waiter = lc.current()
-    local v = suspend(poll and math.min(poll, limit) or limit)
+    local every = poll
+    if type(poll) == "function" then every = poll(r) end
+    local v = suspend(every and math.min(every, limit) or limit)
     r.waiter = nil
     if v == CANCELLED then error(lc.cancelled, 0) end
   end
@@ -551,6 +470,42 @@ local function evaluate(r, expr, what)
 end
 
 local function idle(r) return r.loaded and r.count == 0 and now() - r.last_activity >= IDLE_WINDOW end
+-- The time until the page is idle if nothing happens meanwhile (an event wakes the
+-- wait before then): the wait ends when the window does, not at a poll after it.
+local function idle_left(r) return math.max(IDLE_WINDOW - (now() - r.last_activity), 0.001) end
+
+-- In the page: a promise that resolves once its DOM has not changed for `quiet`
+-- seconds, or after `most` seconds of changes (a page that animates for ever).
+local DOM_QUIET = [[(function (quiet, most) {
+  return new Promise(function (done) {
+    var timer, end = setTimeout(finish, most), seen = new MutationObserver(function () {
+      clearTimeout(timer);
+      timer = setTimeout(finish, quiet);
+    });
+    function finish() { seen.disconnect(); clearTimeout(timer); clearTimeout(end); done(true); }
+    seen.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    timer = setTimeout(finish, quiet);
+  });
+})(%d, %d)]]
+
+local function net_quiet(r) return r.loaded and r.count == 0 and now() - r.last_activity >= SETTLE_WINDOW end
+local function net_quiet_left(r) return math.max(SETTLE_WINDOW - (now() - r.last_activity), 0.001) end
+
+-- "settled": loaded, no request in flight for SETTLE_WINDOW, then no DOM change for
+-- as long, and no request started meanwhile (else again). The DOM's wait gives up
+-- on changes at IDLE_WINDOW, so a page that never stops changing is not held past
+-- what networkidle would wait. A script navigation during the DOM's wait destroys
+-- the promise: the wait starts again on the new page.
+local function settle_quiet(r)
+  local expr = DOM_QUIET:format(SETTLE_WINDOW * 1000, (IDLE_WINDOW - SETTLE_WINDOW) * 1000)
+  while true do
+    wait_until(r, net_quiet, net_quiet_left)
+    local t = now()
+    local ok, err = pcall(evaluate, r, expr, "wait settled")
+    if not ok and (type(err) ~= "table" or err.kind ~= "render" or r.dead or r.crashed) then error(err, 0) end
+    if ok and r.loaded and r.count == 0 and r.last_activity <= t then return end
+  end
+end
 
 local function settle(r)
   local w = r.opts.wait
@@ -559,7 +514,9 @@ local function settle(r)
   elseif w == "domcontentloaded" then
     wait_until(r, function() return r.dom_ready end)
   elseif w == "networkidle" then
-    wait_until(r, idle, IDLE_WINDOW / 5)
+    wait_until(r, idle, idle_left)
+  elseif w == "settled" then
+    settle_quiet(r)
   else
     wait_until(r, function() return r.dom_ready end)
     local expr = ("!!document.querySelector(%s)"):format(json_encode(w.css))
@@ -591,37 +548,93 @@ local SNAPSHOT = [[(function () {
            encoding: document.characterSet };
 })()]]
 
+-- A fresh page: a new browser context with one blank tab, attached, its domains
+-- enabled, every request intercepted, the viewport vp. p.context is set as soon as
+-- there is one, so a failure part-way leaves what to dispose. Most of its time is
+-- the browser starting the tab's renderer process, which the first enable waits for.
+local function new_page(b, p, vp, deadline)
+  local ctx, err = browser_call(b, "Target.createBrowserContext", { disposeOnDetach = true }, deadline)
+  if not ctx then return nil, err end
+  p.context = ctx.browserContextId
+  local _, e1 = browser_call(b, "Browser.setDownloadBehavior", { behavior = "deny",
+    browserContextId = p.context, eventsEnabled = true }, deadline)
+  if e1 then return nil, e1 end
+  local target, e2 = browser_call(b, "Target.createTarget", { url = "about:blank",
+    browserContextId = p.context }, deadline)
+  if not target then return nil, e2 end
+  p.frame = target.targetId
+  local att, e3 = browser_call(b, "Target.attachToTarget", { targetId = p.frame, flatten = true }, deadline)
+  if not att then return nil, e3 end
+  p.session = att.sessionId
+  for _, c in ipairs({ { "Fetch.enable", { patterns = { { urlPattern = "*" } } } }, { "Network.enable" },
+      { "Page.enable" }, { "Runtime.enable" }, { "Inspector.enable" },
+      { "Target.setAutoAttach", { autoAttach = true, waitForDebuggerOnStart = true, flatten = true } },
+      { "Emulation.setDeviceMetricsOverride", { width = vp.width, height = vp.height, deviceScaleFactor = 1,
+        mobile = false } } }) do
+    local limit = config.hang_timeout
+    if deadline then limit = math.min(limit, math.max(deadline - now(), 0.001)) end
+    local res, e = call(b, c[1], c[2], p.session, limit)
+    if not res then return nil, e or fail("timeout", ("render: %s not answered"):format(c[1])) end
+  end
+  p.viewport = vp
+  return p
+end
+
+-- Spare pages, opened ahead while renders run, so that a render finds its tab's
+-- renderer already started (a few hundred ms a render saves on a loaded machine):
+-- one for every two render slots, opened once two renders are under way or waiting
+-- (a lone render, a script's one lc.render, opens none it would not use). Each still
+-- serves one render only (a fresh context, never reused).
+local function spares_wanted() return math.ceil(config.render_concurrency / 2) end
+
+local function dispose(b, p)
+  if p.context and not b.dead then
+    core.browser_send(b.ud, json_encode({ id = 0, method = "Target.disposeBrowserContext",
+      params = { browserContextId = p.context } }))
+  end
+end
+
+local function refill(b)
+  b.spares, b.opening = b.spares or {}, b.opening or 0
+  while not b.dead and #b.spares + b.opening < spares_wanted() do
+    b.opening = b.opening + 1
+    lc.spawn(function()
+      local p = {}
+      local ok = pcall(new_page, b, p, DEFAULT_VIEWPORT, nil)
+      b.opening = b.opening - 1
+      if ok and p.session and not b.dead then
+        b.spares[#b.spares + 1] = p
+      else
+        dispose(b, p) -- a page that failed to open, or whose browser went
+      end
+    end)
+  end
+end
+
 local function open_page(r)
   local b = r.b
-  local ctx, err = browser_call(b, "Target.createBrowserContext", { disposeOnDetach = true }, r.deadline)
-  if not ctx then error(err, 0) end
-  r.context = ctx.browserContextId
-  local _, e1 = browser_call(b, "Browser.setDownloadBehavior", { behavior = "deny",
-    browserContextId = r.context, eventsEnabled = true }, r.deadline)
-  if e1 then error(e1, 0) end
-  local target, e2 = browser_call(b, "Target.createTarget", { url = "about:blank",
-    browserContextId = r.context }, r.deadline)
-  if not target then error(e2, 0) end
-  r.frame = target.targetId
-  local att, e3 = browser_call(b, "Target.attachToTarget", { targetId = r.frame, flatten = true },
-    r.deadline)
-  if not att then error(e3, 0) end
-  r.session = att.sessionId
+  local p = b.spares and table.remove(b.spares, 1)
+  if not p then
+    p = {}
+    local ok, err = new_page(b, p, r.opts.viewport, r.deadline)
+    r.context = p.context
+    if not ok then error(err, 0) end
+  end
+  if active + #queue > 1 then refill(b) end
+  r.context, r.frame, r.session = p.context, p.frame, p.session
   b.sessions[r.session] = r
-  local patterns = { { urlPattern = "*" } }
   -- For the archive, documents pause at their response too: their body as sent.
-  if r.capture then patterns[2] = { urlPattern = "*", resourceType = "Document", requestStage = "Response" } end
-  page_call(r, "Fetch.enable", { patterns = patterns })
-  page_call(r, "Network.enable")
+  if r.capture then
+    page_call(r, "Fetch.enable", { patterns = { { urlPattern = "*" },
+      { urlPattern = "*", resourceType = "Document", requestStage = "Response" } } })
+  end
   -- The page's every request (and navigator.userAgent) says the crawl's agent.
   if r.opts.user_agent then page_call(r, "Network.setUserAgentOverride", { userAgent = r.opts.user_agent }) end
-  page_call(r, "Page.enable")
-  page_call(r, "Runtime.enable")
-  page_call(r, "Inspector.enable")
-  page_call(r, "Target.setAutoAttach", { autoAttach = true, waitForDebuggerOnStart = true,
-    flatten = true })
-  page_call(r, "Emulation.setDeviceMetricsOverride", { width = r.opts.viewport.width,
-    height = r.opts.viewport.height, deviceScaleFactor = 1, mobile = false })
+  local vp = r.opts.viewport
+  if vp.width ~= p.viewport.width or vp.height ~= p.viewport.height then
+    page_call(r, "Emulation.setDeviceMetricsOverride", { width = vp.width, height = vp.height,
+      deviceScaleFactor = 1, mobile = false })
+  end
 end
 
 local function close_page(r)
@@ -847,9 +860,13 @@ function M.browser(opts)
   return config
 end
 
--- The browser now, for the tests: {pid=, profile=, rss=, alive=} or nil.
+-- The browser now, for the tests: {pid=, profile=, rss=, alive=, spares=} or nil
+-- (spares: the pages opened ahead, ready or opening).
 function M.browser_info()
-  return current and not current.dead and core.browser_info(current.ud) or nil
+  if not current or current.dead then return nil end
+  local info = core.browser_info(current.ud)
+  info.spares = #(current.spares or {}) + (current.opening or 0)
+  return info
 end
 
 return M

@@ -71,6 +71,41 @@ describe("lc.render", function()
     assert.same({ "landed" }, texts(res, "#landed"))
   end)
 
+  it("waits with wait = \"settled\" until the network and the DOM are still: the list fetched and inserted", function()
+    local res = assert(render("/js/list", { wait = "settled", timeout = 20 }))
+    assert.same({ "alpha", "beta", "gamma" }, texts(res, "li.item"))
+    assert.same({ h.url("/js/item/0"), h.url("/js/item/1"), h.url("/js/item/2") }, res:html():links())
+  end)
+
+  it("follows a client-side redirect with wait = \"settled\"", function()
+    local res = assert(render("/js/redirect", { wait = "settled", timeout = 20 }))
+    assert.equal(h.url("/js/landed"), res.url)
+    assert.same({ "landed" }, texts(res, "#landed"))
+  end)
+
+  it("opens pages ahead while renders run together, one for every two slots, each for one render only", function()
+    local spares, third = lc.run(function()
+      local tasks = {}
+      for i = 1, 2 do
+        tasks[i] = lc.spawn(lc.render, h.url("/js/landed"), { timeout = 20,
+          script = "localStorage.setItem('k', 'earlier'), 1" })
+      end
+      for _, t in ipairs(tasks) do assert(t:join()) end
+      local n = require("luacrawl.render").browser_info().spares
+      return n, assert(lc.render(h.url("/js/landed"), { timeout = 20, script = "localStorage.getItem('k')" }))
+    end)
+    assert.equal(2, spares) -- render_concurrency 4
+    assert.is_nil(third.script_result) -- nothing an earlier render stored
+  end)
+
+  it("opens no page ahead for a lone render", function()
+    local spares = lc.run(function()
+      assert(lc.render(h.url("/js/landed"), { timeout = 20 }))
+      return require("luacrawl.render").browser_info().spares
+    end)
+    assert.equal(0, spares)
+  end)
+
   it("scrolls an infinite-scroll page, each time waiting for the new rows", function()
     local first = assert(render("/js/scroll", { wait = "networkidle", timeout = 20 }))
     local res = assert(render("/js/scroll", { wait = "networkidle", scroll = 3, timeout = 20 }))
