@@ -265,7 +265,7 @@ local events = {
   end,
   ["Network.requestWillBeSent"] = function(r, p)
     if not r.inflight[p.requestId] then r.count = r.count + 1 end
-    r.inflight[p.requestId] = p.request.url
+    r.inflight[p.requestId], r.loaders[p.requestId] = p.request.url, p.loaderId
     r.last_activity = now()
   end,
   ["Network.responseReceived"] = function(r, p)
@@ -280,13 +280,13 @@ local events = {
   end,
   ["Network.loadingFinished"] = function(r, p)
     if r.inflight[p.requestId] then r.count = r.count - 1 end
-    r.inflight[p.requestId] = nil
+    r.inflight[p.requestId], r.loaders[p.requestId] = nil, nil
     r.last_activity = now()
   end,
   ["Network.loadingFailed"] = function(r, p)
     local url = r.inflight[p.requestId]
     if url then r.count = r.count - 1 end
-    r.inflight[p.requestId] = nil
+    r.inflight[p.requestId], r.loaders[p.requestId] = nil, nil
     r.last_activity = now()
     if url and not p.canceled and p.blockedReason ~= "inspector" then
       failed(r, url, r.refused[url] or p.errorText or "failed")
@@ -315,6 +315,18 @@ local events = {
   ["Page.downloadWillBegin"] = function(r, p)
     download(r, p.url)
     r.loaded, r.dom_ready = true, true
+  end,
+  -- The main frame committed a new document: the requests of the one it replaced
+  -- (and of its frames) will not all say they ended, and no longer matter.
+  ["Page.frameNavigated"] = function(r, p)
+    local f = p.frame
+    if f.id ~= r.frame or f.parentId then return end
+    for id in pairs(r.inflight) do
+      if r.loaders[id] ~= f.loaderId then
+        r.inflight[id], r.loaders[id] = nil, nil
+        r.count = r.count - 1
+      end
+    end
   end,
   ["Page.frameStoppedLoading"] = function(r, p)
     if p.frameId == r.frame then r.loaded, r.dom_ready = true, true end
@@ -472,7 +484,10 @@ end
 local function idle(r) return r.loaded and r.count == 0 and now() - r.last_activity >= IDLE_WINDOW end
 -- The time until the page is idle if nothing happens meanwhile (an event wakes the
 -- wait before then): the wait ends when the window does, not at a poll after it.
-local function idle_left(r) return math.max(IDLE_WINDOW - (now() - r.last_activity), 0.001) end
+local function idle_left(r)
+  if not r.loaded or r.count > 0 then return POLL end
+  return math.max(IDLE_WINDOW - (now() - r.last_activity), 0.001)
+end
 
 -- In the page: a promise that resolves once its DOM has not changed for `quiet`
 -- seconds, or after `most` seconds of changes (a page that animates for ever).
@@ -780,6 +795,7 @@ local function render_with(b, url, o, deadline)
   local r = { b = b, url = url, opts = o, block = o.block, policy = policy_of(o), deadline = deadline,
     timeout = o.timeout, inflight = {}, count = 0, last_activity = now(), refused = {},
     console_errors = {}, failed_requests = {}, children = {}, downloads = {}, loaded = false, dom_ready = false,
+    loaders = {},
     sent = {}, put = {},
     capture = o.archive and require("luacrawl.render_archive").new() or nil }
   b.active = b.active + 1
