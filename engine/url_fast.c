@@ -234,17 +234,41 @@ void url_base_prepare(const char *base, url_base_t *b)
     b->query = query;
 }
 
-/* resolve_buf for the commonest reference, a path of pchar (no '%') and '/' without
- * a segment that starts with '.', against a base in normal form (b->len): the
- * target is the base up to its path or directory, then the reference, and in normal
- * form as it is. -1 for any other reference (or a target too long): the rest of
- * resolve_buf takes it. */
-static inline int resolve_path(const url_base_t *b, const char *ref, char *t, size_t *len)
+/* resolve_buf for the commonest references, a path of pchar (no '%') and '/' without
+ * a segment that starts with '.', after a relative one's leading "./" and "../"
+ * segments ("../../d1/a.html", as sites written in directories have them), and
+ * maybe a fragment, which goes (keep_fragment: not taken here), against a base in
+ * normal form (b->len): the target is the base up to its path or directory (each
+ * "../" a directory up, but not above the root, as remove_dot_segments has it), then
+ * the reference, and in normal form as it is. -1 for any other reference (or a target
+ * too long): the rest of resolve_buf takes it. */
+static inline int resolve_path(const url_base_t *b, const char *ref, int keep_fragment, char *t,
+                               size_t *len)
 {
     const unsigned char *r = (const unsigned char *)ref;
     int relative = r[0] != '/';
-    if (r[0] == '.' || (!relative && r[1] == '/')) return -1; /* "//host" is not a path */
-    int slash = !relative; /* in a relative reference's first segment, ':' ends a scheme */
+    size_t keep = relative ? b->dir : b->path;
+    if (r[0] == '.') {
+        for (;;) {
+            if (r[1] == '/') {
+                r += 2;
+            } else if (r[1] == '.' && r[2] == '/') {
+                if (keep > b->path + 1) /* b->url[keep - 1] is a '/': the one before it */
+                    for (keep--; b->url[keep - 1] != '/'; keep--) {
+                    }
+                r += 3;
+            } else {
+                return -1; /* ".", "..", ".a" and the like */
+            }
+            if (r[0] != '.') break;
+        }
+        if (r[0] == '/') return -1; /* an empty segment after the dots: resolve_any's */
+    } else if (!relative && r[1] == '/') {
+        return -1; /* "//host" is not a path */
+    }
+    /* In a relative reference's first segment, ':' ends a scheme; not after a dot
+     * segment. */
+    int slash = !relative || r != (const unsigned char *)ref;
     size_t n = 0;
     for (;; n++) {
         unsigned c = r[n];
@@ -256,11 +280,11 @@ static inline int resolve_path(const url_base_t *b, const char *ref, char *t, si
             break;
         }
     }
-    if (r[n] != '\0' || n == 0) return -1;
-    size_t keep = relative ? b->dir : b->path;
+    if ((r[n] != '\0' && (r[n] != '#' || keep_fragment)) || n == 0) return -1;
     if (keep + n > URL_MAX_LENGTH) return -1;
     memcpy(t, b->url, keep);
-    memcpy(t + keep, ref, n + 1);
+    memcpy(t + keep, r, n);
+    t[keep + n] = '\0';
     *len = keep + n;
     return URL_OK;
 }
@@ -361,7 +385,7 @@ static int resolve_any(const url_base_t *b, const char *ref, int keep_fragment, 
 static inline int resolve_buf(const url_base_t *b, const char *ref, int keep_fragment, char *t,
                               size_t *len)
 {
-    if (b->len && resolve_path(b, ref, t, len) == URL_OK) return URL_OK;
+    if (b->len && resolve_path(b, ref, keep_fragment, t, len) == URL_OK) return URL_OK;
     return resolve_any(b, ref, keep_fragment, t, len);
 }
 

@@ -104,9 +104,10 @@ bench_raise_nofile() {
 
 # Serve the site $work/site ($1 pages) with nginx on a free port of 127.0.0.1
 # (keep-alive on, logs off, $2 worker processes; with bench_gzip_static=1, each file's
-# FILE.gz, made beforehand, to a client that accepts gzip). Sets nginx_pid, port, base.
+# FILE.gz, made beforehand, to a client that accepts gzip), ready when $3 (default
+# /index.html) answers. Sets nginx_pid, port, base.
 bench_start_nginx() {
-    local pages=$1 nginx_workers=$2 gzip_static=''
+    local pages=$1 nginx_workers=$2 ready=${3:-/index.html} gzip_static=''
     [[ "${bench_gzip_static:-0}" == 1 ]] && gzip_static="    gzip_static on;"
     port=$(free_port)
     # nginx's open_file_cache saves an open/fstat/close per request, but only when
@@ -153,7 +154,7 @@ EOF
     "$nginx" -p "$work/nginx" -e "$work/nginx/error.log" -c "$work/nginx/nginx.conf" \
         </dev/null >"$work/nginx/stdout.log" 2>&1 &
     nginx_pid=$!
-    if ! wait_http "$port" /index.html; then
+    if ! wait_http "$port" "$ready"; then
         log "nginx did not come up:"
         cat "$work/nginx/error.log" "$work/nginx/stdout.log" >&2 || true
         exit 1
@@ -178,13 +179,14 @@ EOF
 
 # run_wrk THREADS [TIME_FILE] -> prints requests/s (0 when wrk failed); its output
 # is in $work/wrk_t$THREADS.txt. With TIME_FILE, wrk runs under /usr/bin/time -f
-# "%e %U %S %M" (wall, user, sys, peak RSS KB) written there.
+# "%e %U %S %M" (wall, user, sys, peak RSS KB) written there. wrk_script, when set,
+# is the script instead of bench_wrk_script's.
 run_wrk() {
     local t=$1 out=$work/wrk_t$1.txt
     local timed=()
     [[ -n "${2:-}" ]] && timed=(/usr/bin/time -f "%e %U %S %M" -o "$2")
     if ! timeout $((wrk_secs + 30)) "${timed[@]}" wrk -t"$t" -c"$tasks" -d"${wrk_secs}s" --latency \
-        -s "$work/wrk_paths.lua" "$base/" >"$out" 2>&1; then
+        -s "${wrk_script:-$work/wrk_paths.lua}" "$base/" >"$out" 2>&1; then
         log "wrk -t$t failed:"
         cat "$out" >&2
         echo 0

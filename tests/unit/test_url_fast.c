@@ -586,6 +586,18 @@ static const char *const SPEC_REFS[] = {
     "g?",
     "https://x.example/p#f",
     "g h",
+    /* A site written in directories (bench_site.py --shape tree): dot segments first,
+     * then a plain path, maybe a fragment. */
+    "../../d1/d0/123.html#s2",
+    "./123.html#s5",
+    "../a:b",
+    "./../../a:b",
+    "../../../../../../../../x.html",
+    "../a.html#f g",
+    "../a.html#",
+    ".././g",
+    "../.g",
+    "../%7e/g",
 };
 
 /* Checks ------------------------------------------------------------------------ */
