@@ -49,11 +49,11 @@ def tree(root):
         # The fields after the command's name, which may hold spaces and parentheses.
         fields = stat[stat.rindex(b")") + 2:].split()
         children.setdefault(int(fields[1]), []).append(int(name))
-    out, todo = [], [root]
-    while todo:
-        for c in children.get(todo.pop(), ()):
+    out, stack = [], [root]
+    while stack:
+        for c in children.get(stack.pop(), ()):
             out.append(c)
-            todo.append(c)
+            stack.append(c)
     return out
 
 

@@ -6,9 +6,7 @@
 local h = require "spec_helper"
 local cjson = require "cjson"
 
-local function q(s)
-  return "'" .. s:gsub("'", [['"'"']]) .. "'"
-end
+local q = h.quote
 
 -- The build folder: the screenshots are left there.
 local build_dir = h.luacrawl_bin:match("^(.*)/[^/]*$")
@@ -31,15 +29,9 @@ local function report(args, out)
   return h.read_file(out)
 end
 
--- The steps every report is read with: the numbers shown, the points of each chart,
--- the resources the page fetched, the text of a table's cells.
-local NUMBERS = 'Object.fromEntries([...document.querySelectorAll(".numbers b")].map((b) => [b.id, b.textContent]))'
-local POINTS = 'Object.fromEntries(["chart-rate", "chart-statuses", "chart-errors", "chart-sizes", "chart-depths"]'
-  .. '.map((id) => [id, Chart.getChart(id).data.datasets.reduce((n, d) => n + d.data.length, 0)]))'
-local FETCHED = 'performance.getEntriesByType("resource").length'
-local function cells(id)
-  return ('[...document.querySelectorAll("#%s td")].map((td) => td.textContent)'):format(id)
-end
+-- The steps every report is read with (helper.lua's report_steps).
+local NUMBERS, POINTS, FETCHED = h.report_steps.numbers, h.report_steps.points, h.report_steps.fetched
+local cells = h.report_steps.cells
 
 describe("luacrawl report", function()
   it("from --stats-json: the stats' numbers, charts with points, offline, no console error", function()

@@ -9,17 +9,7 @@ local cjson = require "cjson"
 
 local bin = h.luacrawl_bin
 
--- Wait (polling) until fn() gives a true value, and return it; fail saying what after
--- 30 s (a guard against a hang, not a measure).
-local function wait_for(what, fn)
-  local deadline = lc.now() + 30
-  while true do
-    local v = fn()
-    if v then return v end
-    assert(lc.now() < deadline, "timed out waiting for " .. what)
-    lc.sleep(0.05)
-  end
-end
+local wait_for = h.wait_for
 
 -- luacrawl crawl ARGS in the background: {base = the dashboard's http://HOST:PORT, url =
 -- the URL printed, err = its stderr file, stats = its --stats-json file, status() = its

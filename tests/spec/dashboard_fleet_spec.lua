@@ -12,17 +12,8 @@ local cjson = require "cjson"
 
 local bin = h.luacrawl_bin
 
--- Wait (polling) until fn() gives a true value, and return it; fail saying what after
--- 60 s (a guard against a hang, not a measure).
-local function wait_for(what, fn)
-  local deadline = lc.now() + 60
-  while true do
-    local v = fn()
-    if v then return v end
-    assert(lc.now() < deadline, "timed out waiting for " .. what)
-    lc.sleep(0.05)
-  end
-end
+-- Waits of up to 60 s (two workers and a browser on a busy machine).
+local function wait_for(what, fn) return h.wait_for(what, fn, 60) end
 
 local redis
 local ids = 0

@@ -125,6 +125,36 @@ function M.page_updates(n)
     .. " ? r(true) : setTimeout(f, 20); f(); })"):format(n)
 end
 
+-- s quoted for the shell (one word, whatever it holds).
+function M.quote(s)
+  return "'" .. s:gsub("'", [['"'"']]) .. "'"
+end
+
+-- Wait (polling) until fn() gives a true value, and return it; fail saying what after
+-- `seconds` (30 unless given: a guard against a hang, not a measure).
+function M.wait_for(what, fn, seconds)
+  local lc = require "luacrawl"
+  local deadline = lc.now() + (seconds or 30)
+  while true do
+    local v = fn()
+    if v then return v end
+    assert(lc.now() < deadline, "timed out waiting for " .. what)
+    lc.sleep(0.05)
+  end
+end
+
+-- Steps for browse that read a report page (luacrawl report): the numbers shown, the
+-- points of each chart, the resources the page fetched, the text of a table's cells.
+M.report_steps = {
+  numbers = 'Object.fromEntries([...document.querySelectorAll(".numbers b")].map((b) => [b.id, b.textContent]))',
+  points = 'Object.fromEntries(["chart-rate", "chart-statuses", "chart-errors", "chart-sizes", "chart-depths"]'
+    .. '.map((id) => [id, Chart.getChart(id).data.datasets.reduce((n, d) => n + d.data.length, 0)]))',
+  fetched = 'performance.getEntriesByType("resource").length',
+  cells = function(id)
+    return ('[...document.querySelectorAll("#%s td")].map((td) => td.textContent)'):format(id)
+  end,
+}
+
 -- The build folder (the binary's): screenshots are left there.
 M.build_dir = M.luacrawl_bin and M.luacrawl_bin:match("^(.*)/[^/]*$")
 

@@ -11,17 +11,11 @@ local report = require "luacrawl.crawl_report"
 local report_fleet = require "luacrawl.report_fleet"
 local publish = require "luacrawl.crawl_redis_publish"
 
-local function q(s)
-  return "'" .. s:gsub("'", [['"'"']]) .. "'"
-end
+local q = h.quote
 
-local NUMBERS = 'Object.fromEntries([...document.querySelectorAll(".numbers b")].map((b) => [b.id, b.textContent]))'
-local POINTS = 'Object.fromEntries(["chart-rate", "chart-statuses", "chart-errors", "chart-sizes", "chart-depths"]'
-  .. '.map((id) => [id, Chart.getChart(id).data.datasets.reduce((n, d) => n + d.data.length, 0)]))'
-local FETCHED = 'performance.getEntriesByType("resource").length'
-local function cells(id)
-  return ('[...document.querySelectorAll("#%s td")].map((td) => td.textContent)'):format(id)
-end
+-- The steps every report is read with (helper.lua's report_steps).
+local NUMBERS, POINTS, FETCHED = h.report_steps.numbers, h.report_steps.points, h.report_steps.fetched
+local cells = h.report_steps.cells
 
 describe("luacrawl report --redis", function()
   local redis

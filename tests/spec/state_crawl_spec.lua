@@ -29,9 +29,7 @@ local function requests_since(from)
   return paths, #log
 end
 
-local function q(s)
-  return "'" .. s:gsub("'", [['"'"']]) .. "'"
-end
+local q = h.quote
 
 local function crawl_cmd(state, out, extra)
   return ("%s crawl %s --state %s -o %s -q -c %d --per-host %d %s"):format(

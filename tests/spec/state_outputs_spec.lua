@@ -6,9 +6,7 @@
 -- committed; two files of one crawl that are the same file are refused.
 local h = require "spec_helper"
 
-local function q(s)
-  return "'" .. s:gsub("'", [['"'"']]) .. "'"
-end
+local q = h.quote
 
 local function write_file(path, bytes)
   local f = assert(io.open(path, "wb"))
