@@ -190,18 +190,30 @@ static int store_header(http_xfer_t *x, const char *line, size_t n)
     }
     const char *colon = memchr(line, ':', n);
     if (!colon) return 0; /* not a header line: ignore it, as browsers do */
+    /* A NUL anywhere in the line is in its name or its value (the rest is the colon
+     * and the blanks trimmed off): one look for both. */
+    if (memchr(line, '\0', n)) return 0;
     const char *name = line, *value = colon + 1;
     size_t nlen = (size_t)(colon - line), vlen = n - nlen - 1;
     ascii_trim_field(&name, &nlen);
     ascii_trim_field(&value, &vlen);
-    if (nlen == 0 || memchr(name, '\0', nlen) || memchr(value, '\0', vlen)) return 0;
+    if (nlen == 0) return 0;
     if (x->nheaders >= MAX_HEADERS) return -1;
     if (nlen == 16 && strncasecmp(name, "Content-Encoding", 16) == 0) x->encoded = 1;
-    /* A response's headers usually fit in the first allocation. */
-    if (!x->hdrbuf.p && buf_reserve(&x->hdrbuf, HEADERS_FIRST) < 0) return out_of_memory(x);
-    if (buf_append(&x->hdrbuf, name, nlen) < 0 || buf_append(&x->hdrbuf, "", 1) < 0 ||
-        buf_append(&x->hdrbuf, value, vlen) < 0 || buf_append(&x->hdrbuf, "", 1) < 0)
+    /* "name\0value\0" in one reservation (a response's headers usually fit in the
+     * first), and a NUL after it as buf_append keeps. */
+    struct buf *b = &x->hdrbuf;
+    size_t more = nlen + vlen + 3;
+    if (!b->p && buf_reserve(b, more > HEADERS_FIRST ? more : HEADERS_FIRST) < 0)
         return out_of_memory(x);
+    if (buf_reserve(b, more) < 0) return out_of_memory(x);
+    char *p = b->p + b->n;
+    memcpy(p, name, nlen);
+    p[nlen] = '\0';
+    memcpy(p + nlen + 1, value, vlen);
+    p[nlen + 1 + vlen] = '\0';
+    p[nlen + vlen + 2] = '\0';
+    b->n += nlen + vlen + 2;
     x->nheaders++;
     return 0;
 }
