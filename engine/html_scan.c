@@ -180,21 +180,6 @@ static const unsigned char *find(const unsigned char *p, const unsigned char *en
     return memchr(p, c, (size_t)(end - p));
 }
 
-/* Whether c is in the n bytes at p (p + n <= end): as find, the 16 bytes at p
- * inline (the text goes on past a short value) before memchr. */
-static int has_byte(const unsigned char *p, size_t n, const unsigned char *end, unsigned char c)
-{
-#ifdef __SSE2__
-    if (end - p >= 16) {
-        unsigned m = match16(p, c);
-        if (n < 16) return (m & ((1u << n) - 1)) != 0;
-        return m || memchr(p + 16, c, n - 16);
-    }
-#endif
-    (void)end;
-    return memchr(p, c, n) != NULL;
-}
-
 static const unsigned char *skip_blanks(const unsigned char *p, const unsigned char *end)
 {
     while (p < end && is(*p, C_BLANK))
@@ -460,6 +445,27 @@ static int room(struct scanner *sc, size_t n)
     return 0;
 }
 
+/* The first byte at p that is a or b, or end: 16 bytes at a time inline, without
+ * memchr's call (attribute values are short: a call and a second pass for the '&'
+ * cost more than the value). */
+static inline const unsigned char *find2(const unsigned char *p, const unsigned char *end,
+                                         unsigned char a, unsigned char b)
+{
+#ifdef __SSE2__
+    const __m128i va = _mm_set1_epi8((char)a), vb = _mm_set1_epi8((char)b);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned m =
+            (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, va), _mm_cmpeq_epi8(v, vb)));
+        if (m) return p + __builtin_ctz(m);
+        p += 16;
+    }
+#endif
+    while (p < end && *p != a && *p != b)
+        p++;
+    return p;
+}
+
 /* htmlParseAttValue at p (after '=' and blanks); the value is appended to sc->attrs,
  * with its NUL, when kept (the caller made room for it: a value decoded is no longer
  * than the text it is read from). */
@@ -468,17 +474,21 @@ static const unsigned char *att_value(struct scanner *sc, const unsigned char *p
     const unsigned char *end = sc->end;
     unsigned char stop = 0;
     if (p < end && (*p == '"' || *p == '\'')) stop = *p++;
+    const unsigned char *run = p;
     if (stop) { /* references never hide the quote */
-        const unsigned char *q = find(p, end, stop);
-        if (!keep) return q ? q + 1 : end;
-        size_t n = (size_t)((q ? q : end) - p);
-        if (!has_byte(p, n, end, '&')) { /* nothing to decode: the value as it is */
-            if (buf_append(&sc->attrs, p, n) != 0) goto fail;
-            sc->attrs.n++; /* and the NUL buf_append keeps after it */
+        if (!keep) {
+            const unsigned char *q = find(p, end, stop);
             return q ? q + 1 : end;
         }
+        p = find2(p, end, stop, '&');
+        if (p == end || *p == stop) { /* nothing to decode: the value as it is */
+            size_t n = (size_t)(p - run);
+            memcpy(sc->attrs.p + sc->attrs.n, run, n); /* room was made */
+            sc->attrs.p[sc->attrs.n + n] = '\0';
+            sc->attrs.n += n + 1;
+            return p < end ? p + 1 : end;
+        }
     }
-    const unsigned char *run = p;
     int cut = !keep; /* nothing more is kept: a reference gave NUL */
     while (p < end) {
         unsigned char c = *p;
@@ -631,28 +641,6 @@ fail:
     return p;
 }
 
-/* htmlParseStartTag at '<' and a letter; *raw says whether <script> or <style>
- * text follows. Most tags are neither reported nor special: their name is only
- * hashed, and their attributes skipped. */
-static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p, enum raw *raw)
-{
-    const unsigned char *end = sc->end;
-    *raw = RAW_NONE;
-    if (sc->title_state == T_IN) { /* an element inside the title: libxml2's tree decides */
-        sc->rc = UNSURE;
-        return p;
-    }
-    unsigned h;
-    const unsigned char *q = name_at(p + 1, end, &h);
-    bit_add(sc->opened, h & 255);
-    if (bit_has(sc->wanted, h & 255) || h == sc->special[0] || h == sc->special[1] ||
-        h == sc->special[2])
-        return named_start_tag(sc, p, q, h, raw);
-    q = skip_attrs(sc, skip_blanks(q, end));
-    if (q < end) q += *q == '>' ? 1 : 2; /* '>' or "/>" */
-    return q;
-}
-
 /* The rest of an end tag after its name: htmlParseEndTag skips to the first '>'. */
 static inline const unsigned char *end_of_end_tag(const unsigned char *p, const unsigned char *end)
 {
@@ -687,7 +675,8 @@ static const unsigned char *end_tag(struct scanner *sc, const unsigned char *p)
 /* The text of a <script> or <style> from p: htmlParseContentInternal with that
  * element current, which hands the text to htmlParseScript. Returns where markup
  * starts again. */
-static const unsigned char *raw_text(struct scanner *sc, const unsigned char *p, enum raw raw)
+static __attribute__((noinline)) const unsigned char *raw_text(struct scanner *sc,
+                                                               const unsigned char *p, enum raw raw)
 {
     const unsigned char *end = sc->end;
     const char *elem = raw == RAW_SCRIPT ? "script" : "style";
@@ -790,13 +779,47 @@ static int at_comment(const unsigned char *p, const unsigned char *end)
     return end - p >= 4 && p[0] == '<' && p[1] == '!' && p[2] == '-' && p[3] == '-';
 }
 
-/* A start tag, and the raw text after it when it opened a <script> or <style>. */
-static const unsigned char *element(struct scanner *sc, const unsigned char *p)
+/* A start tag that may be reported, or be a <title>, <script> or <style>, and the
+ * raw text after it when it opened a <script> or <style>. */
+static __attribute__((noinline)) const unsigned char *
+named_element(struct scanner *sc, const unsigned char *p, const unsigned char *q, unsigned h)
 {
-    enum raw raw;
-    p = start_tag(sc, p, &raw);
+    enum raw raw = RAW_NONE;
+    p = named_start_tag(sc, p, q, h, &raw);
     if (!sc->rc && raw != RAW_NONE) p = raw_text(sc, p, raw);
     return p;
+}
+
+/* The attributes of a start tag neither reported nor special, from q (after its
+ * name), and its end. */
+static __attribute__((noinline)) const unsigned char *tag_rest(struct scanner *sc,
+                                                               const unsigned char *q)
+{
+    const unsigned char *end = sc->end;
+    q = skip_attrs(sc, skip_blanks(q, end));
+    if (q < end) q += *q == '>' ? 1 : 2; /* '>' or "/>" */
+    return q;
+}
+
+/* htmlParseStartTag at '<' and a letter, and the raw text after it when it opened a
+ * <script> or <style>. Most tags are neither reported nor special: their name is
+ * only hashed, and their attributes skipped; inline, and without a call for a tag
+ * without attributes. */
+static inline const unsigned char *element(struct scanner *sc, const unsigned char *p)
+{
+    const unsigned char *end = sc->end;
+    if (sc->title_state == T_IN) { /* an element inside the title: libxml2's tree decides */
+        sc->rc = UNSURE;
+        return p;
+    }
+    unsigned h;
+    const unsigned char *q = name_at(p + 1, end, &h);
+    bit_add(sc->opened, h & 255);
+    if (bit_has(sc->wanted, h & 255) || h == sc->special[0] || h == sc->special[1] ||
+        h == sc->special[2])
+        return named_element(sc, p, q, h);
+    if (q < end && *q == '>') return q + 1;
+    return tag_rest(sc, q);
 }
 
 /* htmlParseContentInternal from p to the end of the text. */
