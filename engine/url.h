@@ -80,6 +80,11 @@ int url_resolve_normalize(const char *base, const char *ref, const url_norm_opts
 typedef struct url_base {
     const char *url;              /* as given, not copied: it must outlive the base */
     size_t len, path, dir, query; /* where the fast path cuts it; len 0: no fast path */
+    /* Where each directory of the path starts (after its '/'), the root first and
+     * dir last, for "../" references; ndirs 0 when there are more than fit (the fast
+     * path then walks the path back). */
+    unsigned short dirs[16];
+    unsigned ndirs;
 } url_base_t;
 
 /* Prepare base (NULL: none, and references resolve against themselves, so that

@@ -232,6 +232,10 @@ void url_base_prepare(const char *base, url_base_t *b)
     b->path = path;
     b->dir = dir;
     b->query = query;
+    size_t nd = 0, cap = sizeof(b->dirs) / sizeof(b->dirs[0]);
+    for (size_t k = path; k < dir && nd <= cap; k++)
+        if (base[k] == '/' && nd++ < cap) b->dirs[nd - 1] = (unsigned short)(k + 1);
+    b->ndirs = nd <= cap ? (unsigned)nd : 0;
 }
 
 /* resolve_buf for the commonest references, a path of pchar (no '%') and '/' without
@@ -249,13 +253,12 @@ static inline int resolve_path(const url_base_t *b, const char *ref, int keep_fr
     int relative = r[0] != '/';
     size_t keep = relative ? b->dir : b->path;
     if (r[0] == '.') {
+        size_t up = 0; /* "../" segments */
         for (;;) {
             if (r[1] == '/') {
                 r += 2;
             } else if (r[1] == '.' && r[2] == '/') {
-                if (keep > b->path + 1) /* b->url[keep - 1] is a '/': the one before it */
-                    for (keep--; b->url[keep - 1] != '/'; keep--) {
-                    }
+                up++;
                 r += 3;
             } else {
                 return -1; /* ".", "..", ".a" and the like */
@@ -263,6 +266,13 @@ static inline int resolve_path(const url_base_t *b, const char *ref, int keep_fr
             if (r[0] != '.') break;
         }
         if (r[0] == '/') return -1; /* an empty segment after the dots: resolve_any's */
+        /* Each "../" a directory up from b->dir, but not above the root. */
+        if (up && b->ndirs)
+            keep = b->dirs[up < b->ndirs ? b->ndirs - 1 - up : 0];
+        else
+            for (; up && keep > b->path + 1; up--) /* b->url[keep - 1] is a '/' */
+                for (keep--; b->url[keep - 1] != '/'; keep--) {
+                }
     } else if (!relative && r[1] == '/') {
         return -1; /* "//host" is not a path */
     }
