@@ -102,6 +102,13 @@ int url_resolve_base(const url_base_t *b, const char *ref, const url_norm_opts_t
  * way); else an error as url_resolve_base gives it. */
 int url_resolve_into(const url_base_t *b, const char *ref, char *buf, size_t *len, int *normal);
 
+/* The commonest case of url_resolve_into, without writing the URL: a plain path
+ * reference against a base in normal form, whose target (in normal form) is the
+ * first *keep bytes of b->url and then the *rest_len bytes at *rest (in ref). URL_OK,
+ * or -1 for any other reference, which url_resolve_into then takes. */
+int url_resolve_parts(const url_base_t *b, const char *ref, size_t *keep, const char **rest,
+                      size_t *rest_len);
+
 /* For an http(s) URL already in normalized form (as url_normalize gives it, and
  * plainly so: the test is conservative), its host (not copied: *host points into
  * url, *host_len bytes, a name or an IPv4 address) and port (given, or the scheme's);
