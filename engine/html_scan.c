@@ -252,29 +252,15 @@ static inline const unsigned char *find2(const unsigned char *p, const unsigned 
     return p;
 }
 
-/* htmlParseAttValue at p (after '=' and blanks); the value is appended to sc->attrs,
- * with its NUL, when kept (the caller made room for it: a value decoded is no longer
- * than the text it is read from). */
-static const unsigned char *att_value(struct scanner *sc, const unsigned char *p, int keep)
+/* htmlParseAttValue at p (after '=' and blanks), any value: references decoded (see
+ * att_value). */
+static __attribute__((noinline)) const unsigned char *
+att_value_any(struct scanner *sc, const unsigned char *p, int keep)
 {
     const unsigned char *end = sc->end;
     unsigned char stop = 0;
     if (p < end && (*p == '"' || *p == '\'')) stop = *p++;
     const unsigned char *run = p;
-    if (stop) { /* references never hide the quote */
-        if (!keep) {
-            const unsigned char *q = find(p, end, stop);
-            return q ? q + 1 : end;
-        }
-        p = find2(p, end, stop, '&');
-        if (p == end || *p == stop) { /* nothing to decode: the value as it is */
-            size_t n = (size_t)(p - run);
-            memcpy(sc->attrs.p + sc->attrs.n, run, n); /* room was made */
-            sc->attrs.p[sc->attrs.n + n] = '\0';
-            sc->attrs.n += n + 1;
-            return p < end ? p + 1 : end;
-        }
-    }
     int cut = !keep; /* nothing more is kept: a reference gave NUL */
     while (p < end) {
         unsigned char c = *p;
@@ -306,6 +292,39 @@ static const unsigned char *att_value(struct scanner *sc, const unsigned char *p
 fail:
     sc->rc = FAILED;
     return p;
+}
+
+/* htmlParseAttValue at p (after '=' and blanks); the value is appended to sc->attrs,
+ * with its NUL, when kept (the caller made room for it: a value decoded is no longer
+ * than the text it is read from). Inline for the commonest value, quoted without a
+ * reference. */
+static inline const unsigned char *att_value(struct scanner *sc, const unsigned char *p, int keep)
+{
+    const unsigned char *end = sc->end;
+    if (p < end && (*p == '"' || *p == '\'')) { /* references never hide the quote */
+        unsigned char stop = *p;
+        const unsigned char *v = p + 1, *q;
+        if (!keep) {
+            q = find(v, end, stop);
+            return q ? q + 1 : end;
+        }
+        q = find2(v, end, stop, '&');
+        if (q == end || *q == stop) { /* nothing to decode: the value as it is */
+            size_t n = (size_t)(q - v);
+            char *d = sc->attrs.p + sc->attrs.n; /* room was made */
+#ifdef __SSE2__
+            if (n < 16 && end - v >= 16 && sc->attrs.cap - sc->attrs.n >= 16)
+                _mm_storeu_si128((__m128i *)(void *)d,
+                                 _mm_loadu_si128((const __m128i *)(const void *)v));
+            else
+#endif
+                memcpy(d, v, n);
+            d[n] = '\0';
+            sc->attrs.n += n + 1;
+            return q < end ? q + 1 : end;
+        }
+    }
+    return att_value_any(sc, p, keep);
 }
 
 static int at_tag_end(const unsigned char *p, const unsigned char *end)
@@ -389,12 +408,11 @@ static int report(struct scanner *sc, const char *name)
 enum raw { RAW_NONE, RAW_SCRIPT, RAW_STYLE };
 
 /* start_tag for a tag that may be reported, or be a <title>, <script> or <style>:
- * the name from p + 1 to q (of that hash) is copied. Apart, so that the common case
- * stays small. */
-static __attribute__((noinline)) const unsigned char *named_start_tag(struct scanner *sc,
-                                                                      const unsigned char *p,
-                                                                      const unsigned char *q,
-                                                                      unsigned h, enum raw *raw)
+ * the name from p + 1 to q (of that hash) is copied. Apart (in named_element), so that
+ * the common case stays small. */
+static inline const unsigned char *named_start_tag(struct scanner *sc, const unsigned char *p,
+                                                   const unsigned char *q, unsigned h,
+                                                   enum raw *raw)
 {
     const unsigned char *end = sc->end;
     char name[HTML_NAME_MAX + 1];
@@ -444,8 +462,12 @@ static const unsigned char *end_tag(struct scanner *sc, const unsigned char *p)
     char name[HTML_NAME_MAX + 1];
     size_t nl;
     if (sc->title_state != T_IN) {
-        const unsigned char *q = skip_name(p + 2, sc->end);
-        return q == p + 2 ? q : end_of_end_tag(q, sc->end); /* no name: "</" is dropped */
+        /* The name is nothing to us, and holds no '>': the first '>' after its first
+         * character ends the tag. */
+        const unsigned char *q = p + 2;
+        if (q >= sc->end || !is(*q, C_START)) return q; /* no name: "</" is dropped */
+        q = find(q + 1, sc->end, '>');
+        return q ? q + 1 : sc->end;
     }
     const unsigned char *q = html_name(p + 2, sc->end, name, &nl);
     if (nl == 0) return p + 2;
