@@ -630,6 +630,41 @@ static inline const unsigned char *element(struct scanner *sc, const unsigned ch
     return tag_rest(sc, q);
 }
 
+/* Outside the title, from p: text, end tags and start tags neither reported nor
+ * special, which change nothing the scan knows but the names opened, in a loop of
+ * their own. Returns the '<' of other markup (*other set), or where the text goes on
+ * after a start tag that may be reported or special (which may change what the scan
+ * knows), or end. */
+static inline const unsigned char *outside(struct scanner *sc, const unsigned char *p, int *other)
+{
+    const unsigned char *end = sc->end;
+    *other = 0;
+    for (;;) {
+        if (p < end && *p != '<') {
+            if (p + 1 < end && p[1] == '<') /* a tag on the next line: skip the call */
+                p++;
+            else if (!(p = find(p, end, '<')))
+                return end;
+        }
+        if (p >= end) return end;
+        unsigned char c1 = p + 1 < end ? p[1] : 0;
+        if (c1 == '/') {
+            p = end_tag(sc, p);
+        } else if (is(c1, C_LETTER)) {
+            unsigned h;
+            const unsigned char *q = name_at(p + 1, end, &h);
+            bit_add(sc->opened, h & 255);
+            if (bit_has(sc->wanted, h & 255) || h == sc->special[0] || h == sc->special[1] ||
+                h == sc->special[2])
+                return named_element(sc, p, q, h);
+            p = q < end && *q == '>' ? q + 1 : tag_rest(sc, q);
+        } else {
+            *other = 1;
+            return p;
+        }
+    }
+}
+
 /* htmlParseContentInternal from p to the end of the text. */
 static void content(struct scanner *sc, const unsigned char *p)
 {
@@ -638,11 +673,11 @@ static void content(struct scanner *sc, const unsigned char *p)
         if (sc->title_state == T_IN) {
             p = title_text(sc, p);
             if (sc->rc) return;
-        } else if (p < end && *p != '<') {
-            if (p + 1 < end && p[1] == '<') /* a tag on the next line: skip the call */
-                p++;
-            else
-                p = find(p, end, '<');
+        } else {
+            int other;
+            p = outside(sc, p, &other);
+            if (p >= end) return;
+            if (!other) continue;
         }
         if (!p || p >= end) return;
         unsigned char c1 = p + 1 < end ? p[1] : 0;

@@ -316,7 +316,7 @@ static inline int resolve_path(const url_base_t *b, const char *ref, int keep_fr
 {
     size_t keep, n;
     const char *r;
-    if (resolve_path_parts(b, ref, keep_fragment, &keep, &r, &n) != URL_OK) return -1;
+    if (!b->url || resolve_path_parts(b, ref, keep_fragment, &keep, &r, &n) != URL_OK) return -1;
     memcpy(t, b->url, keep);
     memcpy(t + keep, r, n);
     t[keep + n] = '\0';
