@@ -210,12 +210,13 @@ struct html_strings {
 
 #define STRINGS_CHUNK 4096
 
-/* A copy of s (n bytes and a NUL) in *a; NULL when out of memory. */
-static inline char *strings_dup(struct html_strings **a, const char *s, size_t n)
+/* Room for n bytes in *a (in a new chunk when they do not fit), not taken yet:
+ * strings_take takes them. NULL when out of memory. */
+static inline char *strings_room(struct html_strings **a, size_t n)
 {
     struct html_strings *c = *a;
-    if (!c || c->cap - c->used < n + 1) {
-        size_t cap = n + 1 > STRINGS_CHUNK ? n + 1 : STRINGS_CHUNK;
+    if (!c || c->cap - c->used < n) {
+        size_t cap = n > STRINGS_CHUNK ? n : STRINGS_CHUNK;
         c = malloc(sizeof(*c) + cap);
         if (!c) return NULL;
         c->next = *a;
@@ -223,10 +224,23 @@ static inline char *strings_dup(struct html_strings **a, const char *s, size_t n
         c->cap = cap;
         *a = c;
     }
-    char *p = c->data + c->used;
+    return c->data + c->used;
+}
+
+/* Take the n bytes strings_room gave. */
+static inline void strings_take(struct html_strings *a, size_t n)
+{
+    a->used += n;
+}
+
+/* A copy of s (n bytes and a NUL) in *a; NULL when out of memory. */
+static inline char *strings_dup(struct html_strings **a, const char *s, size_t n)
+{
+    char *p = strings_room(a, n + 1);
+    if (!p) return NULL;
     memcpy(p, s, n);
     p[n] = '\0';
-    c->used += n + 1;
+    strings_take(*a, n + 1);
     return p;
 }
 
@@ -322,7 +336,7 @@ static const char *link_tag(const char *name, unsigned flags, const char **attr_
     return NULL;
 }
 
-static int keep(struct collect *c, const char **ref, const xmlChar *owned)
+static inline int keep(struct collect *c, const char **ref, const xmlChar *owned)
 {
     if (!c->copy_refs || owned) return 0;
     *ref = strings_dup(&c->copies, *ref, strlen(*ref));
@@ -443,16 +457,20 @@ static void map_put(struct map *m, const char *key, uint64_t hash, size_t val)
     m->slot[i] = (struct slot){key, hash, val};
 }
 
-/* The output index of the link url (len bytes, in buf): a new link, or the one it
- * repeats; MAP_ABSENT when out of memory. */
-static size_t add_link(html_links_t *out, struct map *urls, const char *url, size_t len, int normal,
-                       const struct cand *c)
+/* The output index of the link url (len bytes and a NUL): a new link, or the one it
+ * repeats; MAP_ABSENT when out of memory. placed: url is where strings_room put it in
+ * out->strings (taken when new), else it is copied there. */
+static inline size_t add_link(html_links_t *out, struct map *urls, const char *url, size_t len,
+                              int normal, const struct cand *c, int placed)
 {
     uint64_t h = url_hash(url, len);
     size_t i = map_get(urls, url, h);
     if (i != MAP_ABSENT) return i;
-    char *kept = strings_dup(&out->strings, url, len);
-    if (!kept) return MAP_ABSENT;
+    char *kept = (char *)url;
+    if (placed)
+        strings_take(out->strings, len + 1);
+    else if (!(kept = strings_dup(&out->strings, url, len)))
+        return MAP_ABSENT;
     if (out->n == out->cap) {
         size_t cap = out->cap ? out->cap * 2 : 64;
         html_link_t *v = realloc(out->v, cap * sizeof(*v));
@@ -509,12 +527,23 @@ static int resolve_all(struct collect *c, const char *doc_url, html_links_t *out
     char url[URL_MAX_LENGTH + 1];
     if (map_init(&urls, c->n, stack) != 0) goto done;
     for (size_t i = 0; i < c->n; i++) {
-        size_t len;
-        int normal;
-        const char *ref = c->v[i].ref;
-        /* mailto:, javascript: and the like fail at their scheme, at once. */
-        if (url_resolve_into(&base, ref, url, &len, &normal) != URL_OK) continue;
-        size_t before = out->n, k = add_link(out, &urls, url, len, normal, &c->v[i]);
+        size_t len, keep, rn, before = out->n, k;
+        const char *ref = c->v[i].ref, *rest;
+        if (url_resolve_parts(&base, ref, &keep, &rest, &rn) == URL_OK) {
+            /* The commonest reference: the link written once, where it is kept. */
+            len = keep + rn;
+            char *t = strings_room(&out->strings, len + 1);
+            if (!t) goto done;
+            memcpy(t, base.url, keep);
+            memcpy(t + keep, rest, rn);
+            t[len] = '\0';
+            k = add_link(out, &urls, t, len, 1, &c->v[i], 1);
+        } else {
+            int normal;
+            /* mailto:, javascript: and the like fail at their scheme, at once. */
+            if (url_resolve_into(&base, ref, url, &len, &normal) != URL_OK) continue;
+            k = add_link(out, &urls, url, len, normal, &c->v[i], 0);
+        }
         if (k == MAP_ABSENT) goto done;
         if (out->n > before && (c->flags & HTML_LINKS_TEXT) &&
             !(out->v[k].text = link_text(&c->v[i])))

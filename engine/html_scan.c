@@ -38,13 +38,11 @@
 #include "html_scan.h"
 
 #include "buf.h"
-#include "utf8.h"
+#include "html_scan_internal.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
-#include <libxml/HTMLparser.h>
-#include <libxml/parserInternals.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,33 +51,6 @@
 #define HTML_NAME_MAX 100 /* libxml2's HTML_PARSER_BUFFER_SIZE: longer names are cut there */
 
 enum { DONE = 0, UNSURE = 1, FAILED = -1 };
-
-/* Character classes, by byte. */
-enum {
-    C_BLANK = 1,    /* space, tab, LF, CR */
-    C_LETTER = 2,   /* ASCII letter */
-    C_NAME = 4,     /* in an HTML name after its first character: letter, digit : - _ . */
-    C_START = 8,    /* first character of an attribute name: letter _ : . */
-    C_XSTART = 16,  /* first character of an XML name (entity, PI target): letter _ : */
-    C_DROPPED = 32, /* C0 controls libxml2 drops from text: not XML characters */
-};
-
-/* By byte; the bytes from 0x80 are in no class. */
-static const unsigned char cls[256] = {
-    32, 32, 32, 32, 32, 32, 32, 32, 32, 1,  1,  32, 32, 1,  32, 32, /* C0 */
-    32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, /* C0 */
-    1,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  4,  12, 0,  /* space - . */
-    4,  4,  4,  4,  4,  4,  4,  4,  4,  4,  28, 0,  0,  0,  0,  0,  /* digits : */
-    0,  30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, /* A-O */
-    30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 0,  0,  0,  0,  28, /* P-Z _ */
-    0,  30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, /* a-o */
-    30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 0,  0,  0,  0,  0,  /* p-z */
-};
-
-static int is(unsigned char c, unsigned k)
-{
-    return (cls[c] & k) != 0;
-}
 
 /* By byte: a character of an HTML name (C_NAME) lower-cased, 0 for any other. */
 static const unsigned char name_lower[256] = {
@@ -92,12 +63,6 @@ static const unsigned char name_lower[256] = {
     0,   'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', /* a-o */
     'p', 'q', 'r', 's', 't', 'u', 'v', 'w', 'x', 'y', 'z', 0,   0,   0,   0,   0,   /* p-z */
 };
-
-static int add_utf8(struct buf *b, unsigned c)
-{
-    char u[4];
-    return buf_append(b, u, (size_t)(utf8_put(u, c) - u));
-}
 
 struct scanner {
     const unsigned char *end; /* of the text, which holds no NUL */
@@ -180,28 +145,6 @@ static const unsigned char *find(const unsigned char *p, const unsigned char *en
     return memchr(p, c, (size_t)(end - p));
 }
 
-/* Whether c is in the n bytes at p (p + n <= end): as find, the 16 bytes at p
- * inline (the text goes on past a short value) before memchr. */
-static int has_byte(const unsigned char *p, size_t n, const unsigned char *end, unsigned char c)
-{
-#ifdef __SSE2__
-    if (end - p >= 16) {
-        unsigned m = match16(p, c);
-        if (n < 16) return (m & ((1u << n) - 1)) != 0;
-        return m || memchr(p + 16, c, n - 16);
-    }
-#endif
-    (void)end;
-    return memchr(p, c, n) != NULL;
-}
-
-static const unsigned char *skip_blanks(const unsigned char *p, const unsigned char *end)
-{
-    while (p < end && is(*p, C_BLANK))
-        p++;
-    return p;
-}
-
 /* htmlParseHTMLName: a tag or attribute name at p, lower-cased in name (HTML_NAME_MAX + 1
  * bytes), *len 0 when there is none; returns the end of the name. */
 static inline const unsigned char *html_name(const unsigned char *p, const unsigned char *end,
@@ -247,178 +190,6 @@ static const unsigned char *skip_name(const unsigned char *p, const unsigned cha
     return p;
 }
 
-/* The code point of the UTF-8 character at p (the text is valid UTF-8), its length
- * in *len. */
-static inline unsigned utf8_char(const unsigned char *p, const unsigned char *end, size_t *len)
-{
-    unsigned c = p[0];
-    size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    if ((size_t)(end - p) < n) n = 1; /* cannot happen in valid UTF-8 */
-    if (n == 2) c &= 0x1F;
-    if (n == 3) c &= 0x0F;
-    if (n == 4) c &= 0x07;
-    for (size_t i = 1; i < n; i++)
-        c = c << 6 | (p[i] & 0x3Fu);
-    *len = n;
-    return c;
-}
-
-/* htmlParseNameComplex: an XML name read with libxml2's Unicode tables. */
-static const unsigned char *xml_name_complex(const unsigned char *p, const unsigned char *end)
-{
-    size_t l;
-    unsigned c = utf8_char(p, end, &l);
-    if (!IS_LETTER(c) && c != '_' && c != ':') return p;
-    for (p += l; p < end; p += l) {
-        c = utf8_char(p, end, &l);
-        if (!IS_LETTER(c) && !IS_DIGIT(c) && c != '.' && c != '-' && c != '_' && c != ':' &&
-            !IS_COMBINING(c) && !IS_EXTENDER(c))
-            break;
-    }
-    return p;
-}
-
-/* htmlParseName, for entity names, processing instruction targets and DOCTYPE names:
- * the end of the name at p, or p when there is none (libxml2 finds none when an ASCII
- * name runs to the end of the text too). */
-static const unsigned char *xml_name(const unsigned char *p, const unsigned char *end)
-{
-    if (p >= end) return p;
-    if (*p < 0x80) {
-        if (!is(*p, C_XSTART)) return p;
-        const unsigned char *q = p + 1;
-        while (q < end && is(*q, C_NAME))
-            q++;
-        if (q == end) return p;
-        if (*q < 0x80) return q;
-    }
-    return xml_name_complex(p, end); /* it starts over, and reads on past ASCII */
-}
-
-static int is_xml_char(unsigned c)
-{
-    if (c < 0x20) return c == 0x9 || c == 0xA || c == 0xD;
-    return c <= 0xD7FF || (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
-}
-
-static int hex_digit(unsigned char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-/* htmlParseCharRef at "&#": *value is the character, 0 when libxml2 finds none (not an
- * XML character, or no digits); returns the end of the reference. */
-static const unsigned char *char_ref(const unsigned char *p, const unsigned char *end,
-                                     unsigned *value)
-{
-    unsigned val = 0;
-    p += 2;
-    if (p < end && (*p == 'x' || *p == 'X')) {
-        for (p++; p < end && *p != ';'; p++) {
-            int d = hex_digit(*p);
-            if (d < 0) break;
-            if (val < 0x110000) val = val * 16 + (unsigned)d;
-        }
-    } else {
-        for (; p < end && *p != ';'; p++) {
-            if (*p < '0' || *p > '9') break;
-            if (val < 0x110000) val = val * 10 + (unsigned)(*p - '0');
-        }
-    }
-    if (p < end && *p == ';') p++;
-    *value = is_xml_char(val) ? val : 0;
-    return p;
-}
-
-/* htmlParseEntityRef just after a '&' (not "&#"): appends to out what libxml2 makes of
- * it (the character of a known name followed by ';', else '&' and the name, the ';'
- * left as text) and returns where the text goes on. */
-static const unsigned char *entity_ref(const unsigned char *p, const unsigned char *end,
-                                       struct buf *out, int *failed)
-{
-    const unsigned char *q = xml_name(p, end);
-    const htmlEntityDesc *ent = NULL;
-    if (q > p && q < end && *q == ';' && q - p < 32) {
-        char name[32];
-        memcpy(name, p, (size_t)(q - p));
-        name[q - p] = 0;
-        ent = htmlEntityLookup((const xmlChar *)name);
-    }
-    if (ent && ent->value > 0) {
-        if (add_utf8(out, ent->value) != 0) *failed = 1;
-        return q + 1;
-    }
-    if (buf_append(out, "&", 1) != 0 || buf_append(out, p, (size_t)(q - p)) != 0) *failed = 1;
-    return q;
-}
-
-/* ---- comments, processing instructions, DOCTYPE ---- */
-
-/* htmlParseComment at "<!--": the end of the comment, the end of the text when it is
- * never closed. */
-static const unsigned char *comment(const unsigned char *p, const unsigned char *end)
-{
-    const unsigned char *s = p + 4, *q = s + 2;
-    if (end - s < 3) return end; /* no room for "-->" */
-    while (q < end && (q = memchr(q, '>', (size_t)(end - q)))) {
-        if (q[-1] == '-' && q[-2] == '-') return q + 1;
-        if (q - 3 >= s && q[-1] == '!' && q[-2] == '-' && q[-3] == '-') return q + 1;
-        q++;
-    }
-    return end;
-}
-
-/* htmlParsePI at "<?". */
-static const unsigned char *pi(const unsigned char *p, const unsigned char *end)
-{
-    p += 2;
-    const unsigned char *q = xml_name(p, end);
-    if (q == p) return p; /* no target: "<?" is dropped, the rest is text */
-    if (q < end && *q == '>') return q + 1;
-    q = memchr(q, '>', (size_t)(end - q));
-    return q ? q + 1 : end;
-}
-
-static int at_ci(const unsigned char *p, const unsigned char *end, const char *upper)
-{
-    size_t n = strlen(upper);
-    if ((size_t)(end - p) < n) return 0;
-    for (size_t i = 0; i < n; i++)
-        if ((p[i] >= 'a' && p[i] <= 'z' ? p[i] - 32 : p[i]) != upper[i]) return 0;
-    return 1;
-}
-
-/* A system or public literal of a DOCTYPE (htmlParseSystemLiteral and
- * htmlParsePubidLiteral skip the same way). */
-static const unsigned char *literal(const unsigned char *p, const unsigned char *end)
-{
-    if (p >= end || (*p != '"' && *p != '\'')) return p;
-    const unsigned char *q = memchr(p + 1, *p, (size_t)(end - p - 1));
-    return q ? q + 1 : end;
-}
-
-/* htmlParseDocTypeDecl at "<!DOCTYPE". */
-static const unsigned char *doctype(const unsigned char *p, const unsigned char *end)
-{
-    p = skip_blanks(p + 9, end);
-    p = skip_blanks(xml_name(p, end), end);
-    if (at_ci(p, end, "SYSTEM")) {
-        p = literal(skip_blanks(p + 6, end), end);
-    } else if (at_ci(p, end, "PUBLIC")) {
-        p = skip_blanks(literal(skip_blanks(p + 6, end), end), end);
-        p = literal(p, end);
-    }
-    p = skip_blanks(p, end);
-    if (p < end && *p != '>') {
-        p = memchr(p, '>', (size_t)(end - p));
-        if (!p) return end;
-    }
-    return p < end ? p + 1 : end;
-}
-
 /* ---- tags ---- */
 
 /* Whether a start tag of this name (and name_bit) is reported. */
@@ -460,24 +231,35 @@ static int room(struct scanner *sc, size_t n)
     return 0;
 }
 
-/* htmlParseAttValue at p (after '=' and blanks); the value is appended to sc->attrs,
- * with its NUL, when kept (the caller made room for it: a value decoded is no longer
- * than the text it is read from). */
-static const unsigned char *att_value(struct scanner *sc, const unsigned char *p, int keep)
+/* The first byte at p that is a or b, or end: 16 bytes at a time inline, without
+ * memchr's call (attribute values are short: a call and a second pass for the '&'
+ * cost more than the value). */
+static inline const unsigned char *find2(const unsigned char *p, const unsigned char *end,
+                                         unsigned char a, unsigned char b)
+{
+#ifdef __SSE2__
+    const __m128i va = _mm_set1_epi8((char)a), vb = _mm_set1_epi8((char)b);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned m =
+            (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, va), _mm_cmpeq_epi8(v, vb)));
+        if (m) return p + __builtin_ctz(m);
+        p += 16;
+    }
+#endif
+    while (p < end && *p != a && *p != b)
+        p++;
+    return p;
+}
+
+/* htmlParseAttValue at p (after '=' and blanks), any value: references decoded (see
+ * att_value). */
+static __attribute__((noinline)) const unsigned char *
+att_value_any(struct scanner *sc, const unsigned char *p, int keep)
 {
     const unsigned char *end = sc->end;
     unsigned char stop = 0;
     if (p < end && (*p == '"' || *p == '\'')) stop = *p++;
-    if (stop) { /* references never hide the quote */
-        const unsigned char *q = find(p, end, stop);
-        if (!keep) return q ? q + 1 : end;
-        size_t n = (size_t)((q ? q : end) - p);
-        if (!has_byte(p, n, end, '&')) { /* nothing to decode: the value as it is */
-            if (buf_append(&sc->attrs, p, n) != 0) goto fail;
-            sc->attrs.n++; /* and the NUL buf_append keeps after it */
-            return q ? q + 1 : end;
-        }
-    }
     const unsigned char *run = p;
     int cut = !keep; /* nothing more is kept: a reference gave NUL */
     while (p < end) {
@@ -490,14 +272,14 @@ static const unsigned char *att_value(struct scanner *sc, const unsigned char *p
         if (buf_append(&sc->attrs, run, (size_t)(p - run)) != 0) goto fail;
         if (p + 1 < end && p[1] == '#') {
             unsigned v;
-            p = char_ref(p, end, &v);
+            p = scan_char_ref(p, end, &v);
             if (!v)
                 cut = 1;
-            else if (add_utf8(&sc->attrs, v) != 0)
+            else if (scan_add_utf8(&sc->attrs, v) != 0)
                 goto fail;
         } else {
             int failed = 0;
-            p = entity_ref(p + 1, end, &sc->attrs, &failed);
+            p = scan_entity_ref(p + 1, end, &sc->attrs, &failed);
             if (failed) goto fail;
         }
         run = p;
@@ -510,6 +292,39 @@ static const unsigned char *att_value(struct scanner *sc, const unsigned char *p
 fail:
     sc->rc = FAILED;
     return p;
+}
+
+/* htmlParseAttValue at p (after '=' and blanks); the value is appended to sc->attrs,
+ * with its NUL, when kept (the caller made room for it: a value decoded is no longer
+ * than the text it is read from). Inline for the commonest value, quoted without a
+ * reference. */
+static inline const unsigned char *att_value(struct scanner *sc, const unsigned char *p, int keep)
+{
+    const unsigned char *end = sc->end;
+    if (p < end && (*p == '"' || *p == '\'')) { /* references never hide the quote */
+        unsigned char stop = *p;
+        const unsigned char *v = p + 1, *q;
+        if (!keep) {
+            q = find(v, end, stop);
+            return q ? q + 1 : end;
+        }
+        q = find2(v, end, stop, '&');
+        if (q == end || *q == stop) { /* nothing to decode: the value as it is */
+            size_t n = (size_t)(q - v);
+            char *d = sc->attrs.p + sc->attrs.n; /* room was made */
+#ifdef __SSE2__
+            if (n < 16 && end - v >= 16 && sc->attrs.cap - sc->attrs.n >= 16)
+                _mm_storeu_si128((__m128i *)(void *)d,
+                                 _mm_loadu_si128((const __m128i *)(const void *)v));
+            else
+#endif
+                memcpy(d, v, n);
+            d[n] = '\0';
+            sc->attrs.n += n + 1;
+            return q < end ? q + 1 : end;
+        }
+    }
+    return att_value_any(sc, p, keep);
 }
 
 static int at_tag_end(const unsigned char *p, const unsigned char *end)
@@ -593,12 +408,11 @@ static int report(struct scanner *sc, const char *name)
 enum raw { RAW_NONE, RAW_SCRIPT, RAW_STYLE };
 
 /* start_tag for a tag that may be reported, or be a <title>, <script> or <style>:
- * the name from p + 1 to q (of that hash) is copied. Apart, so that the common case
- * stays small. */
-static __attribute__((noinline)) const unsigned char *named_start_tag(struct scanner *sc,
-                                                                      const unsigned char *p,
-                                                                      const unsigned char *q,
-                                                                      unsigned h, enum raw *raw)
+ * the name from p + 1 to q (of that hash) is copied. Apart (in named_element), so that
+ * the common case stays small. */
+static inline const unsigned char *named_start_tag(struct scanner *sc, const unsigned char *p,
+                                                   const unsigned char *q, unsigned h,
+                                                   enum raw *raw)
 {
     const unsigned char *end = sc->end;
     char name[HTML_NAME_MAX + 1];
@@ -631,28 +445,6 @@ fail:
     return p;
 }
 
-/* htmlParseStartTag at '<' and a letter; *raw says whether <script> or <style>
- * text follows. Most tags are neither reported nor special: their name is only
- * hashed, and their attributes skipped. */
-static const unsigned char *start_tag(struct scanner *sc, const unsigned char *p, enum raw *raw)
-{
-    const unsigned char *end = sc->end;
-    *raw = RAW_NONE;
-    if (sc->title_state == T_IN) { /* an element inside the title: libxml2's tree decides */
-        sc->rc = UNSURE;
-        return p;
-    }
-    unsigned h;
-    const unsigned char *q = name_at(p + 1, end, &h);
-    bit_add(sc->opened, h & 255);
-    if (bit_has(sc->wanted, h & 255) || h == sc->special[0] || h == sc->special[1] ||
-        h == sc->special[2])
-        return named_start_tag(sc, p, q, h, raw);
-    q = skip_attrs(sc, skip_blanks(q, end));
-    if (q < end) q += *q == '>' ? 1 : 2; /* '>' or "/>" */
-    return q;
-}
-
 /* The rest of an end tag after its name: htmlParseEndTag skips to the first '>'. */
 static inline const unsigned char *end_of_end_tag(const unsigned char *p, const unsigned char *end)
 {
@@ -670,8 +462,12 @@ static const unsigned char *end_tag(struct scanner *sc, const unsigned char *p)
     char name[HTML_NAME_MAX + 1];
     size_t nl;
     if (sc->title_state != T_IN) {
-        const unsigned char *q = skip_name(p + 2, sc->end);
-        return q == p + 2 ? q : end_of_end_tag(q, sc->end); /* no name: "</" is dropped */
+        /* The name is nothing to us, and holds no '>': the first '>' after its first
+         * character ends the tag. */
+        const unsigned char *q = p + 2;
+        if (q >= sc->end || !is(*q, C_START)) return q; /* no name: "</" is dropped */
+        q = find(q + 1, sc->end, '>');
+        return q ? q + 1 : sc->end;
     }
     const unsigned char *q = html_name(p + 2, sc->end, name, &nl);
     if (nl == 0) return p + 2;
@@ -687,7 +483,8 @@ static const unsigned char *end_tag(struct scanner *sc, const unsigned char *p)
 /* The text of a <script> or <style> from p: htmlParseContentInternal with that
  * element current, which hands the text to htmlParseScript. Returns where markup
  * starts again. */
-static const unsigned char *raw_text(struct scanner *sc, const unsigned char *p, enum raw raw)
+static __attribute__((noinline)) const unsigned char *raw_text(struct scanner *sc,
+                                                               const unsigned char *p, enum raw raw)
 {
     const unsigned char *end = sc->end;
     const char *elem = raw == RAW_SCRIPT ? "script" : "style";
@@ -764,11 +561,11 @@ static const unsigned char *title_text(struct scanner *sc, const unsigned char *
             p += c == 0xEF ? 3 : 1;
         } else if (p + 1 < end && p[1] == '#') {
             unsigned v;
-            p = char_ref(p, end, &v);
-            if (v && add_utf8(&sc->title, v) != 0) goto fail;
+            p = scan_char_ref(p, end, &v);
+            if (v && scan_add_utf8(&sc->title, v) != 0) goto fail;
         } else {
             int failed = 0;
-            p = entity_ref(p + 1, end, &sc->title, &failed);
+            p = scan_entity_ref(p + 1, end, &sc->title, &failed);
             if (failed) goto fail;
         }
         run = p;
@@ -782,7 +579,7 @@ fail:
 
 static int at_doctype(const unsigned char *p, const unsigned char *end)
 {
-    return end - p >= 9 && p[0] == '<' && p[1] == '!' && at_ci(p + 2, end, "DOCTYPE");
+    return end - p >= 9 && p[0] == '<' && p[1] == '!' && scan_at_ci(p + 2, end, "DOCTYPE");
 }
 
 static int at_comment(const unsigned char *p, const unsigned char *end)
@@ -790,13 +587,82 @@ static int at_comment(const unsigned char *p, const unsigned char *end)
     return end - p >= 4 && p[0] == '<' && p[1] == '!' && p[2] == '-' && p[3] == '-';
 }
 
-/* A start tag, and the raw text after it when it opened a <script> or <style>. */
-static const unsigned char *element(struct scanner *sc, const unsigned char *p)
+/* A start tag that may be reported, or be a <title>, <script> or <style>, and the
+ * raw text after it when it opened a <script> or <style>. */
+static __attribute__((noinline)) const unsigned char *
+named_element(struct scanner *sc, const unsigned char *p, const unsigned char *q, unsigned h)
 {
-    enum raw raw;
-    p = start_tag(sc, p, &raw);
+    enum raw raw = RAW_NONE;
+    p = named_start_tag(sc, p, q, h, &raw);
     if (!sc->rc && raw != RAW_NONE) p = raw_text(sc, p, raw);
     return p;
+}
+
+/* The attributes of a start tag neither reported nor special, from q (after its
+ * name), and its end. */
+static __attribute__((noinline)) const unsigned char *tag_rest(struct scanner *sc,
+                                                               const unsigned char *q)
+{
+    const unsigned char *end = sc->end;
+    q = skip_attrs(sc, skip_blanks(q, end));
+    if (q < end) q += *q == '>' ? 1 : 2; /* '>' or "/>" */
+    return q;
+}
+
+/* htmlParseStartTag at '<' and a letter, and the raw text after it when it opened a
+ * <script> or <style>. Most tags are neither reported nor special: their name is
+ * only hashed, and their attributes skipped; inline, and without a call for a tag
+ * without attributes. */
+static inline const unsigned char *element(struct scanner *sc, const unsigned char *p)
+{
+    const unsigned char *end = sc->end;
+    if (sc->title_state == T_IN) { /* an element inside the title: libxml2's tree decides */
+        sc->rc = UNSURE;
+        return p;
+    }
+    unsigned h;
+    const unsigned char *q = name_at(p + 1, end, &h);
+    bit_add(sc->opened, h & 255);
+    if (bit_has(sc->wanted, h & 255) || h == sc->special[0] || h == sc->special[1] ||
+        h == sc->special[2])
+        return named_element(sc, p, q, h);
+    if (q < end && *q == '>') return q + 1;
+    return tag_rest(sc, q);
+}
+
+/* Outside the title, from p: text, end tags and start tags neither reported nor
+ * special, which change nothing the scan knows but the names opened, in a loop of
+ * their own. Returns the '<' of other markup (*other set), or where the text goes on
+ * after a start tag that may be reported or special (which may change what the scan
+ * knows), or end. */
+static inline const unsigned char *outside(struct scanner *sc, const unsigned char *p, int *other)
+{
+    const unsigned char *end = sc->end;
+    *other = 0;
+    for (;;) {
+        if (p < end && *p != '<') {
+            if (p + 1 < end && p[1] == '<') /* a tag on the next line: skip the call */
+                p++;
+            else if (!(p = find(p, end, '<')))
+                return end;
+        }
+        if (p >= end) return end;
+        unsigned char c1 = p + 1 < end ? p[1] : 0;
+        if (c1 == '/') {
+            p = end_tag(sc, p);
+        } else if (is(c1, C_LETTER)) {
+            unsigned h;
+            const unsigned char *q = name_at(p + 1, end, &h);
+            bit_add(sc->opened, h & 255);
+            if (bit_has(sc->wanted, h & 255) || h == sc->special[0] || h == sc->special[1] ||
+                h == sc->special[2])
+                return named_element(sc, p, q, h);
+            p = q < end && *q == '>' ? q + 1 : tag_rest(sc, q);
+        } else {
+            *other = 1;
+            return p;
+        }
+    }
 }
 
 /* htmlParseContentInternal from p to the end of the text. */
@@ -807,11 +673,11 @@ static void content(struct scanner *sc, const unsigned char *p)
         if (sc->title_state == T_IN) {
             p = title_text(sc, p);
             if (sc->rc) return;
-        } else if (p < end && *p != '<') {
-            if (p + 1 < end && p[1] == '<') /* a tag on the next line: skip the call */
-                p++;
-            else
-                p = find(p, end, '<');
+        } else {
+            int other;
+            p = outside(sc, p, &other);
+            if (p >= end) return;
+            if (!other) continue;
         }
         if (!p || p >= end) return;
         unsigned char c1 = p + 1 < end ? p[1] : 0;
@@ -824,25 +690,25 @@ static void content(struct scanner *sc, const unsigned char *p)
                 sc->rc = UNSURE;
                 return;
             }
-            p = doctype(p, end);
+            p = scan_doctype(p, end);
             /* The same turn of libxml2's loop goes on without looking for an end tag
              * (or another DOCTYPE): a '<' that starts no comment, processing
              * instruction or start tag is text. */
             if (p < end && *p == '<') {
                 c1 = p + 1 < end ? p[1] : 0;
                 if (at_comment(p, end))
-                    p = comment(p, end);
+                    p = scan_comment(p, end);
                 else if (c1 == '?')
-                    p = pi(p, end);
+                    p = scan_pi(p, end);
                 else if (is(c1, C_LETTER))
                     p = element(sc, p);
                 else
                     p++;
             }
         } else if (at_comment(p, end)) {
-            p = comment(p, end);
+            p = scan_comment(p, end);
         } else if (c1 == '?') {
-            p = pi(p, end);
+            p = scan_pi(p, end);
         } else {
             if (sc->title_state == T_IN && buf_append(&sc->title, "<", 1) != 0) sc->rc = FAILED;
             p++;
@@ -855,8 +721,8 @@ static const unsigned char *misc(const unsigned char *p, const unsigned char *en
 {
     p = skip_blanks(p, end);
     while (at_comment(p, end) || (end - p >= 2 && p[0] == '<' && p[1] == '?')) {
-        if (at_comment(p, end)) p = comment(p, end);
-        if (end - p >= 2 && p[0] == '<' && p[1] == '?') p = pi(p, end);
+        if (at_comment(p, end)) p = scan_comment(p, end);
+        if (end - p >= 2 && p[0] == '<' && p[1] == '?') p = scan_pi(p, end);
         p = skip_blanks(p, end);
     }
     return p;
@@ -886,7 +752,7 @@ int html_scan_tags(const char *text, size_t len, const char *const *tags, html_t
     if (end - p >= 3 && memcmp(p, bom, 3) == 0) p += 3;
     if (end - p >= 4 && memcmp(p, bom, 3) == 0) p += 3;
     p = misc(p, end);
-    if (at_doctype(p, end)) p = misc(doctype(p, end), end);
+    if (at_doctype(p, end)) p = misc(scan_doctype(p, end), end);
     content(&sc, p);
     *kept = sc.attrs;
     free(sc.atts);

@@ -80,6 +80,11 @@ int url_resolve_normalize(const char *base, const char *ref, const url_norm_opts
 typedef struct url_base {
     const char *url;              /* as given, not copied: it must outlive the base */
     size_t len, path, dir, query; /* where the fast path cuts it; len 0: no fast path */
+    /* Where each directory of the path starts (after its '/'), the root first and
+     * dir last, for "../" references; ndirs 0 when there are more than fit (the fast
+     * path then walks the path back). */
+    unsigned short dirs[16];
+    unsigned ndirs;
 } url_base_t;
 
 /* Prepare base (NULL: none, and references resolve against themselves, so that
@@ -96,6 +101,13 @@ int url_resolve_base(const url_base_t *b, const char *ref, const url_norm_opts_t
  * and *normal 1 when it is in the form url_host_port_fast takes (checked on the
  * way); else an error as url_resolve_base gives it. */
 int url_resolve_into(const url_base_t *b, const char *ref, char *buf, size_t *len, int *normal);
+
+/* The commonest case of url_resolve_into, without writing the URL: a plain path
+ * reference against a base in normal form, whose target (in normal form) is the
+ * first *keep bytes of b->url and then the *rest_len bytes at *rest (in ref). URL_OK,
+ * or -1 for any other reference, which url_resolve_into then takes. */
+int url_resolve_parts(const url_base_t *b, const char *ref, size_t *keep, const char **rest,
+                      size_t *rest_len);
 
 /* For an http(s) URL already in normalized form (as url_normalize gives it, and
  * plainly so: the test is conservative), its host (not copied: *host points into

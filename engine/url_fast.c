@@ -232,6 +232,22 @@ void url_base_prepare(const char *base, url_base_t *b)
     b->path = path;
     b->dir = dir;
     b->query = query;
+    size_t nd = 0, cap = sizeof(b->dirs) / sizeof(b->dirs[0]);
+    for (size_t k = path; k < dir && nd <= cap; k++)
+        if (base[k] == '/' && nd++ < cap) b->dirs[nd - 1] = (unsigned short)(k + 1);
+    b->ndirs = nd <= cap ? (unsigned)nd : 0;
+}
+
+/* The end of the run of PATH_PLAIN 1 bytes at r[n], four at a time (the NUL that
+ * ends r is not one: no byte after it is read). */
+static inline size_t plain_run(const unsigned char *r, size_t n)
+{
+    for (;; n += 4) {
+        if (PATH_PLAIN[r[n]] != 1) return n;
+        if (PATH_PLAIN[r[n + 1]] != 1) return n + 1;
+        if (PATH_PLAIN[r[n + 2]] != 1) return n + 2;
+        if (PATH_PLAIN[r[n + 3]] != 1) return n + 3;
+    }
 }
 
 /* resolve_buf for the commonest references, a path of pchar (no '%') and '/' without
@@ -242,20 +258,19 @@ void url_base_prepare(const char *base, url_base_t *b)
  * "../" a directory up, but not above the root, as remove_dot_segments has it), then
  * the reference, and in normal form as it is. -1 for any other reference (or a target
  * too long): the rest of resolve_buf takes it. */
-static inline int resolve_path(const url_base_t *b, const char *ref, int keep_fragment, char *t,
-                               size_t *len)
+static inline int resolve_path_parts(const url_base_t *b, const char *ref, int keep_fragment,
+                                     size_t *keep_out, const char **rest, size_t *rest_len)
 {
     const unsigned char *r = (const unsigned char *)ref;
     int relative = r[0] != '/';
     size_t keep = relative ? b->dir : b->path;
     if (r[0] == '.') {
+        size_t up = 0; /* "../" segments */
         for (;;) {
             if (r[1] == '/') {
                 r += 2;
             } else if (r[1] == '.' && r[2] == '/') {
-                if (keep > b->path + 1) /* b->url[keep - 1] is a '/': the one before it */
-                    for (keep--; b->url[keep - 1] != '/'; keep--) {
-                    }
+                up++;
                 r += 3;
             } else {
                 return -1; /* ".", "..", ".a" and the like */
@@ -263,6 +278,13 @@ static inline int resolve_path(const url_base_t *b, const char *ref, int keep_fr
             if (r[0] != '.') break;
         }
         if (r[0] == '/') return -1; /* an empty segment after the dots: resolve_any's */
+        /* Each "../" a directory up from b->dir, but not above the root. */
+        if (up && b->ndirs)
+            keep = b->dirs[up < b->ndirs ? b->ndirs - 1 - up : 0];
+        else
+            for (; up && keep > b->path + 1; up--) /* b->url[keep - 1] is a '/' */
+                for (keep--; b->url[keep - 1] != '/'; keep--) {
+                }
     } else if (!relative && r[1] == '/') {
         return -1; /* "//host" is not a path */
     }
@@ -271,8 +293,8 @@ static inline int resolve_path(const url_base_t *b, const char *ref, int keep_fr
     int slash = !relative || r != (const unsigned char *)ref;
     size_t n = 0;
     for (;; n++) {
+        n = plain_run(r, n);
         unsigned c = r[n];
-        if (PATH_PLAIN[c] == 1) continue;
         if (c == '/') {
             if (r[n + 1] == '.') return -1; /* maybe a dot segment */
             slash = 1;
@@ -282,11 +304,31 @@ static inline int resolve_path(const url_base_t *b, const char *ref, int keep_fr
     }
     if ((r[n] != '\0' && (r[n] != '#' || keep_fragment)) || n == 0) return -1;
     if (keep + n > URL_MAX_LENGTH) return -1;
+    *keep_out = keep;
+    *rest = (const char *)r;
+    *rest_len = n;
+    return URL_OK;
+}
+
+/* resolve_path_parts, the target written at t. */
+static inline int resolve_path(const url_base_t *b, const char *ref, int keep_fragment, char *t,
+                               size_t *len)
+{
+    size_t keep, n;
+    const char *r;
+    if (!b->url || resolve_path_parts(b, ref, keep_fragment, &keep, &r, &n) != URL_OK) return -1;
     memcpy(t, b->url, keep);
     memcpy(t + keep, r, n);
     t[keep + n] = '\0';
     *len = keep + n;
     return URL_OK;
+}
+
+int url_resolve_parts(const url_base_t *b, const char *ref, size_t *keep, const char **rest,
+                      size_t *rest_len)
+{
+    if (!b->len) return -1;
+    return resolve_path_parts(b, ref, 0, keep, rest, rest_len);
 }
 
 /* resolve_buf for any other reference. */
