@@ -174,15 +174,15 @@ static struct lc_names *names_cache(lua_State *L, lc_state_t *st)
 }
 
 /* Headers keyed by lower-case name; repeated names joined with ", ". */
-static void push_headers(lua_State *L, lc_state_t *st, const http_res_t *res)
+static void push_headers(lua_State *L, lc_state_t *st, const http_header_t *hdrs, int nheaders)
 {
     struct lc_names *cache = names_cache(L, st);
     int t = lua_gettop(L);
-    lua_createtable(L, 0, res->nheaders);
+    lua_createtable(L, 0, nheaders);
     char name[256];
     uint64_t names = 0; /* a bit per name hash: only a name whose bit is set may repeat */
-    for (int i = 0; i < res->nheaders; i++) {
-        const char *raw = res->headers[i].name;
+    for (int i = 0; i < nheaders; i++) {
+        const char *raw = hdrs[i].name;
         size_t n = strlen(raw);
         if (n >= sizeof(name)) continue;
         unsigned h = 0;
@@ -203,10 +203,10 @@ static void push_headers(lua_State *L, lc_state_t *st, const http_res_t *res)
         }
         if (lua_isnil(L, -1)) {
             lua_pop(L, 1);
-            lua_pushstring(L, res->headers[i].value);
+            lua_pushstring(L, hdrs[i].value);
         } else {
             lua_pushliteral(L, ", ");
-            lua_pushstring(L, res->headers[i].value);
+            lua_pushstring(L, hdrs[i].value);
             lua_concat(L, 3);
         }
         lua_rawset(L, -3);
@@ -216,9 +216,49 @@ static void push_headers(lua_State *L, lc_state_t *st, const http_res_t *res)
     lua_remove(L, t);
 }
 
+/* core.response_headers(body) -> res.headers, made on first use (init.lua) of the
+ * headers the body keeps (lua_body.c); nil for what is not a body. */
+static int l_response_headers(lua_State *L)
+{
+    int n = 0;
+    const http_header_t *hdrs = lc_body_headers(L, 1, &n);
+    if (!hdrs) return 0;
+    push_headers(L, lc_state(L), hdrs, n);
+    return 1;
+}
+
+/* core.response_header(body, name) -> res.headers[name] (name in lower case) without
+ * making res.headers: the value, or the values of a repeated name joined with ", ";
+ * nil when there is none, or for what is not a body. */
+static int l_response_header(lua_State *L)
+{
+    int n = 0;
+    const http_header_t *hdrs = lc_body_headers(L, 1, &n);
+    size_t len;
+    const char *name = luaL_checklstring(L, 2, &len);
+    if (!hdrs || len >= 256) return 0; /* res.headers keeps no longer name */
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        const char *raw = hdrs[i].name;
+        size_t j = 0;
+        for (; j < len && raw[j]; j++) {
+            unsigned char c = (unsigned char)raw[j];
+            if (c >= 'A' && c <= 'Z') c += 32;
+            if (c != (unsigned char)name[j]) break;
+        }
+        if (j != len || raw[j]) continue;
+        if (found) lua_pushliteral(L, ", ");
+        lua_pushstring(L, hdrs[i].value);
+        found++;
+    }
+    if (found > 1) lua_concat(L, 2 * found - 1);
+    return found ? 1 : 0;
+}
+
 /* The response: its fields pushed in the order init.lua's new_response takes them,
  * which builds the table (a table constructor with constant keys costs far less
- * than a lua_setfield per field). */
+ * than a lua_setfield per field). Its headers stay in the body until read
+ * (l_response_headers): making them was most of the Lua strings a page made. */
 static int build_response(lua_State *L)
 {
     struct op *op = lua_touserdata(L, 1);
@@ -233,7 +273,6 @@ static int build_response(lua_State *L)
     lua_rawgeti(L, LUA_REGISTRYINDEX, st->new_response_ref);
     lua_pushnumber(L, (double)res->status);
     lua_pushstring(L, res->url);
-    push_headers(L, st, res);
     /* The body, and the facts read on first use (res.time, res.ip...: lua_body.c);
      * the one an earlier attempt made if there is one (deliver). */
     lua_pushlightuserdata(L, (void *)&BODY_KEY);
@@ -245,7 +284,7 @@ static int build_response(lua_State *L)
     }
     lua_pushboolean(L, res->truncated);
     lua_pushnumber(L, (double)res->body_len); /* res.size, read for most pages */
-    lua_call(L, 6, 1);
+    lua_call(L, 5, 1);
     return hand_over(L, op, 1);
 }
 
@@ -683,6 +722,8 @@ static const luaL_Reg funcs[] = {
     {"check_networks", l_check_networks},
     {"check_fetch_options", l_check_fetch_options},
     {"fetch_options", l_fetch_options},
+    {"response_headers", l_response_headers},
+    {"response_header", l_response_header},
     {NULL, NULL},
 };
 
