@@ -23,37 +23,28 @@ struct op {
     int nresults; /* the builder moved onto the task */
 };
 
-/* The registry key of the error a builder's failure hands over: made before the
- * operation starts (ready_oom_error), since a builder fails when memory runs out,
- * and then nothing more can be made. */
-static const char OOM_ERROR_KEY = 0;
-
+/* The error a builder's failure hands over, in the registry at st->oom_error_ref
+ * (0 until made): made before the operation starts, since a builder fails when
+ * memory runs out, and then nothing more can be made. A reference rather than a
+ * key: a flag to test, and a lua_rawgeti to fetch it, for every fetch. */
 static void ready_oom_error(lua_State *L, lc_state_t *st)
 {
-    lua_pushlightuserdata(L, (void *)&OOM_ERROR_KEY);
-    lua_rawget(L, LUA_REGISTRYINDEX);
-    int ready = !lua_isnil(L, -1);
-    lua_pop(L, 1);
-    if (ready) return;
-    lua_pushlightuserdata(L, (void *)&OOM_ERROR_KEY);
+    if (st->oom_error_ref) return;
     lc_push_error(L, st, "memory", "out of memory building the result");
-    lua_rawset(L, LUA_REGISTRYINDEX);
+    st->oom_error_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-/* The registry key of the body a response builder made in an attempt that failed
- * later, for the next attempt: the body is taken from the transfer once. The key is
- * made with the state (false when empty), so that storing under it allocates
- * nothing. */
-static const char BODY_KEY = 0;
-
-static void set_kept_body(lua_State *L, int idx)
+/* The body a response builder made in an attempt that failed later, for the next
+ * attempt (the body is taken from the transfer once), in the registry at
+ * st->kept_body_ref: the reference is made with the state (false when empty), so
+ * that storing under it allocates nothing. */
+static void set_kept_body(lua_State *L, lc_state_t *st, int idx)
 {
-    lua_pushlightuserdata(L, (void *)&BODY_KEY);
     if (idx)
-        lua_pushvalue(L, idx < 0 ? idx - 1 : idx);
+        lua_pushvalue(L, idx);
     else
         lua_pushboolean(L, 0);
-    lua_rawset(L, LUA_REGISTRYINDEX);
+    lua_rawseti(L, LUA_REGISTRYINDEX, st->kept_body_ref);
 }
 
 /* Building a result allocates, and an allocation may run a step of the collector
@@ -97,14 +88,13 @@ static void deliver(struct op *op, int builder)
         if (status == 0) break;
         mem += report_build_error(op->st, L, status);
     }
-    set_kept_body(L, 0);
+    set_kept_body(L, op->st, 0);
     int n = op->nresults;
     if (status != 0) {
         /* Out of memory: report it to the task as a failed operation, with the
-         * error made beforehand (a rawget with this key allocates nothing). */
+         * error made beforehand (a lua_rawgeti allocates nothing). */
         lua_pushnil(co);
-        lua_pushlightuserdata(co, (void *)&OOM_ERROR_KEY);
-        lua_rawget(co, LUA_REGISTRYINDEX);
+        lua_rawgeti(co, LUA_REGISTRYINDEX, op->st->oom_error_ref);
         n = 2;
     }
     task_wake(op->task, n);
@@ -275,12 +265,11 @@ static int build_response(lua_State *L)
     lua_pushstring(L, res->url);
     /* The body, and the facts read on first use (res.time, res.ip...: lua_body.c);
      * the one an earlier attempt made if there is one (deliver). */
-    lua_pushlightuserdata(L, (void *)&BODY_KEY);
-    lua_rawget(L, LUA_REGISTRYINDEX);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, st->kept_body_ref);
     if (!lua_isuserdata(L, -1)) {
         lua_pop(L, 1);
         lc_push_body(L, st, res);
-        set_kept_body(L, -1);
+        set_kept_body(L, st, lua_gettop(L));
     }
     lua_pushboolean(L, res->truncated);
     lua_pushnumber(L, (double)res->body_len); /* res.size, read for most pages */
@@ -734,7 +723,8 @@ void lc_register_http(lua_State *L)
     st->build_response_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pushcfunction(L, build_answer);
     st->build_answer_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    set_kept_body(L, 0);
+    lua_pushboolean(L, 0);
+    st->kept_body_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     static const luaL_Reg prepared_meta[] = {{"__gc", l_prepared_gc}, {NULL, NULL}};
     lc_class(L, PREPARED_METATABLE, prepared_meta, NULL);
     lc_setfuncs(L, funcs);
