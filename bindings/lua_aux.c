@@ -45,7 +45,10 @@ void *lc_toudata_either(lua_State *L, int idx, const char *name, const char *spe
     void *p = lua_touserdata(L, idx);
     if (!p || !lua_getmetatable(L, idx)) return NULL;
     lua_rawgeti(L, -1, 1); /* the tag lc_class gave it: no lookup in the registry */
-    const void *tag = lua_type(L, -1) == LUA_TLIGHTUSERDATA ? lua_touserdata(L, -1) : NULL;
+    /* NULL unless a (light or full) userdata: a full one's block is never a tag,
+     * which is the address of a class's name. No lua_type first: these checks run
+     * several times a page. */
+    const void *tag = lua_touserdata(L, -1);
     lua_pop(L, 2);
     return tag && (tag == name || tag == spent) ? p : NULL;
 }

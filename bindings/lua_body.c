@@ -66,6 +66,11 @@ struct body {
     char version[4];         /* "1.0", "1.1", "2", "3" */
     char ip[48];             /* INET6_ADDRSTRLEN and more */
     http_capture_t *capture; /* a fetch with archive = true: what went over the wire */
+    /* The response's headers as the server sent them, in this userdata after the
+     * struct (names and values too): res.headers is made of them on first use
+     * (lc_body_headers), and most pages never read more than one. */
+    int nheaders;
+    http_header_t *headers;
 };
 
 /* The body at idx (given back or not), else NULL. */
@@ -126,6 +131,34 @@ static void copy_fact(char *dst, size_t n, const char *s)
     dst[len] = 0;
 }
 
+/* The bytes res's headers take in a body: their array and their strings. */
+static size_t headers_size(const http_res_t *res)
+{
+    size_t n = (size_t)res->nheaders * sizeof(http_header_t);
+    for (int i = 0; i < res->nheaders; i++)
+        n += strlen(res->headers[i].name) + strlen(res->headers[i].value) + 2;
+    return n;
+}
+
+/* Copy res's headers into b's userdata, after the struct (size bytes). */
+static void copy_headers(struct body *b, const http_res_t *res)
+{
+    b->nheaders = res->nheaders;
+    b->headers = (http_header_t *)(b + 1);
+    char *p = (char *)(b->headers + res->nheaders);
+    for (int i = 0; i < res->nheaders; i++) {
+        const char *fields[2] = {res->headers[i].name, res->headers[i].value};
+        for (int j = 0; j < 2; j++) {
+            size_t len = strlen(fields[j]) + 1;
+            memcpy(p, fields[j], len);
+            fields[j] = p;
+            p += len;
+        }
+        b->headers[i].name = fields[0];
+        b->headers[i].value = fields[1];
+    }
+}
+
 void lc_push_body(lua_State *L, lc_state_t *st, const http_res_t *res)
 {
     /* The collection work first: a step may run a finalizer that raises, and after
@@ -133,7 +166,7 @@ void lc_push_body(lua_State *L, lc_state_t *st, const http_res_t *res)
      * deliver builds the response again, with the body this call made). */
     if (st->body_bytes + res->body_len > BODY_BUDGET)
         lua_gc(L, LUA_GCSTEP, (int)(res->body_len >> 10) + 1);
-    struct body *b = lua_newuserdata(L, sizeof(*b));
+    struct body *b = lua_newuserdata(L, sizeof(*b) + headers_size(res));
     b->data = NULL;
     b->len = 0;
     b->st = st;
@@ -148,6 +181,7 @@ void lc_push_body(lua_State *L, lc_state_t *st, const http_res_t *res)
     b->t_total = res->t_total;
     copy_fact(b->version, sizeof(b->version), res->http_version);
     copy_fact(b->ip, sizeof(b->ip), res->ip);
+    copy_headers(b, res);
     lc_getmetatable(L, BODY_METATABLE);
     lua_setmetatable(L, -2);
     if ((b->capture = http_res_take_capture(res)))
@@ -199,6 +233,14 @@ int lc_lend_body(lua_State *L, int idx, void (**release)(void *), void **arg)
     *release = shared_release;
     *arg = b->shared;
     return 0;
+}
+
+const http_header_t *lc_body_headers(lua_State *L, int idx, int *n)
+{
+    const struct body *b = to_body(L, idx);
+    if (!b) return NULL;
+    *n = b->nheaders;
+    return b->headers;
 }
 
 const char *lc_checkbytes(lua_State *L, int idx, size_t *len)
@@ -278,12 +320,19 @@ static int l_body_fact(lua_State *L)
     return 1;
 }
 
+/* core.body_elapsed(body) -> res.time.total without making res.time (the crawl's
+ * report and record read it for every page); nil for what is not a body. */
+static int l_body_elapsed(lua_State *L)
+{
+    const struct body *b = to_body(L, 1);
+    if (!b) return 0;
+    lua_pushnumber(L, b->t_total);
+    return 1;
+}
+
 static const luaL_Reg funcs[] = {
-    {"body_string", l_body_string},
-    {"body_free", l_body_free},
-    {"body_fact", l_body_fact},
-    {"body_write", l_body_write},
-    {NULL, NULL},
+    {"body_string", l_body_string}, {"body_elapsed", l_body_elapsed}, {"body_free", l_body_free},
+    {"body_fact", l_body_fact},     {"body_write", l_body_write},     {NULL, NULL},
 };
 
 void lc_register_body(lua_State *L)

@@ -12,6 +12,11 @@ void lc_push_body(lua_State *L, lc_state_t *st, const http_res_t *res);
 const char *lc_tobytes(lua_State *L, int idx, size_t *len);
 const char *lc_checkbytes(lua_State *L, int idx, size_t *len);
 
+/* The headers of the response whose body is at idx, as the server sent them, *n of
+ * them (they live as long as the body, after res:release() too); NULL for anything
+ * else. lua_http.c makes res.headers of them. */
+const http_header_t *lc_body_headers(lua_State *L, int idx, int *n);
+
 /* The exchanges a fetch with archive = true kept, held by the body at idx; NULL for
  * anything else (lua_warc.c writes them). */
 struct http_capture *lc_tocapture(lua_State *L, int idx);

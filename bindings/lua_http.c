@@ -23,37 +23,28 @@ struct op {
     int nresults; /* the builder moved onto the task */
 };
 
-/* The registry key of the error a builder's failure hands over: made before the
- * operation starts (ready_oom_error), since a builder fails when memory runs out,
- * and then nothing more can be made. */
-static const char OOM_ERROR_KEY = 0;
-
+/* The error a builder's failure hands over, in the registry at st->oom_error_ref
+ * (0 until made): made before the operation starts, since a builder fails when
+ * memory runs out, and then nothing more can be made. A reference rather than a
+ * key: a flag to test, and a lua_rawgeti to fetch it, for every fetch. */
 static void ready_oom_error(lua_State *L, lc_state_t *st)
 {
-    lua_pushlightuserdata(L, (void *)&OOM_ERROR_KEY);
-    lua_rawget(L, LUA_REGISTRYINDEX);
-    int ready = !lua_isnil(L, -1);
-    lua_pop(L, 1);
-    if (ready) return;
-    lua_pushlightuserdata(L, (void *)&OOM_ERROR_KEY);
+    if (st->oom_error_ref) return;
     lc_push_error(L, st, "memory", "out of memory building the result");
-    lua_rawset(L, LUA_REGISTRYINDEX);
+    st->oom_error_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-/* The registry key of the body a response builder made in an attempt that failed
- * later, for the next attempt: the body is taken from the transfer once. The key is
- * made with the state (false when empty), so that storing under it allocates
- * nothing. */
-static const char BODY_KEY = 0;
-
-static void set_kept_body(lua_State *L, int idx)
+/* The body a response builder made in an attempt that failed later, for the next
+ * attempt (the body is taken from the transfer once), in the registry at
+ * st->kept_body_ref: the reference is made with the state (false when empty), so
+ * that storing under it allocates nothing. */
+static void set_kept_body(lua_State *L, lc_state_t *st, int idx)
 {
-    lua_pushlightuserdata(L, (void *)&BODY_KEY);
     if (idx)
-        lua_pushvalue(L, idx < 0 ? idx - 1 : idx);
+        lua_pushvalue(L, idx);
     else
         lua_pushboolean(L, 0);
-    lua_rawset(L, LUA_REGISTRYINDEX);
+    lua_rawseti(L, LUA_REGISTRYINDEX, st->kept_body_ref);
 }
 
 /* Building a result allocates, and an allocation may run a step of the collector
@@ -97,14 +88,13 @@ static void deliver(struct op *op, int builder)
         if (status == 0) break;
         mem += report_build_error(op->st, L, status);
     }
-    set_kept_body(L, 0);
+    set_kept_body(L, op->st, 0);
     int n = op->nresults;
     if (status != 0) {
         /* Out of memory: report it to the task as a failed operation, with the
-         * error made beforehand (a rawget with this key allocates nothing). */
+         * error made beforehand (a lua_rawgeti allocates nothing). */
         lua_pushnil(co);
-        lua_pushlightuserdata(co, (void *)&OOM_ERROR_KEY);
-        lua_rawget(co, LUA_REGISTRYINDEX);
+        lua_rawgeti(co, LUA_REGISTRYINDEX, op->st->oom_error_ref);
         n = 2;
     }
     task_wake(op->task, n);
@@ -174,15 +164,15 @@ static struct lc_names *names_cache(lua_State *L, lc_state_t *st)
 }
 
 /* Headers keyed by lower-case name; repeated names joined with ", ". */
-static void push_headers(lua_State *L, lc_state_t *st, const http_res_t *res)
+static void push_headers(lua_State *L, lc_state_t *st, const http_header_t *hdrs, int nheaders)
 {
     struct lc_names *cache = names_cache(L, st);
     int t = lua_gettop(L);
-    lua_createtable(L, 0, res->nheaders);
+    lua_createtable(L, 0, nheaders);
     char name[256];
     uint64_t names = 0; /* a bit per name hash: only a name whose bit is set may repeat */
-    for (int i = 0; i < res->nheaders; i++) {
-        const char *raw = res->headers[i].name;
+    for (int i = 0; i < nheaders; i++) {
+        const char *raw = hdrs[i].name;
         size_t n = strlen(raw);
         if (n >= sizeof(name)) continue;
         unsigned h = 0;
@@ -203,10 +193,10 @@ static void push_headers(lua_State *L, lc_state_t *st, const http_res_t *res)
         }
         if (lua_isnil(L, -1)) {
             lua_pop(L, 1);
-            lua_pushstring(L, res->headers[i].value);
+            lua_pushstring(L, hdrs[i].value);
         } else {
             lua_pushliteral(L, ", ");
-            lua_pushstring(L, res->headers[i].value);
+            lua_pushstring(L, hdrs[i].value);
             lua_concat(L, 3);
         }
         lua_rawset(L, -3);
@@ -216,9 +206,49 @@ static void push_headers(lua_State *L, lc_state_t *st, const http_res_t *res)
     lua_remove(L, t);
 }
 
+/* core.response_headers(body) -> res.headers, made on first use (init.lua) of the
+ * headers the body keeps (lua_body.c); nil for what is not a body. */
+static int l_response_headers(lua_State *L)
+{
+    int n = 0;
+    const http_header_t *hdrs = lc_body_headers(L, 1, &n);
+    if (!hdrs) return 0;
+    push_headers(L, lc_state(L), hdrs, n);
+    return 1;
+}
+
+/* core.response_header(body, name) -> res.headers[name] (name in lower case) without
+ * making res.headers: the value, or the values of a repeated name joined with ", ";
+ * nil when there is none, or for what is not a body. */
+static int l_response_header(lua_State *L)
+{
+    int n = 0;
+    const http_header_t *hdrs = lc_body_headers(L, 1, &n);
+    size_t len;
+    const char *name = luaL_checklstring(L, 2, &len);
+    if (!hdrs || len >= 256) return 0; /* res.headers keeps no longer name */
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        const char *raw = hdrs[i].name;
+        size_t j = 0;
+        for (; j < len && raw[j]; j++) {
+            unsigned char c = (unsigned char)raw[j];
+            if (c >= 'A' && c <= 'Z') c += 32;
+            if (c != (unsigned char)name[j]) break;
+        }
+        if (j != len || raw[j]) continue;
+        if (found) lua_pushliteral(L, ", ");
+        lua_pushstring(L, hdrs[i].value);
+        found++;
+    }
+    if (found > 1) lua_concat(L, 2 * found - 1);
+    return found ? 1 : 0;
+}
+
 /* The response: its fields pushed in the order init.lua's new_response takes them,
  * which builds the table (a table constructor with constant keys costs far less
- * than a lua_setfield per field). */
+ * than a lua_setfield per field). Its headers stay in the body until read
+ * (l_response_headers): making them was most of the Lua strings a page made. */
 static int build_response(lua_State *L)
 {
     struct op *op = lua_touserdata(L, 1);
@@ -233,19 +263,17 @@ static int build_response(lua_State *L)
     lua_rawgeti(L, LUA_REGISTRYINDEX, st->new_response_ref);
     lua_pushnumber(L, (double)res->status);
     lua_pushstring(L, res->url);
-    push_headers(L, st, res);
     /* The body, and the facts read on first use (res.time, res.ip...: lua_body.c);
      * the one an earlier attempt made if there is one (deliver). */
-    lua_pushlightuserdata(L, (void *)&BODY_KEY);
-    lua_rawget(L, LUA_REGISTRYINDEX);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, st->kept_body_ref);
     if (!lua_isuserdata(L, -1)) {
         lua_pop(L, 1);
         lc_push_body(L, st, res);
-        set_kept_body(L, -1);
+        set_kept_body(L, st, lua_gettop(L));
     }
     lua_pushboolean(L, res->truncated);
     lua_pushnumber(L, (double)res->body_len); /* res.size, read for most pages */
-    lua_call(L, 6, 1);
+    lua_call(L, 5, 1);
     return hand_over(L, op, 1);
 }
 
@@ -683,6 +711,8 @@ static const luaL_Reg funcs[] = {
     {"check_networks", l_check_networks},
     {"check_fetch_options", l_check_fetch_options},
     {"fetch_options", l_fetch_options},
+    {"response_headers", l_response_headers},
+    {"response_header", l_response_header},
     {NULL, NULL},
 };
 
@@ -693,7 +723,8 @@ void lc_register_http(lua_State *L)
     st->build_response_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pushcfunction(L, build_answer);
     st->build_answer_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    set_kept_body(L, 0);
+    lua_pushboolean(L, 0);
+    st->kept_body_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     static const luaL_Reg prepared_meta[] = {{"__gc", l_prepared_gc}, {NULL, NULL}};
     lc_class(L, PREPARED_METATABLE, prepared_meta, NULL);
     lc_setfuncs(L, funcs);

@@ -273,15 +273,148 @@ static int l_json_lines(lua_State *L)
     return 1;
 }
 
+/* A list of keys read once (core.json_keys), for the records an output writes with
+ * its fields in their order: each key's string (kept alive by the list, the
+ * userdata's environment) and its text, "key":, escaped once. */
+static const char KEYS_METATABLE[] = "luacrawl.json.keys";
+#define KEYS_MAX 64 /* more: the list's own way (encode_ordered) */
+
+struct json_key {
+    const char *s; /* the string's bytes: a Lua string's, which do not move */
+    size_t len;
+    size_t text, text_len; /* its "key": in json_keys.text */
+    int first;             /* the index of the first key equal to it (its own if none) */
+};
+
+struct json_keys {
+    int n;
+    struct json_key key[KEYS_MAX];
+    char text[]; /* the keys' texts */
+};
+
+/* core.json_keys(list) -> keys: the strings of list (at most KEYS_MAX) read once, for
+ * json_append; raises for a list that holds anything else, or is too long. */
+static int l_json_keys(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    size_t n = lua_objlen(L, 1);
+    if (n > KEYS_MAX) luaL_argerror(L, 1, "too many keys");
+    lua_settop(L, 1);
+    lua_createtable(L, (int)n, 0); /* the strings, kept alive: 2 */
+    lc_state_t *st = lc_state(L);
+    if (!st->json && !(st->json = calloc(1, sizeof(*st->json))))
+        luaL_error(L, "json: out of memory");
+    buf_reset(st->json, KEEP_BYTES);
+    struct json_key key[KEYS_MAX] = {{0}};
+    for (size_t i = 0; i < n; i++) {
+        lua_rawgeti(L, 1, (int)i + 1);
+        if (lua_type(L, -1) != LUA_TSTRING) luaL_argerror(L, 1, "keys must be strings");
+        key[i].s = lua_tolstring(L, -1, &key[i].len);
+        lua_rawseti(L, 2, (int)i + 1);
+        key[i].text = st->json->n;
+        put(L, json_put_string(st->json, key[i].s, key[i].len));
+        put(L, buf_append(st->json, ":", 1));
+        key[i].text_len = st->json->n - key[i].text;
+        key[i].first = (int)i;
+        for (size_t j = 0; j < i; j++)
+            if (key[j].len == key[i].len && memcmp(key[j].s, key[i].s, key[i].len) == 0) {
+                key[i].first = (int)j;
+                break;
+            }
+    }
+    struct json_keys *k = lua_newuserdata(L, sizeof(*k) + st->json->n);
+    k->n = (int)n;
+    memcpy(k->key, key, n * sizeof(key[0]));
+    if (st->json->n) memcpy(k->text, st->json->p, st->json->n);
+    lc_getmetatable(L, KEYS_METATABLE);
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, 2);
+    lua_setfenv(L, -2);
+    return 1;
+}
+
+/* The listed key the string at idx is, or -1. */
+static int key_index(lua_State *L, const struct json_keys *k, int idx)
+{
+    size_t len;
+    const char *s = lua_tolstring(L, idx, &len);
+    for (int i = 0; i < k->n; i++) /* LuaJIT's equal strings are one string */
+        if (k->key[i].s == s) return k->key[i].first;
+    for (int i = 0; i < k->n; i++)
+        if (k->key[i].len == len && memcmp(k->key[i].s, s, len) == 0) return k->key[i].first;
+    return -1;
+}
+
+/* The object at 2 written to lines with the keys k (at 3) in their order, in one pass
+ * of lua_next: its values go to out first, in the table's order, and then to lines
+ * in the keys' (no key looked up, no key escaped). 0 when the object has a key
+ * that is not listed: the caller writes it as encode_ordered does. */
+static int append_keyed(lua_State *L, json_buf_t *lines, json_buf_t *out, const struct json_keys *k)
+{
+    size_t off[KEYS_MAX], len[KEYS_MAX];
+    char got[KEYS_MAX] = {0};
+    size_t total = 2, nvalues = 0; /* {} */
+    int top = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, 2) != 0) {
+        int i = lua_type(L, -2) == LUA_TSTRING ? key_index(L, k, -2) : -1;
+        if (i < 0) {
+            lua_settop(L, top);
+            return 0;
+        }
+        off[i] = out->n;
+        encode(L, out, top + 2, 1);
+        len[i] = out->n - off[i];
+        got[i] = 1;
+        lua_settop(L, top + 1);
+    }
+    for (int i = 0; i < k->n; i++)
+        if (got[k->key[i].first]) {
+            total += k->key[i].text_len + len[k->key[i].first] + (nvalues ? 1 : 0);
+            nvalues++;
+        }
+    if (buf_reserve(lines, total + 1) != 0) luaL_error(L, "json: out of memory");
+    char *w = lines->p + lines->n;
+    *w++ = '{';
+    for (int i = 0, first = 1; i < k->n; i++) {
+        int v = k->key[i].first;
+        if (!got[v]) continue;
+        if (!first) *w++ = ',';
+        first = 0;
+        memcpy(w, k->text + k->key[i].text, k->key[i].text_len);
+        w += k->key[i].text_len;
+        memcpy(w, out->p + off[v], len[v]);
+        w += len[v];
+    }
+    *w++ = '}';
+    *w++ = '\n';
+    lines->n = (size_t)(w - lines->p);
+    return 1;
+}
+
 /* core.json_append(lines, value [, keys]) -> bytes held: value's JSON text and a
- * newline added; raises as json_encode does, adding nothing. keys (a list of strings):
- * an object's keys in that order first (an item's fields), then its others. */
+ * newline added; raises as json_encode does, adding nothing. keys (a list of strings,
+ * or the same read once by core.json_keys): an object's keys in that order first (an
+ * item's fields), then its others. */
 static int l_json_append(lua_State *L)
 {
     json_buf_t *lines = check_lines(L);
     luaL_checkany(L, 2);
     lua_settop(L, 3);
     json_buf_t *out;
+    const struct json_keys *k = lc_toudata_either(L, 3, KEYS_METATABLE, NULL);
+    if (k && lua_istable(L, 2)) {
+        lc_state_t *st = lc_state(L);
+        if (!st->json && !(st->json = calloc(1, sizeof(*st->json))))
+            luaL_error(L, "json: out of memory");
+        buf_reset(st->json, KEEP_BYTES);
+        if (append_keyed(L, lines, st->json, k)) {
+            lua_pushnumber(L, (double)lines->n);
+            return 1;
+        }
+        lua_getfenv(L, 3); /* the list: written the list's way */
+        lua_replace(L, 3);
+    }
     if (lua_istable(L, 3) && lua_istable(L, 2) && array_length(L, 2) == 0) {
         lc_state_t *st = lc_state(L);
         if (!st->json && !(st->json = calloc(1, sizeof(*st->json))))
@@ -447,10 +580,9 @@ static int l_plain_text(lua_State *L)
 }
 
 static const luaL_Reg funcs[] = {
-    {"json_encode", l_json_encode}, {"json_decode", l_json_decode},
-    {"json_parse", l_json_parse},   {"json_lines", l_json_lines},
-    {"json_append", l_json_append}, {"json_take", l_json_take},
-    {"plain_text", l_plain_text},   {NULL, NULL},
+    {"json_encode", l_json_encode}, {"json_decode", l_json_decode}, {"json_parse", l_json_parse},
+    {"json_lines", l_json_lines},   {"json_append", l_json_append}, {"json_take", l_json_take},
+    {"json_keys", l_json_keys},     {"plain_text", l_plain_text},   {NULL, NULL},
 };
 
 void lc_register_json(lua_State *L)
@@ -461,6 +593,7 @@ void lc_register_json(lua_State *L)
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -3, "json_null");
     lc_class(L, ARRAY_METATABLE, NULL, NULL);
+    lc_class(L, KEYS_METATABLE, NULL, NULL);
     lc_getmetatable(L, ARRAY_METATABLE);
     lua_setfield(L, -3, "json_array_mt");
 }

@@ -25,6 +25,7 @@ typedef struct lc_state {
     int hosted; /* driven by a host program (engine.c): signals are the host's, not ours */
     int error_mt_ref, new_response_ref, headers_mt_ref;
     int build_response_ref, build_answer_ref; /* lua_http.c's builders, as Lua functions */
+    int kept_body_ref, oom_error_ref;         /* lua_http.c's (0: the error not made yet) */
     struct buf *json;                         /* lua_json.c's buffer (buf.h), made on first use */
     struct lc_names *names;                   /* lua_http.c's header names, made on first use */
     struct lc_redis *redis;                   /* lua_redis.c's connections, made on first use */

@@ -301,7 +301,7 @@ function Crawler:throttle(req, res)
   local t = self.spec.throttle
   if not t then return end
   local key = req.key
-  local latency = res.time.total
+  local latency = lc._elapsed(res)
   local target = latency / t.target
   local old = self.frontier:delay_of(key)
   local new = (old + target) / 2
@@ -320,12 +320,13 @@ local function page_field(page, k)
   return page[k]
 end
 
--- A page: eight fields in the eight slots of its constructor; changed (a recrawl's)
--- is added only when there is one, since a ninth key in the constructor would double
--- the table for every page.
+-- A page: seven fields in the eight slots of its constructor (its headers are its
+-- response's, read on first use: Page.__index); changed (a recrawl's) is added only
+-- when there is one, since a ninth key in the constructor would double the table for
+-- every page.
 function Crawler:make_page(req, res)
   local page = setmetatable({
-    url = res.url, request = req, status = res.status, headers = res.headers,
+    url = res.url, request = req, status = res.status,
     depth = req.depth or 0, meta = req.meta, response = res, crawler = self,
   }, Page)
   if req.changed ~= nil then rawset(page, "changed", req.changed) end

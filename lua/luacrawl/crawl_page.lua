@@ -7,10 +7,12 @@ local core = require "luacrawl.core"
 local json_parse = core.json_parse
 local is_link_set = lc.html.is_link_set
 local check_request = require("luacrawl.crawl_calls").check_request
+local elapsed, response_header = lc._elapsed, lc._header
 
 -- A page's body (and a meta table, when its request had none) is made on first use:
 -- a crawl that only follows links never turns the body into a Lua string. Its key,
--- referrer and elapsed are read from its request and response (a smaller table).
+-- referrer, elapsed and headers are read from its request and response (a smaller
+-- table; a response's headers are made on first use too, init.lua).
 local Page = {}
 Page.__index = function(page, k)
   local m = Page[k]
@@ -20,7 +22,12 @@ Page.__index = function(page, k)
     return req and req[k]
   elseif k == "elapsed" then
     local res = rawget(page, "response")
-    return res and res.time.total
+    return res and elapsed(res)
+  elseif k == "headers" then
+    local res = rawget(page, "response")
+    local headers = res and res.headers
+    rawset(page, "headers", headers)
+    return headers
   elseif k == "body" then
     local res = rawget(page, "response")
     local body = res and res.body
@@ -42,8 +49,20 @@ function Page:html()
   return Response.html(self.response)
 end
 
+-- page.headers[name] (name in lower case), without making the headers table of a
+-- page that has not made it: its response's header (a Content-Type, read for every
+-- page of a crawl).
+function Page:header(name)
+  if rawget(self, "headers") == nil and getmetatable(self) == Page then
+    local res = rawget(self, "response")
+    return res and response_header(res, name)
+  end
+  local h = self.headers
+  return h and h[name]
+end
+
 function Page:is_html()
-  local ct = self.headers["content-type"]
+  local ct = Page.header(self, "content-type")
   if ct then return ct:find("html", 1, true) ~= nil end
   return self.body:sub(1, 512):lower():find("<html", 1, true) ~= nil
 end

@@ -68,7 +68,7 @@ local function record(page, rec, want, extracts)
   if want.url then rec.url = hide(req.url) end
   if want.status then rec.status = page.status end
   if want.depth then rec.depth = page.depth end
-  if want.content_type then rec.content_type = page.headers["content-type"] or null end
+  if want.content_type then rec.content_type = Page.header(page, "content-type") or null end
   if want.length then rec.length = res and res.size or #page.body end
   local html = (want.title or want.links or extracts) and page.status < 300 and Page.is_html(page)
   if want.title then rec.title = html and Page.html(page):title() or null end
@@ -78,7 +78,7 @@ local function record(page, rec, want, extracts)
     rec.referrer = referrer and hide(referrer) or null
   end
   if want.elapsed then
-    local elapsed = res and res.time.total or page.elapsed
+    local elapsed = res and lc._elapsed(res) or page.elapsed
     rec.elapsed = math.floor(elapsed * 1e6 + 0.5) / 1e6
   end
   if want.changed then

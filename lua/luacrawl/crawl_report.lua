@@ -5,6 +5,7 @@
 local lc = require "luacrawl"
 local core = require "luacrawl.core"
 local json_encode = core.json_encode
+local elapsed = lc._elapsed
 
 local M = {}
 local json_ready -- below
@@ -142,8 +143,7 @@ function M.response(st, req, res)
   st.by_size[k] = (st.by_size[k] or 0) + 1
   local h = host_entry(st, req.key or lc.url.host(req.url) or "?")
   h.pages, h.bytes = h.pages + 1, h.bytes + size
-  local tm = res.time
-  local total = type(tm) == "table" and tm.total
+  local total = elapsed(res) -- res.time.total, without making res.time
   local slow = st.slowest
   if not total or (#slow >= M.MAX_SLOWEST and total <= slow[#slow].seconds) then return end
   local i = #slow + 1

@@ -17,8 +17,8 @@
 -- out.count), and out.failed holds the first error ("items.jsonl: No space left on
 -- device"). The crawl stops on it (luacrawl.crawl).
 local core = require "luacrawl.core"
-local encode, json_lines, json_append, json_take = core.json_encode, core.json_lines,
-  core.json_append, core.json_take
+local encode, json_lines, json_append, json_take, json_keys = core.json_encode, core.json_lines,
+  core.json_append, core.json_take, core.json_keys
 local plain_text = core.plain_text
 
 local M = {}
@@ -116,7 +116,15 @@ function Output:write(item)
     local buffer = self.buffer
     for _, row in ipairs(rows) do buffer[#buffer + 1] = row end
   else
-    local ok, err = pcall(json_append, self.lines_held, item, self.spec_fields)
+    -- The fields read once (core.json_keys), at the first line: each record is then
+    -- written in one pass over it, its keys already escaped.
+    local keys = self.json_keys
+    if keys == nil then
+      local fields = self.spec_fields
+      keys = fields and #fields <= 64 and json_keys(fields) or fields or false
+      self.json_keys = keys
+    end
+    local ok, err = pcall(json_append, self.lines_held, item, keys or nil)
     if not ok then return nil, err end
   end
   self.lines = self.lines + 1

@@ -219,6 +219,7 @@ end
 -- a list is asked for; a crawler that only wants links never builds a tree.
 local Response = core.Response
 if Response then
+  local header_of = core.header_of
   local Lazy = {}
   local LazyMT = {}
 
@@ -294,7 +295,6 @@ if Response then
   function Response:html()
     local doc = rawget(self, "_html")
     if doc == nil then
-      local headers = rawget(self, "headers")
       -- _set and _title are there from the start (false: not read yet): keys added
       -- later would make the table grow, a rehash for nearly every page. A nil
       -- field in the constructor would not do: its slot holds a key with no value,
@@ -302,7 +302,7 @@ if Response then
       doc = setmetatable({
         _body = rawget(self, "body") or rawget(self, "_body") or "", _url = self.url,
         -- A rendered response's body is UTF-8 whatever its headers say (its _charset).
-        _charset = rawget(self, "_charset") or M.charset(headers and headers["content-type"]),
+        _charset = rawget(self, "_charset") or M.charset(header_of(self, "content-type")),
         _set = false, _title = false,
       }, LazyMT)
       rawset(self, "_html", doc)

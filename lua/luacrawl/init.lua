@@ -53,10 +53,11 @@ local Headers = {
 -- Responses: more methods (html, ...) are added by the toolkit modules. The body
 -- arrives as a userdata outside the Lua heap (res._body, bindings/lua_body.c);
 -- res.body makes it a string on first use. The userdata also keeps the facts most
--- scripts never read (ip, http_version, redirects, time), which come from it on
--- first use: a response is a table of five fields, less garbage a page.
+-- scripts never read (ip, http_version, redirects, time) and the headers, which come
+-- from it on first use: a response is a table of five fields, less garbage a page.
 local Response = {}
 local body_string, body_fact = core.body_string, core.body_fact
+local response_headers, response_header, body_elapsed = core.response_headers, core.response_header, core.body_elapsed
 Response.__index = function(res, k)
   local m = Response[k]
   if m ~= nil then return m end
@@ -67,6 +68,11 @@ Response.__index = function(res, k)
     local s = body_string(b)
     rawset(res, "body", s)
     return s
+  end
+  if k == "headers" then
+    local h = response_headers(rawget(res, "_body"))
+    if h ~= nil then rawset(res, "headers", h) end
+    return h
   end
   local v = body_fact(rawget(res, "_body"), k)
   if k == "time" and v ~= nil then rawset(res, "time", v) end -- one table per response
@@ -85,16 +91,50 @@ function Response:release()
 end
 M.Response = Response
 
+-- res.headers[name] (name in lower case) of any response, without making the headers
+-- table of a fetch's response that has not made it yet: the crawl reads a page's
+-- Content-Type, and only that, three or four times a page (kept in res._content_type,
+-- false when there is none).
+function M._header(res, name)
+  local h = rawget(res, "headers")
+  if h == nil then
+    if getmetatable(res) ~= Response then
+      h = res.headers
+      return h and h[name]
+    end
+    if name ~= "content-type" then return response_header(rawget(res, "_body"), name) end
+    local ct = rawget(res, "_content_type")
+    if ct == nil then
+      ct = response_header(rawget(res, "_body"), name) or false
+      rawset(res, "_content_type", ct)
+    end
+    return ct or nil
+  end
+  return h[name]
+end
+
+-- res.time.total of any response, without making res.time for a fetch's response
+-- (the crawl's report and record read it for every page).
+function M._elapsed(res)
+  local t = rawget(res, "time")
+  if t == nil then
+    if getmetatable(res) == Response then return body_elapsed(rawget(res, "_body")) end
+    t = res.time
+  end
+  return type(t) == "table" and t.total or nil
+end
+
 -- A fetch's response, from the fields lua_http.c pushes (the body as a userdata,
--- with the facts read on first use, but its size: the crawl reads it for every page).
--- Made with sixteen slots: its five fields and those scripts and the crawl add
--- (res.body, res.time, res:html()'s document, _released, the content digest) would
--- overflow eight, and the table would be rehashed, for every page of a crawl. A
--- constructor would give it eight, and its truncated key a slot even when nil.
+-- with the facts and headers read on first use, but its size: the crawl reads it for
+-- every page). Made with sixteen slots: its five fields and those scripts and the
+-- crawl add (res.body, res.headers, res.time, res:html()'s document, _released, the
+-- content digest) would overflow eight, and the table would be rehashed, for every
+-- page of a crawl. A constructor would give it eight, and its truncated key a slot
+-- even when nil.
 local new_table = require "table.new"
-local function new_response(status, url, headers, body, truncated, size)
+local function new_response(status, url, body, truncated, size)
   local res = new_table(0, 16)
-  res.status, res.url, res.headers, res._body, res.size = status, url, headers, body, size
+  res.status, res.url, res._body, res.size = status, url, body, size
   if truncated then res.truncated = true end
   return setmetatable(res, Response)
 end
@@ -590,6 +630,7 @@ M.url.redact = redact
 M.regex = require "luacrawl.regex"
 core.Response = Response
 core.Headers = Headers
+core.header_of = M._header -- for html.lua, which luacrawl loads
 M.html = require "luacrawl.html"
 core.make_error = M.error
 M.warc = require "luacrawl.warc"

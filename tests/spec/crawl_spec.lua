@@ -358,6 +358,34 @@ describe("crawl.run", function()
     assert.same({ "table" }, meta)
   end)
 
+  it("makes page.headers only when it is read, and writes a page record without them", function()
+    local raw, ct, res_raw = {}, {}, {}
+    run({ start = { on("a.crawl.test", "/hostsite/") }, robots = false, max_depth = 0,
+      parse = function(page)
+        raw[#raw + 1] = rawget(page, "headers") == nil
+        res_raw[#res_raw + 1] = rawget(page.response, "headers") == nil
+        ct[#ct + 1] = page.headers["Content-Type"]
+        assert.equal(page.headers, page.response.headers)
+      end })
+    assert.same({ true }, raw)
+    assert.same({ true }, res_raw)
+    assert.matches("text/html", ct[1])
+    local items = {}
+    run({ start = { on("a.crawl.test", "/hostsite/") }, robots = false, max_depth = 0, items = items,
+      fields = { "url", "content_type", "elapsed" },
+      on_response = function(page)
+        assert.is_nil(rawget(page, "headers"))
+      end,
+      on_item = function(item, page)
+        assert.is_nil(rawget(page.response, "headers"))
+        assert.is_nil(rawget(page.response, "time"))
+        return item
+      end })
+    assert.equal(1, #items)
+    assert.matches("text/html", items[1].content_type)
+    assert.is_true(items[1].elapsed > 0)
+  end)
+
   it("filters with a Lua function", function()
     run({ start = { on("a.crawl.test", "/hostsite/") }, robots = false,
       allow = function(url) return not url:find("p/1") end })

@@ -40,6 +40,26 @@ describe("lc.fetch", function()
     assert.equal("1", res.headers.y)
   end)
 
+  it("makes res.headers on first use, from what the body keeps, after res:release() too", function()
+    local res = assert(fetch(h.url("/headers?X-Rep=a&Y=1&x-REP=b&Z=2&X-Rep=c")))
+    assert.is_nil(rawget(res, "headers"))
+    -- One header without the table (the crawl reads a page's Content-Type so), joined
+    -- as the table joins it.
+    assert.equal("a, b, c", lc._header(res, "x-rep"))
+    assert.equal("1", lc._header(res, "y"))
+    assert.is_nil(lc._header(res, "x-none"))
+    assert.is_nil(rawget(res, "headers"))
+    res:release()
+    local headers = res.headers
+    assert.equal(headers, rawget(res, "headers")) -- made once, then kept
+    assert.equal("a, b, c", headers["X-Rep"])
+    assert.equal("1", headers.y)
+    -- res.time.total without res.time
+    assert.is_true(lc._elapsed(res) > 0)
+    assert.is_nil(rawget(res, "time"))
+    assert.equal(res.time.total, lc._elapsed(res))
+  end)
+
   it("names every header right, however many names it has seen", function()
     -- Header names come from a small cache of strings (lua_http.c): 300 names, more
     -- than it holds, twice over, and a long one it does not keep.

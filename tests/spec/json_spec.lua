@@ -148,6 +148,33 @@ describe("core.json_encode", function()
     assert.has_error(function() core.json_append({}, 1) end)
   end)
 
+  it("writes an item's fields in their order, from the list or from the keys read once (json_keys)", function()
+    local list = { "url", "title", "n", "url", "x/y", "\226\128\168" }
+    local keys = core.json_keys(list)
+    local items = {
+      { url = "http://a.test/", title = "T", n = 1.5, ["x/y"] = { 1, { a = false } } },
+      { title = cjson.null, n = 2 }, -- some fields only
+      {}, -- none
+      { url = "u", other = 1, [1] = "one" }, -- keys that are not fields: after them
+      { ["\226\128\168"] = "line separator", n = 0 },
+    }
+    for _, item in ipairs(items) do
+      local a, b = core.json_lines(), core.json_lines()
+      core.json_append(a, item, list)
+      core.json_append(b, item, keys)
+      assert.equal(core.json_take(a), core.json_take(b))
+    end
+    local lines = core.json_lines()
+    assert.equal(#'{"url":"u","title":"T","url":"u"}\n', core.json_append(lines, { url = "u", title = "T" }, keys))
+    assert.equal('{"url":"u","title":"T","url":"u"}\n', core.json_take(lines))
+    -- What cannot be written raises as without keys, and adds nothing.
+    local ok, err = pcall(core.json_append, lines, { url = "u", n = 0 / 0 }, keys)
+    assert.is_false(ok)
+    assert.matches("NaN", err)
+    assert.equal("", core.json_take(lines))
+    assert.has_error(function() core.json_keys({ "a", 1 }) end)
+  end)
+
   it("writes arrays, holes and objects as cjson does", function()
     local cases = {
       {}, { 1, 2, 3 }, { [1] = 1, [3] = 3 }, { [2] = 2 }, { [10] = 1 }, { [1] = 1, [2.0] = 2 },
