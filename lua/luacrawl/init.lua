@@ -54,7 +54,7 @@ local Headers = {
 -- arrives as a userdata outside the Lua heap (res._body, bindings/lua_body.c);
 -- res.body makes it a string on first use. The userdata also keeps the facts most
 -- scripts never read (ip, http_version, redirects, time) and the headers, which come
--- from it on first use: a response is a table of five fields, less garbage a page.
+-- from it on first use: a response is a table of four fields, less garbage a page.
 local Response = {}
 local body_string, body_fact = core.body_string, core.body_fact
 local response_headers, response_header, body_elapsed = core.response_headers, core.response_header, core.body_elapsed
@@ -126,7 +126,7 @@ end
 
 -- A fetch's response, from the fields lua_http.c pushes (the body as a userdata,
 -- with the facts and headers read on first use, but its size: the crawl reads it for
--- every page). Made with sixteen slots: its five fields and those scripts and the
+-- every page). Made with sixteen slots: its four fields and those scripts and the
 -- crawl add (res.body, res.headers, res.time, res:html()'s document, _released, the
 -- content digest) would overflow eight, and the table would be rehashed, for every
 -- page of a crawl. A constructor would give it eight, and its truncated key a slot
