@@ -82,6 +82,8 @@ struct scanner {
      * so far and of those libxml2 implies, hashed to bits. */
     uint64_t opened[4];
     unsigned special[3]; /* the name_hash of title, script and style */
+    unsigned a_bit;      /* the name_bit of "a" */
+    int a_reported;      /* <a> is one of tags */
     enum { T_NONE, T_IN, T_DONE } title_state;
     struct buf title;
     int rc; /* UNSURE or FAILED once the pass must stop */
@@ -630,6 +632,21 @@ static inline const unsigned char *element(struct scanner *sc, const unsigned ch
     return tag_rest(sc, q);
 }
 
+/* "<a" and a blank at p, when a_reported: named_start_tag for the commonest reported
+ * tag, without reading, copying and looking up its name (an <a> is neither a title
+ * nor raw text). */
+static __attribute__((noinline)) const unsigned char *a_element(struct scanner *sc,
+                                                                const unsigned char *p)
+{
+    const unsigned char *end = sc->end;
+    bit_add(sc->opened, sc->a_bit);
+    p = keep_attrs(sc, skip_blanks(p + 3, end));
+    if (sc->rc) return p;
+    if (p < end) p += *p == '>' ? 1 : 2; /* '>' or "/>" */
+    if (report(sc, "a") != 0) sc->rc = FAILED;
+    return p;
+}
+
 /* Outside the title, from p: text, end tags and start tags neither reported nor
  * special, which change nothing the scan knows but the names opened, in a loop of
  * their own. Returns the '<' of other markup (*other set), or where the text goes on
@@ -650,6 +667,9 @@ static inline const unsigned char *outside(struct scanner *sc, const unsigned ch
         unsigned char c1 = p + 1 < end ? p[1] : 0;
         if (c1 == '/') {
             p = end_tag(sc, p);
+        } else if ((c1 | 0x20) == 'a' && sc->a_reported && p + 2 < end && is(p[2], C_BLANK)) {
+            p = a_element(sc, p);
+            if (sc->rc) return p;
         } else if (is(c1, C_LETTER)) {
             unsigned h;
             const unsigned char *q = name_at(p + 1, end, &h);
@@ -746,6 +766,8 @@ int html_scan_tags(const char *text, size_t len, const char *const *tags, html_t
     sc.special[0] = name_hash("title");
     sc.special[1] = name_hash("script");
     sc.special[2] = name_hash("style");
+    sc.a_bit = name_bit("a");
+    sc.a_reported = reported(&sc, "a", sc.a_bit);
     const unsigned char *p = (const unsigned char *)text, *end = sc.end;
     /* Switching the context to UTF-8 skips a byte order mark, and the check of the
      * first four bytes in htmlParseDocument another. */
