@@ -706,9 +706,9 @@ static int scan_tag(void *arg, const char *name, const char *const *atts)
         const char *rel = NULL;
         for (size_t i = 0; atts && atts[i]; i += 2) {
             const char *an = atts[i], *v = atts[i + 1] ? atts[i + 1] : "";
-            if (an[0] == 'h' && html_name_eq(an, "href"))
+            if (an[0] == 'h' && an[1] == 'r' && an[2] == 'e' && an[3] == 'f' && !an[4])
                 x.ref = v;
-            else if (an[0] == 'r' && html_name_eq(an, "rel"))
+            else if (an[0] == 'r' && an[1] == 'e' && an[2] == 'l' && !an[3])
                 rel = v;
         }
         if (!x.ref) return 0;

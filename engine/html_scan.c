@@ -82,6 +82,8 @@ struct scanner {
      * so far and of those libxml2 implies, hashed to bits. */
     uint64_t opened[4];
     unsigned special[3]; /* the name_hash of title, script and style */
+    unsigned a_bit;      /* the name_bit of "a" */
+    int a_reported;      /* <a> is one of tags */
     enum { T_NONE, T_IN, T_DONE } title_state;
     struct buf title;
     int rc; /* UNSURE or FAILED once the pass must stop */
@@ -313,10 +315,15 @@ static inline const unsigned char *att_value(struct scanner *sc, const unsigned 
             size_t n = (size_t)(q - v);
             char *d = sc->attrs.p + sc->attrs.n; /* room was made */
 #ifdef __SSE2__
-            if (n < 16 && end - v >= 16 && sc->attrs.cap - sc->attrs.n >= 16)
+            if (n < 16 && end - v >= 16 && sc->attrs.cap - sc->attrs.n >= 16) {
                 _mm_storeu_si128((__m128i *)(void *)d,
                                  _mm_loadu_si128((const __m128i *)(const void *)v));
-            else
+            } else if (n < 32 && end - v >= 32 && sc->attrs.cap - sc->attrs.n >= 32) {
+                _mm_storeu_si128((__m128i *)(void *)d,
+                                 _mm_loadu_si128((const __m128i *)(const void *)v));
+                _mm_storeu_si128((__m128i *)(void *)(d + 16),
+                                 _mm_loadu_si128((const __m128i *)(const void *)(v + 16)));
+            } else
 #endif
                 memcpy(d, v, n);
             d[n] = '\0';
@@ -357,16 +364,10 @@ static const unsigned char *skip_attrs(struct scanner *sc, const unsigned char *
     return p;
 }
 
-/* The attributes of a start tag that is reported, from p: kept in attrs, the first
- * of a name winning, and listed in atts. */
-static const unsigned char *keep_attrs(struct scanner *sc, const unsigned char *p)
+/* keep_attrs from p, after the natts attributes listed already (room was made). */
+static const unsigned char *more_attrs(struct scanner *sc, const unsigned char *p)
 {
     const unsigned char *end = sc->end;
-    sc->natts = 0;
-    /* What a tag keeps is at most twice its text (a name and its NUL, a value and
-     * its NUL, each from one byte at least); html_scan_tags reserved twice all of
-     * it, so this holds: a guard. */
-    if (!room(sc, 2 * (size_t)(end - p) + 2)) return p;
     while (p < end && !at_tag_end(p, end)) {
         char *an = sc->attrs.p + sc->attrs.n; /* the name is read in place */
         size_t al;
@@ -394,6 +395,22 @@ static const unsigned char *keep_attrs(struct scanner *sc, const unsigned char *
 fail:
     sc->rc = FAILED;
     return p;
+}
+
+/* What a tag keeps is at most twice its text from p (a name and its NUL, a value and
+ * its NUL, each from one byte at least); html_scan_tags reserved twice all of it, so
+ * this holds: a guard. */
+static int room_for_tag(struct scanner *sc, const unsigned char *p)
+{
+    return room(sc, 2 * (size_t)(sc->end - p) + 2);
+}
+
+/* The attributes of a start tag that is reported, from p: kept in attrs, the first
+ * of a name winning, and listed in atts. */
+static const unsigned char *keep_attrs(struct scanner *sc, const unsigned char *p)
+{
+    sc->natts = 0;
+    return room_for_tag(sc, p) ? more_attrs(sc, p) : p;
 }
 
 /* Call the callback with the attributes kept. */
@@ -630,6 +647,36 @@ static inline const unsigned char *element(struct scanner *sc, const unsigned ch
     return tag_rest(sc, q);
 }
 
+/* "<a" and a blank at p, when a_reported: named_start_tag for the commonest reported
+ * tag, without reading, copying and looking up its name (an <a> is neither a title
+ * nor raw text). */
+static __attribute__((noinline)) const unsigned char *a_element(struct scanner *sc,
+                                                                const unsigned char *p)
+{
+    const unsigned char *end = sc->end;
+    bit_add(sc->opened, sc->a_bit);
+    p = skip_blanks(p + 3, end);
+    sc->natts = 0;
+    if (!room_for_tag(sc, p)) return p;
+    if (end - p > 5 && memcmp(p, "href=", 5) == 0) { /* most: the name known, not read */
+        char *an = sc->attrs.p + sc->attrs.n;
+        memcpy(an, "href", 5);
+        sc->attrs.n += 5;
+        if (push_att(sc, an) != 0 || push_att(sc, sc->attrs.p + sc->attrs.n) != 0) {
+            sc->rc = FAILED;
+            return p;
+        }
+        p = att_value(sc, skip_blanks(p + 5, end), 1);
+        if (sc->rc) return p;
+        p = skip_blanks(p, end);
+    }
+    p = more_attrs(sc, p);
+    if (sc->rc) return p;
+    if (p < end) p += *p == '>' ? 1 : 2; /* '>' or "/>" */
+    if (report(sc, "a") != 0) sc->rc = FAILED;
+    return p;
+}
+
 /* Outside the title, from p: text, end tags and start tags neither reported nor
  * special, which change nothing the scan knows but the names opened, in a loop of
  * their own. Returns the '<' of other markup (*other set), or where the text goes on
@@ -650,6 +697,9 @@ static inline const unsigned char *outside(struct scanner *sc, const unsigned ch
         unsigned char c1 = p + 1 < end ? p[1] : 0;
         if (c1 == '/') {
             p = end_tag(sc, p);
+        } else if ((c1 | 0x20) == 'a' && sc->a_reported && p + 2 < end && is(p[2], C_BLANK)) {
+            p = a_element(sc, p);
+            if (sc->rc) return p;
         } else if (is(c1, C_LETTER)) {
             unsigned h;
             const unsigned char *q = name_at(p + 1, end, &h);
@@ -746,6 +796,8 @@ int html_scan_tags(const char *text, size_t len, const char *const *tags, html_t
     sc.special[0] = name_hash("title");
     sc.special[1] = name_hash("script");
     sc.special[2] = name_hash("style");
+    sc.a_bit = name_bit("a");
+    sc.a_reported = reported(&sc, "a", sc.a_bit);
     const unsigned char *p = (const unsigned char *)text, *end = sc.end;
     /* Switching the context to UTF-8 skips a byte order mark, and the check of the
      * first four bytes in htmlParseDocument another. */
