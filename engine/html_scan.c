@@ -615,6 +615,13 @@ named_element(struct scanner *sc, const unsigned char *p, const unsigned char *q
     return p;
 }
 
+/* Whether a start tag of name hash h is reported or special (named_element's). */
+static inline int noted(const struct scanner *sc, unsigned h)
+{
+    return bit_has(sc->wanted, h & 255) || h == sc->special[0] || h == sc->special[1] ||
+           h == sc->special[2];
+}
+
 /* The attributes of a start tag neither reported nor special, from q (after its
  * name), and its end. */
 static __attribute__((noinline)) const unsigned char *tag_rest(struct scanner *sc,
@@ -640,9 +647,7 @@ static inline const unsigned char *element(struct scanner *sc, const unsigned ch
     unsigned h;
     const unsigned char *q = name_at(p + 1, end, &h);
     bit_add(sc->opened, h & 255);
-    if (bit_has(sc->wanted, h & 255) || h == sc->special[0] || h == sc->special[1] ||
-        h == sc->special[2])
-        return named_element(sc, p, q, h);
+    if (noted(sc, h)) return named_element(sc, p, q, h);
     if (q < end && *q == '>') return q + 1;
     return tag_rest(sc, q);
 }
@@ -704,9 +709,7 @@ static inline const unsigned char *outside(struct scanner *sc, const unsigned ch
             unsigned h;
             const unsigned char *q = name_at(p + 1, end, &h);
             bit_add(sc->opened, h & 255);
-            if (bit_has(sc->wanted, h & 255) || h == sc->special[0] || h == sc->special[1] ||
-                h == sc->special[2])
-                return named_element(sc, p, q, h);
+            if (noted(sc, h)) return named_element(sc, p, q, h);
             p = q < end && *q == '>' ? q + 1 : tag_rest(sc, q);
         } else {
             *other = 1;
