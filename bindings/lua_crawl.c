@@ -399,11 +399,26 @@ static inline enum verdict normalize(const filter_t *f, const char *href, size_t
     return V_NEW;
 }
 
+/* memcmp(a, b, n) == 0 inline, eight bytes at a time: a host of a few words, for
+ * every link, costs less than the call. */
+static inline int same_bytes(const char *a, const char *b, size_t n)
+{
+    for (; n >= 8; a += 8, b += 8, n -= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return 0;
+    }
+    while (n--)
+        if (*a++ != *b++) return 0;
+    return 1;
+}
+
 /* Whether a URL in normalized form has the host of memo entry in. */
 static inline int memo_has(const host_memo_t *m, int in, const char *url, size_t n)
 {
     size_t h = url[4] == ':' ? 7 : 8, hl = (size_t)m->len[in];
-    return m->len[in] >= 0 && h + hl < n && memcmp(url + h, m->host[in], hl) == 0 &&
+    return m->len[in] >= 0 && h + hl < n && same_bytes(url + h, m->host[in], hl) &&
            (url[h + hl] == ':' || url[h + hl] == '/');
 }
 
@@ -459,8 +474,10 @@ static inline enum verdict record(lua_State *L, const filter_t *f, candidate_t *
     uint64_t fp = c->has_fp   ? c->fp
                   : c->normal ? url_hash(c->url, c->len)
                               : url_fingerprint(c->url);
-    char err[160];
-    int r = lc_seen_add(L, f->seen_ud, fp, err, sizeof(err));
+    int r = seen_add_room(f->seen, fp);
+    if (r != SEEN_FULL) return r ? V_NEW : V_DUP;
+    char err[160]; /* the set grows: counted towards max_memory */
+    r = lc_seen_add(L, f->seen_ud, fp, err, sizeof(err));
     if (r < 0) {
         free(c->owned);
         luaL_error(L, "%s", err);

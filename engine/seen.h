@@ -25,6 +25,12 @@ void seen_free(seen_t *s);
  * grow and there was no memory (fp was not added). */
 int seen_add(seen_t *s, uint64_t fp);
 int seen_has(const seen_t *s, uint64_t fp);
+
+/* seen_add within the table there is: SEEN_FULL (fp not added) when fp is new and
+ * the set would have to grow, which its owner counts first (seen_grow_bytes). One
+ * call for a link's fingerprint where most are there already. */
+#define SEEN_FULL (-2)
+int seen_add_room(seen_t *s, uint64_t fp);
 /* A hint: fp will be looked up soon. Asking for a page's links first lets their
  * cache misses overlap instead of coming one after another. */
 void seen_prefetch(const seen_t *s, uint64_t fp);
