@@ -110,48 +110,40 @@ void seen_free(seen_t *s)
     free(s);
 }
 
-int seen_has(const seen_t *s, uint64_t fp)
-{
-    if (!fp) fp = 1;
-    size_t pos = home(fp, s->cap), d = 0;
-    for (;;) {
-        uint64_t cur = s->slots[pos];
-        if (cur == fp) return 1;
-        if (!cur || dist(cur, pos, s->cap) < d) return 0;
-        if (++pos == s->cap) pos = 0;
-        d++;
-    }
-}
-
 void seen_prefetch(const seen_t *s, uint64_t fp)
 {
     __builtin_prefetch(&s->slots[home(fp ? fp : 1, s->cap)]);
 }
 
 /* The lookup of seen_has for fp (not 0), stopped where an insert would go on from:
- * 1 when fp is there, else 0 with *pos and *d the slot and its distance. */
-static int probe(const seen_t *s, uint64_t fp, size_t *pos, size_t *d)
+ * FOUND when fp is there, else that slot (its distance from fp's home is dist's).
+ * Nothing of the caller's is taken by address: the lookup of every link stays in
+ * registers. */
+#define FOUND SIZE_MAX
+static inline size_t probe(const seen_t *s, uint64_t fp)
 {
     size_t p = home(fp, s->cap), n = 0;
     for (;;) {
         uint64_t cur = s->slots[p];
-        if (cur == fp) return 1;
-        if (!cur || dist(cur, p, s->cap) < n) break;
+        if (cur == fp) return FOUND;
+        if (!cur || dist(cur, p, s->cap) < n) return p;
         if (++p == s->cap) p = 0;
         n++;
     }
-    *pos = p;
-    *d = n;
-    return 0;
+}
+
+int seen_has(const seen_t *s, uint64_t fp)
+{
+    return probe(s, fp ? fp : 1) == FOUND;
 }
 
 int seen_add(seen_t *s, uint64_t fp)
 {
     if (!fp) fp = 1;
-    size_t pos, d;
-    if (probe(s, fp, &pos, &d)) return 0;
+    size_t pos = probe(s, fp);
+    if (pos == FOUND) return 0;
     if (s->count < s->limit) {
-        insert_at(s->slots, s->cap, pos, d, fp);
+        insert_at(s->slots, s->cap, pos, dist(fp, pos, s->cap), fp);
     } else {
         if (set_cap(s, s->cap + s->cap / 2) != 0) return -1;
         place(s->slots, s->cap, fp);
@@ -163,10 +155,10 @@ int seen_add(seen_t *s, uint64_t fp)
 int seen_add_room(seen_t *s, uint64_t fp)
 {
     if (!fp) fp = 1;
-    size_t pos, d;
-    if (probe(s, fp, &pos, &d)) return 0;
+    size_t pos = probe(s, fp);
+    if (pos == FOUND) return 0;
     if (s->count >= s->limit) return SEEN_FULL;
-    insert_at(s->slots, s->cap, pos, d, fp);
+    insert_at(s->slots, s->cap, pos, dist(fp, pos, s->cap), fp);
     s->count++;
     return 1;
 }
