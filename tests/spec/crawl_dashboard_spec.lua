@@ -37,17 +37,10 @@ local function get_json(url, opts)
 end
 
 -- The session's token, as the page carries it for its commands.
-local function page_token(c, query)
-  local body = assert(lc.fetch(c.base .. "/" .. (query or ""))).body
-  return assert(body:match('<meta name="luacrawl%-token" content="([^"]+)"'))
-end
+local function page_token(c, query) return h.dashboard_token(c.base .. "/" .. (query or "")) end
 
 -- POST /NAME with the token, from the dashboard's own origin.
-local function command(c, token, name, origin)
-  return assert(lc.fetch(c.base .. "/" .. name, { method = "POST", headers = {
-    Authorization = "Bearer " .. token, Origin = origin or c.base,
-    ["Sec-Fetch-Site"] = origin and "cross-site" or "same-origin" } })).status
-end
+local function command(c, token, name, origin) return h.dashboard_command(c.base, token, name, origin) end
 
 local function finished(c)
   return wait_for("the crawl's end", c.status)

@@ -93,16 +93,11 @@ local function both_crawling(fleet)
   end)
 end
 
-local function page_token(fleet)
-  local body = assert(lc.fetch(fleet.url)).body
-  return assert(body:match('<meta name="luacrawl%-token" content="([^"]+)"'))
-end
+local function page_token(fleet) return h.dashboard_token(fleet.url) end
 
 -- POST /NAME with the token, from the dashboard's own origin (origin: another).
 local function command(fleet, token, name, origin)
-  return assert(lc.fetch(fleet.base .. "/" .. name, { method = "POST", headers = {
-    Authorization = "Bearer " .. token, Origin = origin or fleet.base,
-    ["Sec-Fetch-Site"] = origin and "cross-site" or "same-origin" } })).status
+  return h.dashboard_command(fleet.base, token, name, origin)
 end
 
 -- Stop the fleet from its dashboard: both workers end as on SIGINT; then the dashboard

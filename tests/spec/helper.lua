@@ -125,6 +125,20 @@ function M.page_updates(n)
     .. " ? r(true) : setTimeout(f, 20); f(); })"):format(n)
 end
 
+-- The token a dashboard's page (at page_url) carries for its commands.
+function M.dashboard_token(page_url)
+  local body = assert(require("luacrawl").fetch(page_url)).body
+  return assert(body:match('<meta name="luacrawl%-token" content="([^"]+)"'))
+end
+
+-- POST base/NAME with the token, from the dashboard's own origin (origin: another,
+-- cross-site); its status.
+function M.dashboard_command(base, token, name, origin)
+  return assert(require("luacrawl").fetch(base .. "/" .. name, { method = "POST", headers = {
+    Authorization = "Bearer " .. token, Origin = origin or base,
+    ["Sec-Fetch-Site"] = origin and "cross-site" or "same-origin" } })).status
+end
+
 -- s quoted for the shell (one word, whatever it holds).
 function M.quote(s)
   return "'" .. s:gsub("'", [['"'"']]) .. "'"
